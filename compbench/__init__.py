@@ -1,0 +1,22 @@
+"""compbench: exact solvers for sentence compression as compressive dependency parsing, side by side.
+
+>>> import compbench
+>>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
+>>> sol = compbench.get_solver("brute-force").solve(p)
+>>> sol.status.value, len(sol.kept), compbench.evaluate(p, sol) == sol.objective
+('optimal', 3, True)
+"""
+
+from .evaluate import InvalidSolution, evaluate, objective, tree_violation
+from .generate import KINDS, generate, generate_set
+from .io import InstanceError, read_instance, read_instances, write_instance, write_instances
+from .problem import Length, Problem, ProblemError, Solution, Status
+from .registry import Capabilities, Solver, SolverError, get_solver, list_solvers, solver_names
+
+__all__ = [
+    "Capabilities", "InstanceError", "InvalidSolution", "KINDS", "Length", "Problem", "ProblemError", "Solution",
+    "Solver", "SolverError", "Status", "evaluate", "generate", "generate_set", "get_solver", "list_solvers",
+    "objective", "read_instance", "read_instances", "solver_names", "tree_violation", "write_instance",
+    "write_instances",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,108 @@
+"""Validity of a solution (tree, projectivity, root, length, forbidden scores) and its objective."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .problem import Problem, Solution
+
+
+class InvalidSolution(ValueError):
+    """A solution breaks the contract (the message says which rule)."""
+
+
+def tree_violation(heads: np.ndarray, single_root: bool = False) -> str | None:
+    """Why ``heads`` is not a projective tree rooted at 0 over its kept tokens, or None if it is one.
+
+    ``heads[k]`` is the head of token k or -1 when k is deleted (``heads[0]`` is ignored).
+    """
+    heads = np.asarray(heads)
+    n = len(heads) - 1
+    kept = [k for k in range(1, n + 1) if heads[k] >= 0]
+    kept_set = set(kept)
+    for k in kept:
+        h = int(heads[k])
+        if h > n:
+            return f"token {k} has head {h} outside 0..{n}"
+        if h == k:
+            return f"token {k} is its own head"
+        if h != 0 and h not in kept_set:
+            return f"token {k} has deleted token {h} as its head"
+    # Every kept token reaches the root (no cycles): walk up at most n steps.
+    for k in kept:
+        node, steps = k, 0
+        while node != 0:
+            node = int(heads[node])
+            steps += 1
+            if steps > n:
+                return f"token {k} is on a cycle"
+    # Projectivity: for every arc (h, k), every kept j strictly between h and k descends from h.
+    for k in kept:
+        h = int(heads[k])
+        for j in range(min(h, k) + 1, max(h, k)):
+            if j in kept_set and not _descends(heads, j, h):
+                return f"arc {h} -> {k} crosses kept token {j}, which does not descend from {h}"
+    if single_root and kept and sum(1 for k in kept if heads[k] == 0) != 1:
+        return "single_root: the root must take exactly one modifier"
+    return None
+
+
+def _descends(heads: np.ndarray, j: int, h: int) -> bool:
+    node = j
+    while node != 0:
+        node = int(heads[node])
+        if node == h:
+            return True
+    return h == 0
+
+
+def objective(problem: Problem, heads: np.ndarray) -> float:
+    """The objective of a solution given by ``heads`` (no validity check; -inf when it uses a forbidden score)."""
+    n = problem.n
+    kept = [k for k in range(1, n + 1) if heads[k] >= 0]
+    total = 0.0
+    for k in kept:
+        total += problem.token_scores[k - 1] + problem.arc_scores[heads[k], k]
+    sequence = [0, *kept, n + 1]
+    for a, b in zip(sequence, sequence[1:]):
+        total += problem.bigram_scores[a, b]
+    return float(total)
+
+
+def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e-9) -> float:
+    """Check a solution against the contract and return its objective recomputed from the scores.
+
+    Raises :class:`InvalidSolution` when the heads do not form a projective tree over the kept tokens, when the
+    root or length condition fails, when a forbidden (-inf) score is used, or when the solution reports an
+    objective that differs from the recomputed one (relative tolerance ``rtol``).
+
+    >>> from compbench import generate
+    >>> p = generate("gaussian", n=4, seed=0, length=2)
+    >>> import numpy as np
+    >>> evaluate(p, np.array([-1, 0, -1, 1, -1]))  # doctest: +ELLIPSIS
+    -...
+    """
+    if isinstance(solution, Solution):
+        if solution.heads is None:
+            raise InvalidSolution(f"status {solution.status.value} carries no solution")
+        heads = solution.heads
+        reported = solution.objective
+    else:
+        heads, reported = np.asarray(solution), None
+    if heads.shape != (problem.n + 1,):
+        raise InvalidSolution(f"heads must have n+1 = {problem.n + 1} entries, got {heads.shape}")
+    reason = tree_violation(heads, problem.single_root)
+    if reason:
+        raise InvalidSolution(reason)
+    kept = int((heads[1:] >= 0).sum())
+    lo, hi = problem.length_bounds()
+    if not lo <= kept <= hi:
+        raise InvalidSolution(f"keeps {kept} tokens; the length condition is {lo}..{hi}")
+    value = objective(problem, heads)
+    if value == -math.inf:
+        raise InvalidSolution("uses a forbidden (-inf) token, arc or bigram score")
+    if reported is not None and not math.isclose(reported, value, rel_tol=rtol, abs_tol=rtol):
+        raise InvalidSolution(f"reported objective {reported!r} differs from the recomputed {value!r}")
+    return value

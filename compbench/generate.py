@@ -1,0 +1,54 @@
+"""Synthetic instance kinds (reproducible from a seed).
+
+- ``gaussian``: every token, arc and bigram score drawn from N(0, 1); ties have probability zero.
+- ``integer-ties``: scores drawn from the integers -2..2, so many solutions tie on purpose.
+- ``forbidden``: gaussian scores with about a third of the arcs and bigrams forbidden (-inf) and a few tokens too;
+  some instances have no solution at all.
+- ``distance``: arc and bigram scores that prefer short arcs and adjacent words (closer to real parsers' scores),
+  plus N(0, 1) noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .problem import Length, Problem
+
+KINDS = ("gaussian", "integer-ties", "forbidden", "distance")
+
+
+def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = None, index: int = 0,
+             single_root: bool = False) -> Problem:
+    """One synthetic problem; the same (kind, n, seed, index) always gives the same scores.
+
+    >>> p = generate("integer-ties", n=6, seed=3, length=3)
+    >>> p.n, p.length_bounds(), p.id
+    (6, (3, 3), 'integer-ties-n6-s3-0')
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    rng = np.random.default_rng([seed, n, index, KINDS.index(kind)])
+    shapes = ((n,), (n + 1, n + 1), (n + 2, n + 2))
+    if kind == "integer-ties":
+        token, arc, bigram = (rng.integers(-2, 3, size=s).astype(np.float64) for s in shapes)
+    else:
+        token, arc, bigram = (rng.standard_normal(s) for s in shapes)
+    if kind == "forbidden":
+        arc[rng.random(arc.shape) < 0.35] = -np.inf
+        bigram[rng.random(bigram.shape) < 0.35] = -np.inf
+        token[rng.random(token.shape) < 0.1] = -np.inf
+    if kind == "distance":
+        positions = np.arange(n + 2)
+        gap = np.abs(positions[:, None] - positions[None, :]).astype(np.float64)
+        arc += 2.0 - np.log1p(gap[: n + 1, : n + 1])
+        bigram += 1.5 - np.log1p(gap)
+    return Problem(token, arc, bigram, length=length, single_root=single_root,
+                   tokens=tuple(f"w{k}" for k in range(1, n + 1)), id=f"{kind}-n{n}-s{seed}-{index}",
+                   extra={"meta": {"kind": kind, "seed": seed, "index": index}})
+
+
+def generate_set(kind: str, n: int, count: int, seed: int = 0, length_ratio: float | None = 0.45,
+                 single_root: bool = False) -> list[Problem]:
+    """``count`` problems of one kind and size; ``length_ratio`` R gives m = round(R n) (None: free length)."""
+    length = None if length_ratio is None else int(round(length_ratio * n))
+    return [generate(kind, n, seed=seed, length=length, index=i, single_root=single_root) for i in range(count)]

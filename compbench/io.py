@@ -1,0 +1,247 @@
+"""Instance files: JSON (one instance), JSON Lines (one per line) and NPZ (arrays + metadata).
+
+All three read and write losslessly.  In JSON, ``null`` is -inf (forbidden).  Every error is an
+:class:`InstanceError` whose one-line message names the file, the line or instance id, and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from os import PathLike
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from .problem import Length, Problem, ProblemError
+
+FORMAT = "compbench.instance/1"
+_CORE_KEYS = {"format", "id", "tokens", "length", "single_root", "scores"}
+
+
+class InstanceError(ValueError):
+    """Bad instance data; the message is one line naming file, line/id and field."""
+
+
+def _where(path: str | PathLike, line: int | None, instance_id: str | None) -> str:
+    parts = [str(path)]
+    if line is not None:
+        parts.append(f"line {line}")
+    if instance_id:
+        parts.append(f"id {instance_id}")
+    return ": ".join(parts)
+
+
+def _nulls_to_neg_inf(values: Any) -> Any:
+    if values is None:
+        return -math.inf
+    if isinstance(values, list):
+        return [_nulls_to_neg_inf(v) for v in values]
+    return values
+
+
+def _neg_inf_to_nulls(array: np.ndarray) -> Any:
+    if array.ndim == 0:
+        value = float(array)
+        return None if value == -math.inf else value
+    return [_neg_inf_to_nulls(row) for row in array]
+
+
+def _metadata_from_dict(data: Any) -> dict[str, Any]:
+    """Problem keyword arguments from everything in an instance record except its scores."""
+    if not isinstance(data, dict):
+        raise ProblemError("instance", f"expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        raise ProblemError("format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    length = data.get("length")
+    if isinstance(length, dict):
+        if set(length) != {"min", "max"}:
+            raise ProblemError("length", f"a range needs exactly the keys min and max, got {sorted(length)}")
+        length = Length(length["min"], length["max"])
+    elif isinstance(length, float):
+        raise ProblemError("length", f"expected an integer, got {length!r}")
+    single_root = data.get("single_root", False)
+    if not isinstance(single_root, bool):
+        raise ProblemError("single_root", f"expected true or false, got {single_root!r}")
+    tokens = data.get("tokens")
+    if tokens is not None and not isinstance(tokens, list):
+        raise ProblemError("tokens", "not an array of strings")
+    instance_id = data.get("id", "")
+    if not isinstance(instance_id, str):
+        raise ProblemError("id", f"expected a string, got {instance_id!r}")
+    extra = {k: v for k, v in data.items() if k not in _CORE_KEYS}
+    return dict(length=length, single_root=single_root, tokens=tokens, id=instance_id, extra=extra)
+
+
+def problem_from_dict(data: Any) -> Problem:
+    """Build a Problem from a parsed JSON object (raises ProblemError naming the field)."""
+    metadata = _metadata_from_dict(data)
+    scores = data.get("scores")
+    if not isinstance(scores, dict):
+        raise ProblemError("scores", "missing or not an object")
+    for name in ("arc", "bigram"):
+        if not isinstance(scores.get(name), list):
+            raise ProblemError(f"scores.{name}", "missing or not an array")
+    n = len(scores["arc"]) - 1
+    if n < 0:
+        raise ProblemError("scores.arc", "must have n+1 >= 1 rows")
+    token = scores.get("token")
+    if token is None:
+        token = [0.0] * n
+    elif not isinstance(token, list):
+        raise ProblemError("scores.token", "not an array")
+    return Problem(_nulls_to_neg_inf(token), _nulls_to_neg_inf(scores["arc"]), _nulls_to_neg_inf(scores["bigram"]),
+                   **metadata)
+
+
+def _length_to_json(length: Length | None) -> Any:
+    if length is None:
+        return None
+    return length.min if length.is_exact else {"min": length.min, "max": length.max}
+
+
+def problem_to_dict(problem: Problem) -> dict[str, Any]:
+    """The JSON object of a problem (``null`` for -inf)."""
+    out: dict[str, Any] = {"format": FORMAT, "id": problem.id}
+    if problem.tokens is not None:
+        out["tokens"] = list(problem.tokens)
+    out["length"] = _length_to_json(problem.length)
+    out["single_root"] = problem.single_root
+    out["scores"] = {
+        "token": _neg_inf_to_nulls(problem.token_scores),
+        "arc": _neg_inf_to_nulls(problem.arc_scores),
+        "bigram": _neg_inf_to_nulls(problem.bigram_scores),
+    }
+    out.update(problem.extra)
+    return out
+
+
+def _reject_constant(name: str) -> float:
+    if name == "-Infinity":
+        return -math.inf
+    raise ValueError(f"{name} is not allowed (use null for a forbidden score)")
+
+
+def _parse_json(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _json_line(problem: Problem) -> str:
+    return json.dumps(problem_to_dict(problem), allow_nan=False, separators=(",", ":"))
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in (".jsonl", ".json", ".npz"):
+        if name.endswith(suffix):
+            return suffix
+    raise InstanceError(f"{path}: unknown file type (expected .json, .jsonl or .npz)")
+
+
+def read_instances(path: str | PathLike) -> Iterator[Problem]:
+    """Every instance in a .json, .jsonl or .npz file, in order.
+
+    >>> import compbench, tempfile, os
+    >>> p = compbench.generate("gaussian", n=3, seed=0)
+    >>> f = os.path.join(tempfile.mkdtemp(), "set.jsonl")
+    >>> compbench.write_instances(f, [p, p])
+    >>> len(list(compbench.read_instances(f)))
+    2
+    """
+    path = Path(path)
+    suffix = _suffix(path)
+    try:
+        if suffix == ".npz":
+            yield from _read_npz(path)
+            return
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if suffix == ".json":
+        yield _problem_from_text(text, path, None)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield _problem_from_text(line, path, number)
+
+
+def _problem_from_text(text: str, path: Path, line: int | None) -> Problem:
+    try:
+        data = _parse_json(text)
+    except ValueError as exc:
+        raise InstanceError(f"{_where(path, line, None)}: malformed JSON ({exc})") from None
+    instance_id = data.get("id") if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+    try:
+        return problem_from_dict(data)
+    except ProblemError as exc:
+        raise InstanceError(f"{_where(path, line, instance_id)}: {exc}") from None
+
+
+def read_instance(path: str | PathLike) -> Problem:
+    """The single instance in a file (a JSON Lines or NPZ file must hold exactly one)."""
+    problems = list(read_instances(path))
+    if len(problems) != 1:
+        raise InstanceError(f"{path}: expected exactly one instance, found {len(problems)}")
+    return problems[0]
+
+
+def write_instances(path: str | PathLike, problems: Iterable[Problem]) -> None:
+    """Write problems to a .jsonl, .npz or (exactly one problem) .json file."""
+    path = Path(path)
+    problems = list(problems)
+    suffix = _suffix(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".npz":
+        _write_npz(path, problems)
+    elif suffix == ".json":
+        if len(problems) != 1:
+            raise InstanceError(f"{path}: a .json file holds exactly one instance, got {len(problems)}")
+        path.write_text(json.dumps(problem_to_dict(problems[0]), allow_nan=False, indent=1) + "\n", encoding="utf-8")
+    else:
+        with path.open("w", encoding="utf-8") as out:
+            for problem in problems:
+                out.write(_json_line(problem) + "\n")
+
+
+def write_instance(path: str | PathLike, problem: Problem) -> None:
+    """Write one problem (the format follows the file name's suffix)."""
+    write_instances(path, [problem])
+
+
+# NPZ: arrays token_<i>, arc_<i>, bigram_<i> (-inf kept as is) and "meta", a JSON list with the rest of each
+# instance (format, id, tokens, length, single_root, extra keys).
+def _write_npz(path: Path, problems: list[Problem]) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    meta = []
+    for i, problem in enumerate(problems):
+        arrays[f"token_{i}"] = problem.token_scores
+        arrays[f"arc_{i}"] = problem.arc_scores
+        arrays[f"bigram_{i}"] = problem.bigram_scores
+        record = problem_to_dict(problem)
+        del record["scores"]
+        meta.append(record)
+    arrays["meta"] = np.array(json.dumps(meta, allow_nan=False))
+    with path.open("wb") as out:
+        np.savez_compressed(out, **arrays)
+
+
+def _read_npz(path: Path) -> Iterator[Problem]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            meta = _parse_json(str(archive["meta"]))
+            arrays = {key: archive[key] for key in archive.files if key != "meta"}
+    except (OSError, ValueError, KeyError) as exc:
+        raise InstanceError(f"{path}: not a compbench NPZ file ({exc})") from None
+    if not isinstance(meta, list):
+        raise InstanceError(f"{path}: meta: expected a list of instance records")
+    for i, record in enumerate(meta):
+        where = _where(path, None, record.get("id") if isinstance(record, dict) else None) + f": instance {i}"
+        try:
+            metadata = _metadata_from_dict(record)
+            missing = [f"{k}_{i}" for k in ("token", "arc", "bigram") if f"{k}_{i}" not in arrays]
+            if missing:
+                raise ProblemError("scores", f"missing arrays {', '.join(missing)}")
+            yield Problem(arrays[f"token_{i}"], arrays[f"arc_{i}"], arrays[f"bigram_{i}"], **metadata)
+        except ProblemError as exc:
+            raise InstanceError(f"{where}: {exc}") from None

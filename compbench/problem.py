@@ -1,0 +1,247 @@
+"""The problem every solver solves, and the solution it returns.
+
+Tokens are numbered 1..n; position 0 is the root (and the bigram start ``<s>``), n+1 the bigram end ``</s>``.
+A solution keeps a set K of tokens and gives each kept token a head (0 or another kept token) so that the heads
+form a projective tree rooted at 0.  Its objective is::
+
+    sum_{k in K} token[k] + sum_{k in K} arc[head(k)][k] + sum bigram[a][b]
+
+over consecutive pairs (a, b) of the sequence 0, K in increasing order, n+1.  ``-inf`` forbids a token, arc or
+bigram.  See ``docs``/README "The problem" for the full contract.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+import numpy as np
+
+NEG_INF = -np.inf
+
+
+class ProblemError(ValueError):
+    """A problem's data breaks the contract; ``field`` names the offending field (e.g. ``scores.arc``)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Length:
+    """A length condition ``min <= |K| <= max`` (``min == max`` is an exact length)."""
+
+    min: int
+    max: int
+
+    @classmethod
+    def exact(cls, m: int) -> Length:
+        return cls(m, m)
+
+    @property
+    def is_exact(self) -> bool:
+        return self.min == self.max
+
+    def __str__(self) -> str:
+        return str(self.min) if self.is_exact else f"{self.min}..{self.max}"
+
+
+def length_mode(length: Length | None) -> str:
+    """``"free"``, ``"exact"`` or ``"range"``."""
+    if length is None:
+        return "free"
+    return "exact" if length.is_exact else "range"
+
+
+def _score_array(name: str, values: Any, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        array = np.array(values, dtype=np.float64)  # copies: a Problem owns its arrays
+    except (TypeError, ValueError) as exc:
+        raise ProblemError(name, f"not an array of numbers ({exc})") from None
+    if array.shape != shape:
+        raise ProblemError(name, f"expected shape {shape}, got {array.shape}")
+    if np.isnan(array).any():
+        raise ProblemError(name, f"NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(array))[0])}")
+    if np.isposinf(array).any():
+        raise ProblemError(name, f"+inf at index {tuple(int(i) for i in np.argwhere(np.isposinf(array))[0])}")
+    return np.ascontiguousarray(array)
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """One compression instance (immutable; arrays are contiguous float64, ``-inf`` = forbidden).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> p = Problem(token_scores=np.zeros(2), arc_scores=np.zeros((3, 3)), bigram_scores=np.zeros((4, 4)),
+    ...             length=Length.exact(1))
+    >>> p.n, p.length_bounds()
+    (2, (1, 1))
+    """
+
+    token_scores: np.ndarray  # (n,), entry k-1 scores token k
+    arc_scores: np.ndarray  # (n+1, n+1), arc_scores[h, k] scores head h -> modifier k
+    bigram_scores: np.ndarray  # (n+2, n+2), bigram_scores[a, b] for 0 <= a < b <= n+1
+    length: Length | None = None  # None: free length
+    single_root: bool = False
+    tokens: tuple[str, ...] | None = None
+    id: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)  # pos, gold, meta, ...: kept and ignored
+
+    def __post_init__(self) -> None:
+        token = np.asarray(self.token_scores)
+        if token.ndim != 1:
+            raise ProblemError("scores.token", f"expected a vector, got shape {token.shape}")
+        n = token.shape[0]
+        token = _score_array("scores.token", token, (n,))
+        arc = _score_array("scores.arc", self.arc_scores, (n + 1, n + 1))
+        bigram = _score_array("scores.bigram", self.bigram_scores, (n + 2, n + 2))
+        # Entries the contract ignores are stored as -inf so that no solver can use them by accident.
+        arc[:, 0] = NEG_INF
+        np.fill_diagonal(arc, NEG_INF)
+        bigram[np.tril_indices(n + 2)] = NEG_INF
+        for array in (token, arc, bigram):
+            array.setflags(write=False)
+        object.__setattr__(self, "token_scores", token)
+        object.__setattr__(self, "arc_scores", arc)
+        object.__setattr__(self, "bigram_scores", bigram)
+        object.__setattr__(self, "single_root", bool(self.single_root))
+        object.__setattr__(self, "length", _check_length(self.length, n))
+        if self.tokens is not None:
+            tokens = tuple(self.tokens)
+            if len(tokens) != n or not all(isinstance(t, str) for t in tokens):
+                raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
+            object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "extra", dict(self.extra))
+
+    @property
+    def n(self) -> int:
+        return int(self.token_scores.shape[0])
+
+    def length_bounds(self) -> tuple[int, int]:
+        """The allowed numbers of kept tokens as ``(lo, hi)``; free length is ``(0, n)``."""
+        if self.length is None:
+            return 0, self.n
+        return self.length.min, self.length.max
+
+    @property
+    def length_mode(self) -> str:
+        return length_mode(self.length)
+
+    def word(self, k: int) -> str:
+        """The text of token k (1-based), or ``"#k"`` when the problem has no token texts."""
+        return self.tokens[k - 1] if self.tokens is not None else f"#{k}"
+
+    def replace(self, **changes: Any) -> Problem:
+        """A copy with some fields changed (e.g. ``p.replace(length=Length.exact(3))``)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _check_length(length: Any, n: int) -> Length | None:
+    if length is None:
+        return None
+    if isinstance(length, bool):
+        raise ProblemError("length", f"expected an integer, a {{min, max}} range or null, got {length!r}")
+    if isinstance(length, (int, np.integer)):
+        length = Length.exact(int(length))
+    if not isinstance(length, Length):
+        raise ProblemError("length", f"expected an integer, a {{min, max}} range or null, got {length!r}")
+    for name, value in (("min", length.min), ("max", length.max)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ProblemError(f"length.{name}", f"expected an integer, got {value!r}")
+        if not 0 <= value <= n:
+            raise ProblemError(f"length.{name}" if not length.is_exact else "length",
+                               f"{value} is outside 0..{n}")
+    if length.min > length.max:
+        raise ProblemError("length", f"min {length.min} > max {length.max}")
+    return Length(int(length.min), int(length.max))
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"  # proven optimal
+    FEASIBLE = "feasible"  # valid, not proven optimal
+    INFEASIBLE = "infeasible"  # proven: no solution exists
+    TIMEOUT = "timeout"  # time limit hit; carries the best valid solution found, if any
+    UNSUPPORTED = "unsupported"  # the solver does not handle this kind of problem
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class Solution:
+    """What a solver returns.
+
+    ``heads`` has n+1 entries: ``heads[k]`` is the head of token k (0 = root) or -1 when k is deleted;
+    ``heads[0]`` is -1.  ``seconds`` holds ``setup`` (model build, compilation) and ``solve`` wall-clock times.
+    With ``all_lengths=True`` a solver also fills ``by_length[m]``, the best solution keeping exactly m tokens.
+    """
+
+    status: Status
+    heads: np.ndarray | None = None
+    objective: float | None = None
+    bound: float | None = None
+    seconds: dict[str, float] = field(default_factory=lambda: {"setup": 0.0, "solve": 0.0})
+    stats: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    by_length: list[Solution] | None = None
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+        if self.heads is not None:
+            self.heads = np.asarray(self.heads, dtype=np.int64)
+        if self.objective is not None:
+            self.objective = float(self.objective)
+        if self.bound is not None:
+            self.bound = float(self.bound)
+
+    @property
+    def kept(self) -> np.ndarray:
+        """The kept tokens (1-based, increasing); empty when there is no solution."""
+        if self.heads is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.heads[1:] >= 0) + 1
+
+    @property
+    def has_solution(self) -> bool:
+        return self.heads is not None
+
+    def to_dict(self, problem: Problem | None = None) -> dict[str, Any]:
+        """A JSON-ready view: status, objective, kept, heads (one per kept token), bound, seconds, stats."""
+        kept = self.kept
+        out: dict[str, Any] = {
+            "status": self.status.value,
+            "objective": _json_float(self.objective),
+            "kept": [int(k) for k in kept] if self.has_solution else None,
+            "heads": [int(self.heads[k]) for k in kept] if self.has_solution else None,
+            "bound": _json_float(self.bound),
+            "seconds": {k: float(v) for k, v in self.seconds.items()},
+        }
+        if self.message:
+            out["message"] = self.message
+        if self.stats:
+            out["stats"] = self.stats
+        if problem is not None and self.has_solution:
+            out["words"] = [problem.word(k) for k in kept]
+        return out
+
+
+def _json_float(value: float | None) -> float | str | None:
+    if value is None:
+        return None
+    return value if math.isfinite(value) else str(value)
+
+
+def heads_from_kept(n: int, kept_heads: Mapping[int, int]) -> np.ndarray:
+    """The ``heads`` array of a solution given ``{token: head}`` for the kept tokens."""
+    heads = np.full(n + 1, -1, dtype=np.int64)
+    for k, h in kept_heads.items():
+        heads[k] = h
+    return heads

@@ -1,0 +1,149 @@
+"""Solvers and how they are found: the entry-point group ``compbench.solvers``.
+
+A solver is a class (or any zero-argument callable) registered under a name in the ``compbench.solvers``
+entry-point group of some installed package; compbench's built-in solvers are registered exactly that way in its
+own ``pyproject.toml``.  A solver subclasses :class:`Solver`, declares what it supports, and implements
+``_solve``.  :meth:`Solver.solve` turns a problem it cannot handle into an ``unsupported`` solution and times
+the call.
+
+Example (in your package's ``pyproject.toml``)::
+
+    [project.entry-points."compbench.solvers"]
+    my-solver = "my_package.solver:MySolver"
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from .problem import Problem, Solution, Status
+
+GROUP = "compbench.solvers"
+LENGTH_MODES = frozenset({"exact", "range", "free"})
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What kinds of problems a solver handles."""
+
+    lengths: frozenset[str] = LENGTH_MODES  # subset of {"exact", "range", "free"}
+    single_root: bool = True  # handles single_root=True problems (every solver handles False)
+    all_lengths: bool = False  # can return the optimum for every length in one run
+    second_order: bool = False  # handles sibling scores
+    max_n: int | None = None  # refuses larger problems
+
+    def reason_unsupported(self, problem: Problem, all_lengths: bool = False) -> str | None:
+        if problem.length_mode not in self.lengths:
+            return f"{problem.length_mode} length is not supported (supports: {', '.join(sorted(self.lengths))})"
+        if problem.single_root and not self.single_root:
+            return "single_root problems are not supported"
+        if all_lengths and not self.all_lengths:
+            return "all_lengths is not supported"
+        if getattr(problem, "sibling_scores", None) is not None and not self.second_order:
+            return "second-order (sibling) scores are not supported"
+        if self.max_n is not None and problem.n > self.max_n:
+            return f"n = {problem.n} exceeds this solver's limit of {self.max_n} tokens"
+        return None
+
+
+class SolverError(RuntimeError):
+    """A solver could not produce an answer for a reason it can name (reported as status ``error``)."""
+
+
+class Solver:
+    """Base class of every solver.
+
+    Subclasses set the class attributes and implement :meth:`_solve`.
+
+    >>> import compbench
+    >>> s = compbench.get_solver("brute-force")
+    >>> p = compbench.generate("gaussian", n=5, seed=1, length=2)
+    >>> s.solve(p).status.value
+    'optimal'
+    """
+
+    name: str = ""
+    description: str = ""
+    exact: bool = True  # its "optimal" claims are proofs
+    complexity: str = ""
+    supports: Capabilities = Capabilities()
+
+    def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
+              **options: Any) -> Solution:
+        """Solve ``problem`` (time limit in seconds, None = no limit).
+
+        With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
+        """
+        reason = self.supports.reason_unsupported(problem, all_lengths)
+        if reason is not None:
+            return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
+        start = time.perf_counter()
+        try:
+            solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
+        except SolverError as exc:
+            solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
+        total = time.perf_counter() - start
+        solution.seconds.setdefault("setup", 0.0)
+        solution.seconds.setdefault("solve", max(0.0, total - solution.seconds["setup"]))
+        solution.seconds["total"] = total
+        return solution
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        caps = self.supports
+        return {
+            "name": self.name,
+            "description": self.description,
+            "exact": self.exact,
+            "complexity": self.complexity,
+            "lengths": sorted(caps.lengths),
+            "single_root": caps.single_root,
+            "all_lengths": caps.all_lengths,
+            "second_order": caps.second_order,
+            "max_n": caps.max_n,
+        }
+
+
+def _entry_points() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for ep in entry_points(group=GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def solver_names() -> list[str]:
+    """Names of every registered solver, sorted."""
+    return sorted(_entry_points())
+
+
+def get_solver(name: str, **options: Any) -> Solver:
+    """The registered solver called ``name`` (``options`` go to its constructor)."""
+    eps = _entry_points()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none"
+        raise KeyError(f"no solver named {name!r} is registered (known: {known})")
+    factory = eps[name].load()
+    solver = factory(**options)
+    if not isinstance(solver, Solver):
+        raise TypeError(f"entry point {name!r} did not produce a compbench.Solver")
+    return solver
+
+
+def list_solvers() -> list[dict[str, Any]]:
+    """One dict per registered solver: name, description, exact, complexity and what it supports."""
+    out = []
+    for name in solver_names():
+        try:
+            info = get_solver(name).info()
+            info["name"] = name
+        except Exception as exc:  # a broken plug-in must not hide the others
+            info = {"name": name, "description": f"(cannot be loaded: {exc})", "exact": False,
+                    "complexity": "", "lengths": [], "single_root": False, "all_lengths": False,
+                    "second_order": False, "max_n": None}
+        out.append(info)
+    return out

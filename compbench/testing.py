@@ -1,0 +1,103 @@
+"""The conformance kit: check a solver against ``brute-force`` on random small problems (needs hypothesis).
+
+In a plug-in's own tests, one line::
+
+    from compbench.testing import check_solver
+
+    def test_my_solver_conforms():
+        check_solver("my-solver")
+
+The random problems cover what breaks solvers: ties (integer scores), forbidden (-inf) tokens, arcs and bigrams
+(including problems with no solution), both root modes, exact, range and free lengths, n = 0 and n = 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from .agreement import judge
+from .problem import Length, Problem, Solution, Status
+from .registry import Solver, get_solver
+
+LENGTH_MODES = ("exact", "range", "free")
+
+
+@st.composite
+def problems(draw: Any, min_n: int = 0, max_n: int = 8, length_modes: Iterable[str] = LENGTH_MODES,
+             single_root: bool | None = None, forbid: bool = True) -> Problem:
+    """A hypothesis strategy for random problems (scores from a drawn seed, so shrinking acts on n and modes)."""
+    n = draw(st.integers(min_n, max_n))
+    ties = draw(st.booleans())
+    forbid_rate = draw(st.sampled_from((0.0, 0.0, 0.15, 0.4))) if forbid else 0.0
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    shapes = ((n,), (n + 1, n + 1), (n + 2, n + 2))
+    if ties:
+        token, arc, bigram = (rng.integers(-2, 3, size=s).astype(np.float64) for s in shapes)
+    else:
+        token, arc, bigram = (np.round(rng.standard_normal(s), 3) for s in shapes)
+    for array in (token, arc, bigram):
+        array[rng.random(array.shape) < forbid_rate] = -np.inf
+    mode = draw(st.sampled_from(tuple(length_modes)))
+    if mode == "exact":
+        length = Length.exact(draw(st.integers(0, n)))
+    elif mode == "range":
+        lo = draw(st.integers(0, n))
+        length = Length(lo, draw(st.integers(lo, n)))
+    else:
+        length = None
+    root = draw(st.booleans()) if single_root is None else single_root
+    return Problem(token, arc, bigram, length=length, single_root=root, id=f"hyp-n{n}-{seed}")
+
+
+def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = False,
+                    reference: Solution | None = None, **options: Any) -> Solution:
+    """Solve ``problem`` with ``solver`` and assert that its answer holds up against brute force.
+
+    An exact solver given no time limit must prove its answer (``optimal`` or ``infeasible``); any solver must
+    return valid solutions whose reported objective is right, never beat the optimum, and never claim ``optimal``
+    falsely.  A solver must not answer ``unsupported`` for a problem its capabilities claim.
+    """
+    if reference is None:
+        reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
+    solution = solver.solve(problem, all_lengths=all_lengths, **options)
+    claimed = solver.supports.reason_unsupported(problem, all_lengths) is None
+    context = f"{solver.name} on {problem.id} (n={problem.n}, length={problem.length}, single_root={problem.single_root})"
+    if not claimed:
+        assert solution.status == Status.UNSUPPORTED, f"{context}: should answer unsupported"
+        return solution
+    assert solution.status not in (Status.UNSUPPORTED, Status.ERROR), f"{context}: {solution.status} {solution.message}"
+    verdict = judge(problem, solution, reference)
+    assert verdict == "ok", f"{context}: {verdict}"
+    if solver.exact:
+        assert solution.status == reference.status, f"{context}: status {solution.status}, expected {reference.status}"
+    if all_lengths:
+        assert solution.by_length is not None and len(solution.by_length) == problem.n + 1, f"{context}: by_length"
+        for m, (got, expected) in enumerate(zip(solution.by_length, reference.by_length)):
+            at_m = problem.replace(length=Length.exact(m))
+            verdict = judge(at_m, got, expected)
+            assert verdict == "ok", f"{context}, length {m}: {verdict}"
+            if solver.exact:
+                assert got.status == expected.status, f"{context}, length {m}: {got.status} vs {expected.status}"
+    return solution
+
+
+def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 200, all_lengths: bool | None = None,
+                 length_modes: Iterable[str] = LENGTH_MODES, **options: Any) -> None:
+    """Run ``solver`` against brute force on ``max_examples`` random problems with up to ``max_n`` tokens.
+
+    ``all_lengths=None`` also checks the all-lengths mode when the solver supports it.
+    """
+    solver = get_solver(solver) if isinstance(solver, str) else solver
+    check_curve = solver.supports.all_lengths if all_lengths is None else all_lengths
+
+    @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(problem=problems(max_n=max_n, length_modes=tuple(length_modes)), curve=st.booleans())
+    def run(problem: Problem, curve: bool) -> None:
+        assert_conforms(solver, problem, all_lengths=check_curve and curve, **options)
+
+    run()
