@@ -188,7 +188,7 @@ class Solution:
     heads: np.ndarray | None = None
     objective: float | None = None
     bound: float | None = None
-    seconds: dict[str, float] = field(default_factory=lambda: {"setup": 0.0, "solve": 0.0})
+    seconds: dict[str, float] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     message: str = ""
     by_length: list[Solution] | None = None
