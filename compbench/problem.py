@@ -58,11 +58,15 @@ def length_mode(length: Length | None) -> str:
     return "exact" if length.is_exact else "range"
 
 
-def _score_array(name: str, values: Any, shape: tuple[int, ...]) -> np.ndarray:
+def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
     try:
         array = np.array(values, dtype=np.float64)  # copies: a Problem owns its arrays
     except (TypeError, ValueError) as exc:
         raise ProblemError(name, f"not an array of numbers ({exc})") from None
+    if shape is None:  # the arc matrix defines n: (n+1) x (n+1)
+        if array.ndim != 2 or array.shape[0] < 1:
+            raise ProblemError(name, f"expected an (n+1) x (n+1) matrix, got shape {array.shape}")
+        shape = (array.shape[0], array.shape[0])
     if array.shape != shape:
         raise ProblemError(name, f"expected shape {shape}, got {array.shape}")
     if np.isnan(array).any():
@@ -95,12 +99,9 @@ class Problem:
     extra: Mapping[str, Any] = field(default_factory=dict)  # pos, gold, meta, ...: kept and ignored
 
     def __post_init__(self) -> None:
-        token = np.asarray(self.token_scores)
-        if token.ndim != 1:
-            raise ProblemError("scores.token", f"expected a vector, got shape {token.shape}")
-        n = token.shape[0]
-        token = _score_array("scores.token", token, (n,))
-        arc = _score_array("scores.arc", self.arc_scores, (n + 1, n + 1))
+        arc = _score_array("scores.arc", self.arc_scores)  # defines n; the other arrays must match it
+        n = arc.shape[0] - 1
+        token = _score_array("scores.token", self.token_scores, (n,))
         bigram = _score_array("scores.bigram", self.bigram_scores, (n + 2, n + 2))
         # Entries the contract ignores are stored as -inf so that no solver can use them by accident.
         arc[:, 0] = NEG_INF

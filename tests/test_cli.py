@@ -1,0 +1,95 @@
+"""The command line: solve (text, --json, curve), solvers, generate, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import compbench
+from compbench.cli import main
+from tests.test_core import _issue_example
+
+ENV = {**os.environ, "MPLCONFIGDIR": "/tmp/compbench-mpl"}
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "compbench", *args], capture_output=True, text=True, env=ENV,
+                          timeout=300)
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    path = tmp_path / "ex1.json"
+    compbench.write_instance(path, _issue_example())
+    return path
+
+
+def test_solve_json_prints_exactly_the_documented_object(example: Path) -> None:
+    result = run("solve", str(example), "--solver", "brute-force", "--json")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    assert set(record) == {"instance", "solver", "status", "objective", "kept", "heads", "bound", "seconds"}
+    assert record["instance"] == "ex1" and record["solver"] == "brute-force" and record["status"] == "optimal"
+    # Hand-checked in test_core: keep "Production closed", closed is the root's modifier, value 5.35.
+    assert record["kept"] == [1, 3] and record["heads"] == [3, 0] and math.isclose(record["objective"], 5.35)
+    assert math.isclose(record["bound"], 5.35) and record["seconds"]["total"] >= 0
+
+
+def test_solve_text_shows_words_tree_and_curve(example: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["solve", str(example), "--solver", "brute-force", "--all-lengths"]) == 0
+    out = capsys.readouterr().out
+    assert "kept     2 of 3: Production closed" in out
+    assert "Production<-closed  closed<-ROOT" in out
+    assert "curve" in out and "Production was closed" in out
+
+
+def test_length_overrides(example: Path, capsys: pytest.CaptureFixture) -> None:
+    for args, count in ((["--length", "1"], 1), (["--min-length", "3", "--max-length", "3"], 3)):
+        assert main(["solve", str(example), "--solver", "brute-force", "--json", *args]) == 0
+        assert len(json.loads(capsys.readouterr().out)["kept"]) == count
+    assert main(["solve", str(example), "--solver", "brute-force", "--json", "--free"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "optimal"
+
+
+def test_generate_then_solve_every_instance(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "g.jsonl"
+    assert main(["generate", "--kind", "integer-ties", "--n", "6", "--count", "3", "--seed", "4",
+                 "--out", str(out)]) == 0
+    problems = list(compbench.read_instances(out))
+    assert [p.n for p in problems] == [6, 6, 6] and problems[0].length.min == 3
+    capsys.readouterr()
+    assert main(["solve", str(out), "--solver", "brute-force", "--json"]) == 0
+    assert [json.loads(line)["status"] for line in capsys.readouterr().out.splitlines()] == ["optimal"] * 3
+
+
+def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
+    assert main(["solvers", "--json"]) == 0
+    names = {info["name"] for info in json.loads(capsys.readouterr().out)}
+    assert "brute-force" in names
+
+
+@pytest.mark.parametrize("args, message", [
+    (["solve", "{missing}"], "cannot read"),
+    (["solve", "{bad}"], "line 1: malformed JSON"),
+    (["solve", "{example}", "--solver", "no-such-solver"], "no solver named 'no-such-solver'"),
+    (["solve", "{example}", "--solver", "brute-force", "--length", "9"], "id ex1: length: 9 is outside 0..3"),
+    (["solve", "{example}", "--min-length", "1"], "--min-length and --max-length go together"),
+    (["generate", "--n", "5", "--length-ratio", "2", "--out", "{tmp}/x.jsonl"], "--length-ratio must lie in 0..1"),
+])
+def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path, args: list[str],
+                                                   message: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n")
+    args = [a.format(missing=tmp_path / "none.json", bad=bad, example=example, tmp=tmp_path) for a in args]
+    result = run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""

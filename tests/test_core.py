@@ -1,0 +1,194 @@
+"""The foundation: brute force against an independent enumeration, validity rules, and the conformance kit."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import compbench
+from compbench import InvalidSolution, Length, Problem, Solution, Status, evaluate, tree_violation
+from compbench.testing import assert_conforms, problems
+
+FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+# ---- an independent enumeration: every head assignment, checked with the crossing-arcs definition ----
+
+def _crossing_free_tree(heads: dict[int, int], single_root: bool) -> bool:
+    """A tree rooted at 0 (every node reaches 0) with no two crossing arcs (root leftmost)."""
+    for k in heads:
+        seen, node = set(), k
+        while node != 0:
+            if node in seen:
+                return False
+            seen.add(node)
+            node = heads[node]
+    arcs = [(min(h, k), max(h, k)) for k, h in heads.items()]
+    for (a, b), (c, d) in itertools.combinations(arcs, 2):
+        if a < c < b < d or c < a < d < b:
+            return False
+    return not single_root or not heads or sum(1 for h in heads.values() if h == 0) == 1
+
+
+def _independent_optimum(p: Problem) -> tuple[float, list[float]]:
+    """(optimum under p's length condition, optimum for every m) by enumerating every head assignment."""
+    n = p.n
+    best = [-math.inf] * (n + 1)
+    for size in range(n + 1):
+        for kept in itertools.combinations(range(1, n + 1), size):
+            sequence = (0, *kept, n + 1)
+            chain = sum(p.bigram_scores[a, b] for a, b in zip(sequence, sequence[1:]))
+            chain += sum(p.token_scores[k - 1] for k in kept)
+            if chain == -math.inf:
+                continue
+            for choice in itertools.product(*[[0, *[h for h in kept if h != k]] for k in kept]):
+                heads = dict(zip(kept, choice))
+                if _crossing_free_tree(heads, p.single_root):
+                    best[size] = max(best[size], chain + sum(p.arc_scores[h, k] for k, h in heads.items()))
+    lo, hi = p.length_bounds()
+    return max(best[lo:hi + 1]), best
+
+
+def _check_against_enumeration(p: Problem) -> None:
+    expected, per_length = _independent_optimum(p)
+    solution = compbench.get_solver("brute-force").solve(p, all_lengths=True)
+    if expected == -math.inf:
+        assert solution.status == Status.INFEASIBLE and not solution.has_solution
+    else:
+        assert solution.status == Status.OPTIMAL
+        assert math.isclose(solution.objective, expected, rel_tol=1e-9, abs_tol=1e-9)
+        assert math.isclose(evaluate(p, solution), expected, rel_tol=1e-9, abs_tol=1e-9)
+    for m, at_m in enumerate(solution.by_length):
+        if per_length[m] == -math.inf:
+            assert at_m.status == Status.INFEASIBLE
+        else:
+            assert math.isclose(at_m.objective, per_length[m], rel_tol=1e-9, abs_tol=1e-9)
+            assert len(at_m.kept) == m
+
+
+@FAST
+@given(problems(max_n=5))
+def test_brute_force_matches_independent_enumeration(p: Problem) -> None:
+    _check_against_enumeration(p)
+
+
+@settings(FAST, max_examples=25)
+@given(problems(min_n=6, max_n=6))
+def test_brute_force_matches_independent_enumeration_n6(p: Problem) -> None:
+    _check_against_enumeration(p)
+
+
+def test_brute_force_passes_its_own_conformance_kit() -> None:
+    compbench.testing.check_solver("brute-force", max_n=8, max_examples=60)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+@pytest.mark.parametrize("single_root", [False, True])
+def test_tiny_problems(n: int, single_root: bool) -> None:
+    p = compbench.generate("gaussian", n=n, seed=2, length=None, single_root=single_root)
+    _check_against_enumeration(p)
+    assert_conforms(compbench.get_solver("brute-force"), p, all_lengths=True)
+
+
+def test_brute_force_refuses_large_n_and_times_out_with_a_valid_solution() -> None:
+    big = compbench.generate("gaussian", n=13, seed=0, length=6)
+    assert compbench.get_solver("brute-force").solve(big).status == Status.UNSUPPORTED
+    p = compbench.generate("gaussian", n=12, seed=0, length=None)
+    solution = compbench.get_solver("brute-force").solve(p, time_limit=0.05)
+    assert solution.status == Status.TIMEOUT
+    if solution.has_solution:
+        evaluate(p, solution)
+
+
+# ---- projectivity: the descendant definition in evaluate equals the crossing-arcs definition ----
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_projectivity_definitions_agree_on_every_head_assignment(n: int) -> None:
+    for choice in itertools.product(range(-1, n + 1), repeat=n):
+        heads = np.array([-1, *choice])
+        kept = {k: int(heads[k]) for k in range(1, n + 1) if heads[k] >= 0}
+        if any(h == k or (h != 0 and h not in kept) for k, h in kept.items()):
+            continue
+        for single_root in (False, True):
+            assert (tree_violation(heads, single_root) is None) == _crossing_free_tree(kept, single_root), heads
+
+
+# ---- evaluate rejects every kind of invalid solution ----
+
+def _example() -> Problem:
+    return compbench.generate("gaussian", n=5, seed=4, length=Length(0, 5))
+
+
+@pytest.mark.parametrize("heads, rule", [
+    ([-1, 2, 1, -1, -1, -1], "cycle"),
+    ([-1, 0, 3, -1, -1, -1], "deleted token"),
+    ([-1, 1, -1, -1, -1, -1], "own head"),
+    ([-1, 0, 7, -1, -1, -1], "outside"),
+])
+def test_evaluate_rejects_broken_trees(heads: list[int], rule: str) -> None:
+    with pytest.raises(InvalidSolution, match=rule):
+        evaluate(_example(), np.array(heads))
+
+
+def test_evaluate_rejects_non_projective_tree() -> None:
+    # 0 -> 2, 2 -> 4, 4 -> 1, 1 -> 3 : arc (1, 3) crosses arc (2, 4).
+    with pytest.raises(InvalidSolution, match="crosses"):
+        evaluate(_example(), np.array([-1, 4, 0, 1, 2, -1]))
+
+
+def test_evaluate_checks_root_length_forbidden_and_reported_objective() -> None:
+    p = _example()
+    flat = np.array([-1, 0, 0, -1, -1, -1])
+    with pytest.raises(InvalidSolution, match="single_root"):
+        evaluate(p.replace(single_root=True), flat)
+    with pytest.raises(InvalidSolution, match="length"):
+        evaluate(p.replace(length=Length.exact(3)), flat)
+    arc = p.arc_scores.copy()
+    arc[0, 2] = -np.inf
+    with pytest.raises(InvalidSolution, match="forbidden"):
+        evaluate(p.replace(arc_scores=arc), flat)
+    value = evaluate(p, flat)
+    with pytest.raises(InvalidSolution, match="reported objective"):
+        evaluate(p, Solution(Status.OPTIMAL, flat, value + 1e-6))
+    assert evaluate(p, Solution(Status.OPTIMAL, flat, value)) == value
+    with pytest.raises(InvalidSolution, match="no solution"):
+        evaluate(p, Solution(Status.INFEASIBLE))
+
+
+def test_objective_by_hand() -> None:
+    # The issue's example: keep "Production closed" with closed -> Production.
+    p = _issue_example()
+    heads = np.array([-1, 3, -1, 0])
+    assert math.isclose(evaluate(p, heads), (0.5 + 0.25) + (1.5 + 2.0) + (0.1 + 0.4 + 0.6))
+
+
+def _issue_example() -> Problem:
+    return compbench.io.problem_from_dict({
+        "format": "compbench.instance/1", "id": "ex1", "tokens": ["Production", "was", "closed"], "length": 2,
+        "single_root": False,
+        "scores": {"token": [0.5, -1.0, 0.25],
+                   "arc": [[None, 1.0, 0.2, 2.0], [None, None, 0.1, 0.3], [None, 0.4, None, 0.9],
+                           [None, 1.5, 0.2, None]],
+                   "bigram": [[None, 0.1, 0.2, 0.3, 0.0], [None, None, 0.5, 0.4, 0.1], [None, None, None, 0.3, 0.2],
+                              [None, None, None, None, 0.6], [None, None, None, None, None]]}})
+
+
+def test_issue_example_optimum_by_hand() -> None:
+    # Hand-checked: {1,2}: -0.5 + 0.8 + 1.2 = 1.5; {1,3}: 0.75 + 1.1 + 3.5 = 5.35; {2,3}: -0.75 + 1.1 + 2.2 = 2.55.
+    solution = compbench.get_solver("brute-force").solve(_issue_example())
+    assert list(solution.kept) == [1, 3] and list(solution.heads) == [-1, 3, -1, 0]
+    assert math.isclose(solution.objective, 5.35)
+
+
+@FAST
+@given(problems(max_n=6))
+def test_solution_status_and_bound_are_consistent(p: Problem) -> None:
+    solution = compbench.get_solver("brute-force").solve(p)
+    if solution.status == Status.OPTIMAL:
+        assert solution.bound == solution.objective
+    else:
+        assert solution.status == Status.INFEASIBLE and solution.objective is None

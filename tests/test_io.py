@@ -1,0 +1,172 @@
+"""Instance files: lossless round trips and one clear error for every validation rule."""
+
+from __future__ import annotations
+
+import json
+import re
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import compbench
+from compbench import InstanceError, Length, Problem
+from compbench.testing import problems
+
+FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), database=None, max_examples=60)
+
+
+def _same(a: Problem, b: Problem) -> None:
+    for name in ("token_scores", "arc_scores", "bigram_scores"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert (a.length, a.single_root, a.tokens, a.id, dict(a.extra)) == (b.length, b.single_root, b.tokens, b.id,
+                                                                          dict(b.extra))
+
+
+@FAST
+@given(problems(max_n=6))
+def test_round_trip_every_format(tmp_path_factory: pytest.TempPathFactory, p: Problem) -> None:
+    p = p.replace(tokens=tuple(f"tok{k}" for k in range(p.n)), extra={"gold": [1], "pos": ["NN"] * p.n,
+                                                                      "meta": {"note": "é"}})
+    folder = tmp_path_factory.mktemp("rt")
+    for name in ("one.json", "set.jsonl", "set.npz"):
+        compbench.write_instances(folder / name, [p] if name.endswith(".json") else [p, p])
+        back = list(compbench.read_instances(folder / name))
+        assert len(back) == (1 if name.endswith(".json") else 2)
+        for q in back:
+            _same(p, q)
+
+
+def test_issue_example_reads_and_ignored_entries_are_forbidden(tmp_path: Path) -> None:
+    path = tmp_path / "ex1.json"
+    path.write_text(json.dumps({
+        "format": "compbench.instance/1", "id": "ex1", "tokens": ["Production", "was", "closed"], "length": 2,
+        "single_root": False, "pos": ["NN", "VBD", "VBN"],
+        "scores": {"token": [0.5, -1.0, 0.25],
+                   "arc": [[5, 1.0, 0.2, 2.0], [None, 9, 0.1, 0.3], [None, 0.4, None, 0.9], [None, 1.5, 0.2, None]],
+                   "bigram": [[None, 0.1, 0.2, 0.3, 0.0], [None, None, 0.5, 0.4, 0.1], [None, None, None, 0.3, 0.2],
+                              [None, None, None, None, 0.6], [7, None, None, None, None]]}}))
+    p = compbench.read_instance(path)
+    assert p.n == 3 and p.length == Length.exact(2) and p.extra == {"pos": ["NN", "VBD", "VBN"]}
+    assert p.arc_scores[0, 0] == -np.inf and p.arc_scores[1, 1] == -np.inf and p.bigram_scores[4, 0] == -np.inf
+    assert p.arc_scores.flags.c_contiguous and p.arc_scores.dtype == np.float64 and not p.arc_scores.flags.writeable
+
+
+def test_token_scores_may_be_omitted(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": "compbench.instance/1", "scores": {"arc": [[0, 1], [0, 0]],
+                                                                             "bigram": [[0] * 3] * 3}}))
+    p = compbench.read_instance(path)
+    assert p.n == 1 and p.token_scores.tolist() == [0.0] and p.length is None
+
+
+def _valid() -> dict:
+    return {"format": "compbench.instance/1", "id": "bad1", "length": 1,
+            "scores": {"token": [0.0, 0.0], "arc": [[0.0] * 3] * 3, "bigram": [[0.0] * 4] * 4}}
+
+
+def _with(path: tuple, value) -> dict:
+    data = _valid()
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is _DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+_DELETE = object()
+
+BAD = [
+    ("token shape", _with(("scores", "token"), [0.0] * 3), "scores.token: expected shape (2,)"),
+    ("arc shape", _with(("scores", "arc"), [[0.0] * 3] * 2 + [[0.0] * 2]), "scores.arc"),
+    ("bigram shape", _with(("scores", "bigram"), [[0.0] * 3] * 3), "scores.bigram: expected shape (4, 4)"),
+    ("missing arc", _with(("scores", "arc"), _DELETE), "scores.arc: missing"),
+    ("missing scores", _with(("scores",), _DELETE), "scores: missing"),
+    ("text score", _with(("scores", "token"), ["a", 0.0]), "scores.token: not an array of numbers"),
+    ("length above n", _with(("length",), 3), "length: 3 is outside 0..2"),
+    ("negative length", _with(("length",), -1), "length: -1 is outside 0..2"),
+    ("range reversed", _with(("length",), {"min": 2, "max": 1}), "length: min 2 > max 1"),
+    ("range above n", _with(("length",), {"min": 0, "max": 5}), "length.max: 5 is outside 0..2"),
+    ("range keys", _with(("length",), {"lo": 0, "hi": 1}), "length: a range needs exactly the keys min and max"),
+    ("float length", _with(("length",), 1.5), "length: expected an integer"),
+    ("string length", _with(("length",), "1"), "length: expected an integer"),
+    ("bool length", _with(("length",), True), "length: expected an integer"),
+    ("float range", _with(("length",), {"min": 0.5, "max": 1}), "length.min: expected an integer"),
+    ("format version", _with(("format",), "compbench.instance/2"), "format: expected 'compbench.instance/1'"),
+    ("no format", _with(("format",), _DELETE), "format: expected"),
+    ("single_root", _with(("single_root",), "yes"), "single_root: expected true or false"),
+    ("tokens count", _with(("tokens",), ["a"]), "tokens: expected 2 strings"),
+    ("id type", _with(("id",), 7), "id: expected a string"),
+]
+
+
+@pytest.mark.parametrize("name, data, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_json_names_file_id_and_field(tmp_path: Path, name: str, data: dict, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InstanceError) as info:
+        compbench.read_instance(path)
+    text = str(info.value)
+    assert text.startswith(str(path)) and message in text and "\n" not in text
+    if isinstance(data.get("id"), str):
+        assert "id bad1" in text
+
+
+@pytest.mark.parametrize("literal, message", [("NaN", "NaN is not allowed"), ("Infinity", "Infinity is not allowed")])
+def test_nan_and_plus_infinity_literals_are_refused(tmp_path: Path, literal: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    good = json.dumps(_valid())
+    path.write_text(good + "\n" + good.replace('"token": [0.0, 0.0]', f'"token": [0.0, {literal}]') + "\n")
+    with pytest.raises(InstanceError, match=rf"bad.jsonl: line 2: malformed JSON .*{message}"):
+        list(compbench.read_instances(path))
+
+
+def test_minus_infinity_literal_means_forbidden(tmp_path: Path) -> None:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps(_valid()).replace('"token": [0.0, 0.0]', '"token": [0.0, -Infinity]'))
+    assert compbench.read_instance(path).token_scores[1] == -np.inf
+
+
+@pytest.mark.parametrize("bad_value, message", [(np.nan, "NaN at index (1,)"), (np.inf, "+inf at index (1,)")])
+def test_nan_and_plus_infinity_in_npz_are_refused(tmp_path: Path, bad_value: float, message: str) -> None:
+    p = compbench.generate("gaussian", n=3, seed=0)
+    path = tmp_path / "p.npz"
+    compbench.write_instance(path, p)
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    arrays["token_0"][1] = bad_value
+    np.savez(path, **arrays)
+    with pytest.raises(InstanceError, match=re.escape(f"p.npz: id {p.id}: instance 0: scores.token: {message}")):
+        compbench.read_instance(path)
+
+
+def test_malformed_json_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps(_valid()) + "\n{not json\n")
+    with pytest.raises(InstanceError, match=r"set.jsonl: line 2: malformed JSON"):
+        list(compbench.read_instances(path))
+
+
+def test_unknown_suffix_missing_file_and_count(tmp_path: Path) -> None:
+    with pytest.raises(InstanceError, match="unknown file type"):
+        list(compbench.read_instances(tmp_path / "x.txt"))
+    with pytest.raises(InstanceError, match="cannot read"):
+        list(compbench.read_instances(tmp_path / "missing.json"))
+    compbench.write_instances(tmp_path / "two.jsonl", compbench.generate_set("gaussian", 3, 2))
+    with pytest.raises(InstanceError, match="expected exactly one instance, found 2"):
+        compbench.read_instance(tmp_path / "two.jsonl")
+
+
+def test_generate_is_reproducible_and_makes_ties() -> None:
+    a = compbench.generate("integer-ties", n=8, seed=5, index=2)
+    b = compbench.generate("integer-ties", n=8, seed=5, index=2)
+    np.testing.assert_array_equal(a.arc_scores, b.arc_scores)
+    finite = a.arc_scores[np.isfinite(a.arc_scores)]
+    assert len(np.unique(finite)) <= 5 and np.all(finite == np.round(finite))
+    assert math.isinf(compbench.generate("forbidden", n=8, seed=0).arc_scores[np.isinf(
+        compbench.generate("forbidden", n=8, seed=0).arc_scores)].sum())
