@@ -131,6 +131,22 @@ def _json_line(problem: Problem) -> str:
     return json.dumps(problem_to_dict(problem), allow_nan=False, separators=(",", ":"))
 
 
+def _pretty_json(record: dict[str, Any]) -> str:
+    """One key per line, one matrix row per line: readable and diff-friendly."""
+    def dump(value: Any) -> str:
+        return json.dumps(value, allow_nan=False, ensure_ascii=False)
+
+    def block(value: Any, indent: str) -> str:
+        if isinstance(value, dict) and value:
+            items = [f'{indent}  {dump(k)}: {block(v, indent + "  ")}' for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+        if isinstance(value, list) and value and all(isinstance(row, list) for row in value):
+            return "[\n" + ",\n".join(f"{indent}  {dump(row)}" for row in value) + f"\n{indent}]"
+        return dump(value)
+
+    return block(record, "")
+
+
 def _suffix(path: Path) -> str:
     name = path.name.lower()
     for suffix in (".jsonl", ".json", ".npz"):
@@ -197,7 +213,7 @@ def write_instances(path: str | PathLike, problems: Iterable[Problem]) -> None:
     elif suffix == ".json":
         if len(problems) != 1:
             raise InstanceError(f"{path}: a .json file holds exactly one instance, got {len(problems)}")
-        path.write_text(json.dumps(problem_to_dict(problems[0]), allow_nan=False, indent=1) + "\n", encoding="utf-8")
+        path.write_text(_pretty_json(problem_to_dict(problems[0])) + "\n", encoding="utf-8")
     else:
         with path.open("w", encoding="utf-8") as out:
             for problem in problems:

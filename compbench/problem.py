@@ -166,7 +166,7 @@ def _check_length(length: Any, n: int) -> Length | None:
 
 class Status(str, Enum):
     OPTIMAL = "optimal"  # proven optimal
-    FEASIBLE = "feasible"  # valid, not proven optimal
+    FEASIBLE = "feasible"  # valid, not proven optimal (an inexact solver that found none: no heads, nothing proven)
     INFEASIBLE = "infeasible"  # proven: no solution exists
     TIMEOUT = "timeout"  # time limit hit; carries the best valid solution found, if any
     UNSUPPORTED = "unsupported"  # the solver does not handle this kind of problem

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Regenerates every shipped instance set (byte for byte: the generator is seeded).  Run from the repo root:
+#   bash instances/generate.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+for kind in gaussian integer-ties forbidden distance; do
+  compbench generate --kind "$kind" --n 8 --count 30 --seed 1 --out "small-$kind-n8.jsonl"
+  compbench generate --kind "$kind" --n 25 --count 10 --seed 1 --out "$kind-n25.jsonl"
+done
+compbench generate --kind gaussian --n 8 --count 30 --seed 2 --single-root --out small-gaussian-n8-single-root.jsonl
+compbench generate --kind integer-ties --n 8 --count 30 --seed 3 --free --out small-integer-ties-n8-free.jsonl

@@ -1,0 +1,70 @@
+"""The README's third-party solver, installed as a real distribution, is found, conforms and runs from the CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import compbench
+from compbench.testing import check_solver
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_block(language: str, first_line: str) -> str:
+    for block in re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S):
+        if block.startswith(first_line):
+            return block
+    raise AssertionError(f"README has no {language} block starting with {first_line!r}")
+
+
+@pytest.fixture
+def greedy_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Install the README's my-greedy package into a fresh site directory (what pip would write)."""
+    project = tomllib.loads(_readme_block("toml", "# my-greedy/pyproject.toml"))
+    (tmp_path / "my_greedy.py").write_text(_readme_block("python", "# my-greedy/my_greedy.py"))
+    info = tmp_path / "my_greedy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['project']['name']}\nVersion: 0.1\n")
+    entry_points = project["project"]["entry-points"]["compbench.solvers"]
+    (info / "entry_points.txt").write_text(
+        "[compbench.solvers]\n" + "".join(f"{name} = {target}\n" for name, target in entry_points.items()))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_plugin_is_listed_and_conforms(greedy_plugin: Path) -> None:
+    assert "greedy-flat" in compbench.solver_names()
+    info = {i["name"]: i for i in compbench.list_solvers()}["greedy-flat"]
+    assert info["exact"] is False and info["lengths"] == ["exact"]
+    check_solver("greedy-flat", max_n=7, max_examples=80)
+
+
+def test_plugin_runs_from_the_cli(greedy_plugin: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": f"{greedy_plugin}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    example = Path(__file__).resolve().parents[1] / "instances" / "ex1.json"
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(example), "--solver", "greedy-flat"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "solver   greedy-flat: feasible" in result.stdout and "kept     2 of 3" in result.stdout
+
+
+def test_conformance_kit_catches_a_wrong_solver(greedy_plugin: Path) -> None:
+    class Liar(compbench.get_solver("greedy-flat").__class__):
+        name = "liar"
+        exact = True  # claims proofs it does not have
+
+        def _solve(self, problem, **kwargs):
+            solution = super()._solve(problem, **kwargs)
+            if solution.has_solution:
+                solution.status = compbench.Status.OPTIMAL
+            return solution
+
+    with pytest.raises(AssertionError):
+        check_solver(Liar(), max_n=6, max_examples=50)
