@@ -68,6 +68,13 @@ def objective(problem: Problem, heads: np.ndarray) -> float:
     sequence = [0, *kept, n + 1]
     for a, b in zip(sequence, sequence[1:]):
         total += problem.bigram_scores[a, b]
+    if problem.sibling_scores is not None:
+        # Each head's modifiers on each side, moving outward from the head; the first one's sibling is the head.
+        for h in (0, *kept):
+            modifiers = [k for k in kept if heads[k] == h]
+            for side in ([k for k in modifiers if k > h], [k for k in reversed(modifiers) if k < h]):
+                for previous, k in zip((h, *side), side):
+                    total += problem.sibling_scores[h, previous, k]
     return float(total)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .problem import Length, Problem, ProblemError
+from .problem import Length, Problem, ProblemError, sibling_triples
 
 FORMAT = "compbench.instance/1"
 _CORE_KEYS = {"format", "id", "tokens", "length", "single_root", "scores"}
@@ -91,8 +91,35 @@ def problem_from_dict(data: Any) -> Problem:
         token = [0.0] * n
     elif not isinstance(token, list):
         raise ProblemError("scores.token", "not an array")
+    sibling = scores.get("sibling")
+    if sibling is not None:
+        sibling = _dense_sibling_scores(sibling, n)
     return Problem(_nulls_to_neg_inf(token), _nulls_to_neg_inf(scores["arc"]), _nulls_to_neg_inf(scores["bigram"]),
-                   **metadata)
+                   sibling_scores=sibling, **metadata)
+
+
+def _dense_sibling_scores(entries: Any, n: int) -> np.ndarray:
+    """The dense (n+1)^3 array of a sparse ``[[h, s, k, score], ...]`` list (absent triples score 0)."""
+    if not isinstance(entries, list):
+        raise ProblemError("scores.sibling", "expected a list of [h, s, k, score] entries")
+    dense = np.zeros((n + 1,) * 3)
+    possible = sibling_triples(n)
+    seen = set()
+    for i, entry in enumerate(entries):
+        if (not isinstance(entry, list) or len(entry) != 4
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in entry[:3])):
+            raise ProblemError(f"scores.sibling[{i}]", f"expected [h, s, k, score] with integer h, s, k, got {entry!r}")
+        h, s, k, score = entry
+        if not (0 <= min(h, s, k) and max(h, s, k) <= n and possible[h, s, k]):
+            raise ProblemError(f"scores.sibling[{i}]", f"({h}, {s}, {k}) is not a head, previous sibling (or the "
+                                                     f"head itself) and modifier on one side, within 0..{n}")
+        if (h, s, k) in seen:
+            raise ProblemError(f"scores.sibling[{i}]", f"({h}, {s}, {k}) appears twice")
+        seen.add((h, s, k))
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise ProblemError(f"scores.sibling[{i}]", f"score must be a number or null, got {score!r}")
+        dense[h, s, k] = -math.inf if score is None else score
+    return dense
 
 
 def _length_to_json(length: Length | None) -> Any:
@@ -113,6 +140,11 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         "arc": _neg_inf_to_nulls(problem.arc_scores),
         "bigram": _neg_inf_to_nulls(problem.bigram_scores),
     }
+    if problem.sibling_scores is not None:
+        sibling = problem.sibling_scores
+        listed = sibling_triples(problem.n) & (sibling != 0)
+        out["scores"]["sibling"] = [[int(h), int(s), int(k), _neg_inf_to_nulls(sibling[h, s, k])]
+                                    for h, s, k in np.argwhere(listed)]
     out.update(problem.extra)
     return out
 
@@ -225,8 +257,8 @@ def write_instance(path: str | PathLike, problem: Problem) -> None:
     write_instances(path, [problem])
 
 
-# NPZ: arrays token_<i>, arc_<i>, bigram_<i> (-inf kept as is) and "meta", a JSON list with the rest of each
-# instance (format, id, tokens, length, single_root, extra keys).
+# NPZ: arrays token_<i>, arc_<i>, bigram_<i>, optionally sibling_<i> (dense; -inf kept as is) and "meta", a JSON
+# list with the rest of each instance (format, id, tokens, length, single_root, extra keys).
 def _write_npz(path: Path, problems: list[Problem]) -> None:
     arrays: dict[str, np.ndarray] = {}
     meta = []
@@ -234,6 +266,8 @@ def _write_npz(path: Path, problems: list[Problem]) -> None:
         arrays[f"token_{i}"] = problem.token_scores
         arrays[f"arc_{i}"] = problem.arc_scores
         arrays[f"bigram_{i}"] = problem.bigram_scores
+        if problem.sibling_scores is not None:
+            arrays[f"sibling_{i}"] = problem.sibling_scores
         record = problem_to_dict(problem)
         del record["scores"]
         meta.append(record)
@@ -258,6 +292,7 @@ def _read_npz(path: Path) -> Iterator[Problem]:
             missing = [f"{k}_{i}" for k in ("token", "arc", "bigram") if f"{k}_{i}" not in arrays]
             if missing:
                 raise ProblemError("scores", f"missing arrays {', '.join(missing)}")
-            yield Problem(arrays[f"token_{i}"], arrays[f"arc_{i}"], arrays[f"bigram_{i}"], **metadata)
+            yield Problem(arrays[f"token_{i}"], arrays[f"arc_{i}"], arrays[f"bigram_{i}"],
+                          sibling_scores=arrays.get(f"sibling_{i}"), **metadata)
         except ProblemError as exc:
             raise InstanceError(f"{where}: {exc}") from None

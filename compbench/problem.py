@@ -97,6 +97,9 @@ class Problem:
     tokens: tuple[str, ...] | None = None
     id: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)  # pos, gold, meta, ...: kept and ignored
+    # Second order: sibling_scores[h, s, k] scores modifier k of head h whose previous kept modifier on the same
+    # side (moving outward from h) is s, or s = h when k is h's first modifier on that side.  None: first order.
+    sibling_scores: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         arc = _score_array("scores.arc", self.arc_scores)  # defines n; the other arrays must match it
@@ -120,6 +123,15 @@ class Problem:
                 raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
             object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "extra", dict(self.extra))
+        if self.sibling_scores is not None:
+            sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1))
+            sibling[~sibling_triples(n)] = NEG_INF  # triples that cannot occur
+            sibling.setflags(write=False)
+            object.__setattr__(self, "sibling_scores", sibling)
+
+    @property
+    def second_order(self) -> bool:
+        return self.sibling_scores is not None
 
     @property
     def n(self) -> int:
@@ -142,6 +154,13 @@ class Problem:
     def replace(self, **changes: Any) -> Problem:
         """A copy with some fields changed (e.g. ``p.replace(length=Length.exact(3))``)."""
         return dataclasses.replace(self, **changes)
+
+
+def sibling_triples(n: int) -> np.ndarray:
+    """Mask of the (h, s, k) triples that can occur: k != h, k >= 1, and s = h or s strictly between h and k."""
+    h, s, k = np.ogrid[: n + 1, : n + 1, : n + 1]
+    between = ((h < s) & (s < k)) | ((k < s) & (s < h))
+    return (k != h) & (k >= 1) & ((s == h) | between)
 
 
 def _check_length(length: Any, n: int) -> Length | None:

@@ -28,20 +28,25 @@ LENGTH_MODES = ("exact", "range", "free")
 
 @st.composite
 def problems(draw: Any, min_n: int = 0, max_n: int = 8, length_modes: Iterable[str] = LENGTH_MODES,
-             single_root: bool | None = None, forbid: bool = True) -> Problem:
-    """A hypothesis strategy for random problems (scores from a drawn seed, so shrinking acts on n and modes)."""
+             single_root: bool | None = None, forbid: bool = True, second_order: bool | None = False) -> Problem:
+    """A hypothesis strategy for random problems (scores from a drawn seed, so shrinking acts on n and modes).
+
+    ``single_root`` and ``second_order`` (sibling scores): True, False, or None to draw both ways.
+    """
     n = draw(st.integers(min_n, max_n))
     ties = draw(st.booleans())
     forbid_rate = draw(st.sampled_from((0.0, 0.0, 0.15, 0.4))) if forbid else 0.0
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    shapes = ((n,), (n + 1, n + 1), (n + 2, n + 2))
+    with_siblings = draw(st.booleans()) if second_order is None else second_order
+    shapes = [(n,), (n + 1, n + 1), (n + 2, n + 2)] + ([(n + 1,) * 3] if with_siblings else [])
     if ties:
-        token, arc, bigram = (rng.integers(-2, 3, size=s).astype(np.float64) for s in shapes)
+        arrays = [rng.integers(-2, 3, size=s).astype(np.float64) for s in shapes]
     else:
-        token, arc, bigram = (np.round(rng.standard_normal(s), 3) for s in shapes)
-    for array in (token, arc, bigram):
+        arrays = [np.round(rng.standard_normal(s), 3) for s in shapes]
+    for array in arrays:
         array[rng.random(array.shape) < forbid_rate] = -np.inf
+    token, arc, bigram, *sibling = arrays
     mode = draw(st.sampled_from(tuple(length_modes)))
     if mode == "exact":
         length = Length.exact(draw(st.integers(0, n)))
@@ -51,7 +56,8 @@ def problems(draw: Any, min_n: int = 0, max_n: int = 8, length_modes: Iterable[s
     else:
         length = None
     root = draw(st.booleans()) if single_root is None else single_root
-    return Problem(token, arc, bigram, length=length, single_root=root, id=f"hyp-n{n}-{seed}")
+    return Problem(token, arc, bigram, length=length, single_root=root, id=f"hyp-n{n}-{seed}",
+                   sibling_scores=sibling[0] if sibling else None)
 
 
 def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = False,
@@ -90,13 +96,17 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
                  length_modes: Iterable[str] = LENGTH_MODES, **options: Any) -> None:
     """Run ``solver`` against brute force on ``max_examples`` random problems with up to ``max_n`` tokens.
 
-    ``all_lengths=None`` also checks the all-lengths mode when the solver supports it.
+    ``all_lengths=None`` also checks the all-lengths mode when the solver supports it; second-order problems
+    (sibling scores) are drawn half the time when the solver supports them.
     """
     solver = get_solver(solver) if isinstance(solver, str) else solver
     check_curve = solver.supports.all_lengths if all_lengths is None else all_lengths
 
+    second_order = None if solver.supports.second_order else False
+
     @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(problem=problems(max_n=max_n, length_modes=tuple(length_modes)), curve=st.booleans())
+    @given(problem=problems(max_n=max_n, length_modes=tuple(length_modes), second_order=second_order),
+           curve=st.booleans())
     def run(problem: Problem, curve: bool) -> None:
         assert_conforms(solver, problem, all_lengths=check_curve and curve, **options)
 

@@ -1,8 +1,8 @@
 """``brute-force``: the oracle.  Enumerates every kept set, parses each one exactly.
 
 For each kept set K allowed by the length condition (in increasing size, then lexicographic order) it adds the
-token and bigram scores of K to the best projective tree over K, found by Eisner's algorithm written as a plain
-memoized recursion over the kept sequence.  Its tests check it against a second, independent enumeration of
+token and bigram scores of K to the best projective tree over K, found by (second-order) Eisner's algorithm written
+as a plain memoized recursion over the kept sequence.  Its tests check it against a second, independent enumeration of
 every head assignment.  Time O(2^n n^3): it refuses n > MAX_N.
 """
 
@@ -22,55 +22,69 @@ MAX_N = 12
 NEG_INF = -math.inf
 
 
-def best_tree(arc: np.ndarray, words: tuple[int, ...], single_root: bool) -> tuple[float, dict[int, int]]:
+def best_tree(problem: Problem, words: tuple[int, ...]) -> tuple[float, dict[int, int]]:
     """The best projective tree over ``words`` (kept tokens, increasing) rooted at 0: (score, {token: head}).
 
-    Eisner's items over the sequence ``w = (0, *words)``: ``complete(s, t, right)`` is a subtree of w[s] covering
-    w[s..t]; ``complete(s, t, left)`` a subtree of w[t] covering w[s..t]; ``incomplete`` adds the arc between
-    w[s] and w[t].  ``single_root``: the root takes exactly one modifier w[j], whose subtree covers everything.
+    Second-order Eisner (McDonald & Pereira 2006) written as a plain memoized recursion over the kept sequence
+    ``w = (0, *words)``; with no sibling scores it is exactly first-order Eisner.  ``complete(s, t, right)`` is a
+    subtree of w[s] covering w[s..t] (``left``: of w[t]); ``incomplete(s, t, ·)`` adds the arc between w[s] and
+    w[t] plus that head's closer modifiers on the same side; ``box(s, t)`` holds two adjacent siblings' facing
+    halves.  ``single_root``: the root takes exactly one modifier w[j], whose subtree covers everything.
     """
+    arc, sibling = problem.arc_scores, problem.sibling_scores
     w = (0, *words)
     k = len(words)
+
+    def sib(h: int, s: int, m: int) -> float:
+        return 0.0 if sibling is None else sibling[w[h], w[s], w[m]]
 
     @lru_cache(maxsize=None)
     def complete(s: int, t: int, right: bool) -> tuple[float, tuple[tuple[int, int], ...]]:
         if s == t:
             return 0.0, ()
-        best: tuple[float, tuple] = (NEG_INF, ())
-        for r in (range(s + 1, t + 1) if right else range(s, t)):
-            left_part = incomplete(s, r, True) if right else complete(s, r, False)
-            right_part = complete(r, t, True) if right else incomplete(r, t, False)
-            score = left_part[0] + right_part[0]
-            if score > best[0]:
-                best = (score, left_part[1] + right_part[1])
-        return best
+        if right:  # the outermost modifier r of w[s], then r's own right half
+            splits = ((incomplete(s, r, True), complete(r, t, True)) for r in range(s + 1, t + 1))
+        else:
+            splits = ((complete(s, r, False), incomplete(r, t, False)) for r in range(s, t))
+        return _best(splits)
 
     @lru_cache(maxsize=None)
     def incomplete(s: int, t: int, right: bool) -> tuple[float, tuple[tuple[int, int], ...]]:
-        head, mod = (w[s], w[t]) if right else (w[t], w[s])
-        arc_score = arc[head, mod]
-        best: tuple[float, tuple] = (NEG_INF, ())
+        head, mod = (s, t) if right else (t, s)
+        arc_score = arc[w[head], w[mod]]
         if arc_score == NEG_INF:
-            return best
-        for r in range(s, t):
-            a, b = complete(s, r, True), complete(r + 1, t, False)
-            score = a[0] + b[0] + arc_score
-            if score > best[0]:
-                best = (score, a[1] + b[1] + ((mod, head),))
-        return best
+            return NEG_INF, ()
+        if right:  # first modifier (sibling = head), or the previous modifier r of w[s] and the box (r, t)
+            first = (complete(s + 1, t, False), (sib(s, s, t), ()))
+            later = ((incomplete(s, r, True), box(r, t), (sib(s, r, t), ())) for r in range(s + 1, t))
+        else:
+            first = (complete(s, t - 1, True), (sib(t, t, s), ()))
+            later = ((box(s, r), incomplete(r, t, False), (sib(t, r, s), ())) for r in range(s + 1, t))
+        score, arcs = _best(itertools.chain([first], later))
+        return score + arc_score, arcs + ((w[mod], w[head]),)
+
+    @lru_cache(maxsize=None)
+    def box(s: int, t: int) -> tuple[float, tuple[tuple[int, int], ...]]:
+        return _best((complete(s, u, True), complete(u + 1, t, False)) for u in range(s, t))
 
     if k == 0:
         return 0.0, {}
-    if not single_root:
+    if not problem.single_root:
         score, arcs = complete(0, k, True)
     else:
-        score, arcs = NEG_INF, ()
-        for j in range(1, k + 1):
-            a, b = complete(1, j, False), complete(j, k, True)
-            candidate = arc[0, w[j]] + a[0] + b[0]
-            if candidate > score:
-                score, arcs = candidate, a[1] + b[1] + ((w[j], 0),)
+        score, arcs = _best((complete(1, j, False), complete(j, k, True),
+                             (arc[0, w[j]] + sib(0, 0, j), ((w[j], 0),))) for j in range(1, k + 1))
     return float(score), dict(arcs)
+
+
+def _best(candidates) -> tuple[float, tuple[tuple[int, int], ...]]:
+    """The highest sum of (score, arcs) parts over the candidates; the first one wins ties."""
+    best: tuple[float, tuple] = (NEG_INF, ())
+    for parts in candidates:
+        score = sum(part[0] for part in parts)
+        if score > best[0]:
+            best = (score, tuple(itertools.chain.from_iterable(part[1] for part in parts)))
+    return best
 
 
 def kept_sets(n: int, lo: int, hi: int):
@@ -84,7 +98,7 @@ class BruteForce(Solver):
     description = f"Enumerates every kept set and parses each with Eisner's algorithm (the oracle; n <= {MAX_N})"
     exact = True
     complexity = "O(2^n n^3)"
-    supports = Capabilities(all_lengths=True, max_n=MAX_N)
+    supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         n = problem.n
@@ -103,7 +117,7 @@ class BruteForce(Solver):
             chain = sum(bigram[a, b] for a, b in zip(sequence, sequence[1:])) + sum(token[k - 1] for k in words)
             if chain == NEG_INF:
                 continue
-            tree_score, tree = best_tree(problem.arc_scores, words, problem.single_root)
+            tree_score, tree = best_tree(problem, words)
             total = chain + tree_score
             if total > best[len(words)][0]:
                 best[len(words)] = (total, tree)

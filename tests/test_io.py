@@ -19,14 +19,14 @@ FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), database
 
 
 def _same(a: Problem, b: Problem) -> None:
-    for name in ("token_scores", "arc_scores", "bigram_scores"):
+    for name in ("token_scores", "arc_scores", "bigram_scores", "sibling_scores"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
     assert (a.length, a.single_root, a.tokens, a.id, dict(a.extra)) == (b.length, b.single_root, b.tokens, b.id,
                                                                           dict(b.extra))
 
 
 @FAST
-@given(problems(max_n=6))
+@given(problems(max_n=6, second_order=None))
 def test_round_trip_every_format(tmp_path_factory: pytest.TempPathFactory, p: Problem) -> None:
     p = p.replace(tokens=tuple(f"tok{k}" for k in range(p.n)), extra={"gold": [1], "pos": ["NN"] * p.n,
                                                                       "meta": {"note": "é"}})
@@ -102,6 +102,12 @@ BAD = [
     ("single_root", _with(("single_root",), "yes"), "single_root: expected true or false"),
     ("tokens count", _with(("tokens",), ["a"]), "tokens: expected 2 strings"),
     ("id type", _with(("id",), 7), "id: expected a string"),
+    ("sibling not a list", _with(("scores", "sibling"), {"0": 1}), "scores.sibling: expected a list"),
+    ("sibling entry", _with(("scores", "sibling"), [[0, 0, 1]]), "scores.sibling[0]: expected [h, s, k, score]"),
+    ("sibling index", _with(("scores", "sibling"), [[0, 0, 3, 1.0]]), "scores.sibling[0]: (0, 0, 3) is not"),
+    ("sibling side", _with(("scores", "sibling"), [[1, 2, 2, 1.0]]), "scores.sibling[0]: (1, 2, 2) is not"),
+    ("sibling twice", _with(("scores", "sibling"), [[0, 0, 1, 1.0], [0, 0, 1, 2.0]]), "appears twice"),
+    ("sibling score", _with(("scores", "sibling"), [[0, 0, 1, "x"]]), "score must be a number or null"),
 ]
 
 
@@ -170,3 +176,19 @@ def test_generate_is_reproducible_and_makes_ties() -> None:
     assert len(np.unique(finite)) <= 5 and np.all(finite == np.round(finite))
     assert math.isinf(compbench.generate("forbidden", n=8, seed=0).arc_scores[np.isinf(
         compbench.generate("forbidden", n=8, seed=0).arc_scores)].sum())
+
+
+def test_sibling_scores_sparse_in_json_dense_in_npz(tmp_path: Path) -> None:
+    data = _with(("scores", "sibling"), [[0, 0, 2, 1.5], [0, 1, 2, None], [2, 2, 1, -0.5]])
+    path = tmp_path / "sib.json"
+    path.write_text(json.dumps(data))
+    p = compbench.read_instance(path)
+    assert p.second_order and p.sibling_scores.shape == (3, 3, 3)
+    assert p.sibling_scores[0, 0, 2] == 1.5 and p.sibling_scores[0, 1, 2] == -np.inf
+    assert p.sibling_scores[2, 2, 1] == -0.5 and p.sibling_scores[0, 0, 1] == 0.0
+    assert p.sibling_scores[1, 0, 2] == -np.inf  # a triple that cannot occur
+    compbench.write_instance(tmp_path / "sib.npz", p)
+    with np.load(tmp_path / "sib.npz") as archive:
+        assert archive["sibling_0"].shape == (3, 3, 3)
+    _same(p, compbench.read_instance(tmp_path / "sib.npz"))
+    assert compbench.io.problem_to_dict(p)["scores"]["sibling"] == [[0, 0, 2, 1.5], [0, 1, 2, None], [2, 2, 1, -0.5]]
