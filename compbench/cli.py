@@ -160,7 +160,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if ratio is not None and not 0.0 <= ratio <= 1.0:
         raise UsageError(f"--length-ratio must lie in 0..1, got {ratio}")
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
-                            single_root=args.single_root)
+                            single_root=args.single_root, second_order=args.second_order)
     write_instances(args.out, problems)
     print(f"wrote {len(problems)} {args.kind} instances with n = {args.n} to {args.out}")
     return 0
@@ -192,6 +192,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--length-ratio", type=float, default=0.45, metavar="R", help="m = round(R n) (default 0.45)")
     gen.add_argument("--free", action="store_true", help="free length instead of a length ratio")
     gen.add_argument("--single-root", action="store_true")
+    gen.add_argument("--second-order", action="store_true", help="add sibling scores")
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--out", required=True, help="output file (.jsonl, .json or .npz)")
     gen.set_defaults(func=cmd_generate)

@@ -6,6 +6,8 @@
   some instances have no solution at all.
 - ``distance``: arc and bigram scores that prefer short arcs and adjacent words (closer to real parsers' scores),
   plus N(0, 1) noise.
+
+Any kind can carry second-order sibling scores (``second_order=True``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ KINDS = ("gaussian", "integer-ties", "forbidden", "distance")
 
 
 def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = None, index: int = 0,
-             single_root: bool = False) -> Problem:
+             single_root: bool = False, second_order: bool = False) -> Problem:
     """One synthetic problem; the same (kind, n, seed, index) always gives the same scores.
+
+    ``second_order`` adds sibling scores of the same kind (their own random stream: the first-order scores are
+    the same as without them).
 
     >>> p = generate("integer-ties", n=6, seed=3, length=3)
     >>> p.n, p.length_bounds(), p.id
@@ -42,13 +47,24 @@ def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = Non
         gap = np.abs(positions[:, None] - positions[None, :]).astype(np.float64)
         arc += 2.0 - np.log1p(gap[: n + 1, : n + 1])
         bigram += 1.5 - np.log1p(gap)
-    return Problem(token, arc, bigram, length=length, single_root=single_root,
+    sibling = None
+    if second_order:
+        sibling_rng = np.random.default_rng([seed, n, index, KINDS.index(kind), 2])
+        shape = (n + 1,) * 3
+        if kind == "integer-ties":
+            sibling = sibling_rng.integers(-2, 3, size=shape).astype(np.float64)
+        else:
+            sibling = sibling_rng.standard_normal(shape)
+        if kind == "forbidden":
+            sibling[sibling_rng.random(shape) < 0.1] = -np.inf
+    return Problem(token, arc, bigram, length=length, single_root=single_root, sibling_scores=sibling,
                    tokens=tuple(f"w{k}" for k in range(1, n + 1)), id=f"{kind}-n{n}-s{seed}-{index}",
                    extra={"meta": {"kind": kind, "seed": seed, "index": index}})
 
 
 def generate_set(kind: str, n: int, count: int, seed: int = 0, length_ratio: float | None = 0.45,
-                 single_root: bool = False) -> list[Problem]:
+                 single_root: bool = False, second_order: bool = False) -> list[Problem]:
     """``count`` problems of one kind and size; ``length_ratio`` R gives m = round(R n) (None: free length)."""
     length = None if length_ratio is None else int(round(length_ratio * n))
-    return [generate(kind, n, seed=seed, length=length, index=i, single_root=single_root) for i in range(count)]
+    return [generate(kind, n, seed=seed, length=length, index=i, single_root=single_root, second_order=second_order)
+            for i in range(count)]
