@@ -1,0 +1,380 @@
+"""Sweeps: tasks over instance sets, executors (local process pool or Dask), JSONL records, resume, size skipping.
+
+A run file is JSON Lines: one ``{"type": "environment", ...}`` record each time a sweep starts or resumes, then one
+``{"type": "result", ...}`` record per (instance, solver) pair, appended and flushed as each solve finishes.
+
+>>> import tempfile, os
+>>> out = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+>>> tasks = make_tasks(source_problems("gen:gaussian:5:2"), ["brute-force"], time_limit=30)
+>>> summary = run_sweep(tasks, out, jobs=1)
+>>> [r["status"] for r in read_records(out) if r["type"] == "result"]
+['optimal', 'optimal']
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import json
+import os
+import platform
+import queue
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from compbench.generate import KINDS, generate
+from compbench.io import problem_to_dict, read_instances
+from compbench.problem import Problem
+from compbench.registry import list_solvers
+
+from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, run_in_child
+
+PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "matplotlib", "tqdm", "dask",
+            "distributed")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
+                    "NUMEXPR_NUM_THREADS")
+
+
+class SpecError(ValueError):
+    """A bad size range or generator spec."""
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"10:60:5"`` (start:stop:step, stop included), ``"10:20"`` (step 1) or ``"6,8,12"``.
+
+    >>> parse_sizes("10:30:10"), parse_sizes("4,6")
+    ([10, 20, 30], [4, 6])
+    """
+    try:
+        if ":" in text:
+            parts = [int(p) for p in text.split(":")]
+            if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] <= 0):
+                raise ValueError
+            start, stop, step = parts[0], parts[1], parts[2] if len(parts) == 3 else 1
+            sizes = list(range(start, stop + 1, step))
+        else:
+            sizes = [int(p) for p in text.split(",")]
+    except ValueError:
+        raise SpecError(f"bad sizes {text!r} (expected START:STOP[:STEP] or N,N,...)") from None
+    if not sizes or min(sizes) < 0:
+        raise SpecError(f"bad sizes {text!r}: need at least one size, all >= 0")
+    return sizes
+
+
+def parse_kinds(text: str) -> list[str]:
+    kinds = [k for k in text.replace("+", ",").split(",") if k]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise SpecError(f"unknown kind(s) {', '.join(unknown) or text!r} (known: {', '.join(KINDS)})")
+    return kinds
+
+
+def generated_problems(kinds: Iterable[str], sizes: Iterable[int], per_size: int, seed: int = 0,
+                       length_ratio: float | None = 0.45) -> list[Problem]:
+    """``per_size`` problems of each kind and size, ordered by size (then kind, index)."""
+    problems = []
+    for n in sorted(set(sizes)):
+        for kind in kinds:
+            length = None if length_ratio is None else int(round(length_ratio * n))
+            problems += [generate(kind, n, seed=seed, length=length, index=i) for i in range(per_size)]
+    return problems
+
+
+def source_problems(source: str) -> list[Problem]:
+    """The problems of an instance file (.json, .jsonl, .npz) or a generator spec ``gen:KINDS:SIZES:COUNT[:SEED]``.
+
+    In a spec, KINDS is e.g. ``gaussian+forbidden`` (``all``: every kind) and SIZES ``6``, ``1-9`` or ``10-40/10``;
+    ``gen:all:1-9:3`` gives 3 instances of each kind for each n = 1..9 (m = round(0.45 n)).
+    """
+    if not source.startswith("gen:"):
+        return list(read_instances(source))
+    parts = source[4:].split(":")
+    if len(parts) not in (3, 4):
+        raise SpecError(f"bad generator spec {source!r} (expected gen:KINDS:SIZES:COUNT[:SEED], "
+                        f"e.g. gen:gaussian+forbidden:4-9:3)")
+    kinds = list(KINDS) if parts[0] == "all" else parse_kinds(parts[0])
+    sizes_text = parts[1]
+    if "-" in sizes_text:
+        lo, _, rest = sizes_text.partition("-")
+        stop, _, step = rest.partition("/")
+        sizes_text = f"{lo}:{stop}:{step or 1}"
+    try:
+        count, seed = int(parts[2]), int(parts[3]) if len(parts) == 4 else 0
+    except ValueError:
+        raise SpecError(f"bad generator spec {source!r}: COUNT and SEED are integers") from None
+    return generated_problems(kinds, parse_sizes(sizes_text), count, seed=seed)
+
+
+def problem_kind(problem: Problem) -> str:
+    meta = problem.extra.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("kind"), str):
+        return meta["kind"]
+    return "file"
+
+
+def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None) -> list[dict]:
+    """One task per (problem, solver), by increasing n so that size skipping can act."""
+    solvers = list(solvers)
+    tasks = []
+    for problem in sorted(problems, key=lambda p: p.n):
+        lo, hi = problem.length_bounds()
+        header = {"instance": problem.id, "n": problem.n, "m": lo if lo == hi else None,
+                  "length": problem.length_mode if problem.length is None or lo != hi else "exact",
+                  "length_bounds": [lo, hi], "kind": problem_kind(problem)}
+        data = problem_to_dict(problem)
+        for solver in solvers:
+            tasks.append({"header": {**header, "solver": solver}, "solver": solver, "problem": data,
+                          "time_limit": time_limit})
+    return tasks
+
+
+def environment(settings: dict[str, Any]) -> dict[str, Any]:
+    """The environment record: package versions, CPU, thread settings, solvers, the command and the settings."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "type": "environment",
+        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": "compbench " + " ".join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
+        else None,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "threads": {name: os.environ.get(name) for name in THREAD_VARIABLES},
+        "packages": versions,
+        "solvers": {info["name"]: info for info in list_solvers()},
+        "settings": settings,
+    }
+
+
+def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every complete record of a run file (a line cut short by a kill is ignored)."""
+    records = []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return records
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "type" in record:
+            records.append(record)
+    return records
+
+
+class RecordWriter:
+    """Appends records to a JSONL file, one flushed line each (a partial last line from a kill is dropped first)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with self.path.open("r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, allow_nan=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+@dataclass
+class SizeSkipper:
+    """Skips larger sizes for a (solver, kind) once more than ``fraction`` of a size's instances timed out."""
+
+    fraction: float = 0.5
+    per_size: dict[tuple[str, str, int], int] = field(default_factory=dict)  # instances planned per size
+    timeouts: dict[tuple[str, str, int], int] = field(default_factory=lambda: defaultdict(int))
+    limit: dict[tuple[str, str], int] = field(default_factory=dict)  # smallest size that tripped
+
+    def plan(self, tasks: Iterable[dict]) -> None:
+        counts: dict[tuple[str, str, int], int] = defaultdict(int)
+        for task in tasks:
+            h = task["header"]
+            counts[h["solver"], h["kind"], h["n"]] += 1
+        self.per_size = dict(counts)
+
+    def observe(self, record: dict[str, Any]) -> None:
+        if record.get("status") != "timeout":
+            return
+        key = (record["solver"], record["kind"], record["n"])
+        self.timeouts[key] += 1
+        planned = self.per_size.get(key, 0)
+        if planned and self.timeouts[key] > self.fraction * planned:
+            pair = key[:2]
+            self.limit[pair] = min(self.limit.get(pair, key[2]), key[2])
+
+    def skips(self, header: dict[str, Any]) -> int | None:
+        """The size that tripped the skip for this task, or None to run it."""
+        tripped = self.limit.get((header["solver"], header["kind"]))
+        return tripped if tripped is not None and header["n"] > tripped else None
+
+
+class LocalExecutor:
+    """A pool of ``jobs`` child processes (each solve under a hard limit); threads only wait on them."""
+
+    def __init__(self, jobs: int, grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS):
+        self.slots = jobs
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+        self._idle: queue.SimpleQueue[SolveProcess] = queue.SimpleQueue()
+        self._workers = [SolveProcess(grace, warmup_limit) for _ in range(jobs)]
+        for worker in self._workers:
+            self._idle.put(worker)
+
+    def _run(self, task: dict[str, Any]) -> dict[str, Any]:
+        worker = self._idle.get()
+        try:
+            return worker.run(task)
+        finally:
+            self._idle.put(worker)
+
+    def submit(self, task: dict[str, Any]) -> concurrent.futures.Future:
+        return self._pool.submit(self._run, task)
+
+    def wait_any(self, futures: Iterable[Any]) -> set:
+        done, _ = concurrent.futures.wait(list(futures), return_when=concurrent.futures.FIRST_COMPLETED)
+        return done
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        for worker in self._workers:
+            worker.close()
+
+
+class DaskExecutor:
+    """The same tasks on a Dask distributed cluster; each Dask worker thread keeps its own child process."""
+
+    def __init__(self, scheduler: Any, grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS):
+        from distributed import Client
+
+        self._own_client = not hasattr(scheduler, "submit")
+        self.client = Client(scheduler) if self._own_client else scheduler
+        self.slots = max(1, sum(self.client.nthreads().values()))
+        self.grace, self.warmup_limit = grace, warmup_limit
+
+    def submit(self, task: dict[str, Any]) -> Any:
+        return self.client.submit(run_in_child, task, self.grace, self.warmup_limit, pure=False)
+
+    def wait_any(self, futures: Iterable[Any]) -> set:
+        from distributed import wait
+
+        done, _ = wait(list(futures), return_when="FIRST_COMPLETED")
+        return set(done)
+
+    def close(self) -> None:
+        if self._own_client:
+            self.client.close()
+
+
+def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    record = {"type": "result", **task["header"], "time_limit": task["time_limit"]}
+    for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "validity",
+                "stats", "message", "heads", "killed"):
+        if key in result and result[key] not in (None, "", {}):
+            record[key] = result[key]
+    record.setdefault("objective", None)
+    record.setdefault("bound", None)
+    return record
+
+
+def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(r["instance"], r["solver"]) for r in records if r.get("type") == "result"}
+
+
+def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSkipper | None = None,
+              progress: Any = None) -> None:
+    """Run tasks on the executor (at most its number of slots in flight, so skipping acts on fresh results) and
+    call ``on_record(record)`` as each one finishes, in the calling thread."""
+    pending = list(reversed(tasks))
+    in_flight: dict[Any, dict] = {}
+    while pending or in_flight:
+        while pending and len(in_flight) < executor.slots:
+            task = pending.pop()
+            tripped = skipper.skips(task["header"]) if skipper else None
+            if tripped is not None:
+                on_record(result_record(task, {"status": "skipped", "message": f"skipped: more than "
+                          f"{skipper.fraction:g} of the instances timed out at n = {tripped}"}))
+                continue
+            in_flight[executor.submit(task)] = task
+        if not in_flight:
+            continue
+        for future in executor.wait_any(in_flight):
+            task = in_flight.pop(future)
+            try:
+                result = future.result()
+            except Exception as exc:  # the executor itself failed (e.g. a lost Dask worker)
+                result = {"status": "error", "message": f"executor: {type(exc).__name__}: {exc}"}
+            record = result_record(task, result)
+            if skipper:
+                skipper.observe(record)
+            on_record(record)
+            if progress is not None:
+                progress.set_postfix_str(f"{task['solver']} n={task['header']['n']}", refresh=False)
+
+
+def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resume: bool = False,
+              executor: str = "local", scheduler: Any = None, skip_fraction: float = 0.5,
+              grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
+              settings: dict[str, Any] | None = None, show_progress: bool | None = None) -> dict[str, int]:
+    """Run every task not yet in ``out`` (with ``resume``), appending records; returns status counts."""
+    from tqdm import tqdm
+
+    path = Path(out)
+    existing = read_records(path) if resume else []
+    if path.exists() and not resume and path.stat().st_size > 0:
+        raise FileExistsError(f"{path} exists (use --resume to continue it, or choose another --out)")
+    done = recorded_pairs(existing)
+    skipper = SizeSkipper(skip_fraction)
+    skipper.plan(tasks)
+    for record in existing:
+        if record.get("type") == "result":
+            skipper.observe(record)
+    todo = [t for t in tasks if (t["header"]["instance"], t["solver"]) not in done]
+    writer = RecordWriter(path)
+    counts: dict[str, int] = defaultdict(int)
+    counts["resumed"] = len(tasks) - len(todo)
+    writer.write(environment({**(settings or {}), "executor": executor, "jobs": jobs, "tasks": len(tasks),
+                              "already_recorded": counts["resumed"], "skip_fraction": skip_fraction,
+                              "grace_seconds": grace}))
+    pool = (DaskExecutor(scheduler, grace, warmup_limit) if executor == "dask"
+            else LocalExecutor(jobs, grace, warmup_limit))
+    quiet = not sys.stderr.isatty() if show_progress is None else not show_progress
+    progress = tqdm(total=len(todo), disable=quiet, unit="solve", dynamic_ncols=True)
+
+    def on_record(record: dict[str, Any]) -> None:
+        writer.write(record)
+        counts[record["status"]] += 1
+        progress.update(1)
+
+    try:
+        run_tasks(todo, pool, on_record, skipper, progress)
+    finally:
+        progress.close()
+        pool.close()
+        writer.close()
+    return dict(counts)

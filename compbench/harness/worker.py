@@ -1,0 +1,251 @@
+"""One solve in a child process under a hard wall-clock limit.
+
+:class:`SolveProcess` owns a long-lived child (``python -m compbench.harness.worker``) that solves one task at a
+time; the parent waits for the answer and kills the child when the limit passes (recorded as ``timeout``) or
+finds it dead (recorded as ``error`` with the tail of its stderr).  The child is restarted on the next task.
+
+The child's first solve with a solver is preceded by a warm-up on a tiny problem (imports, JIT compilation),
+timed separately under its own limit, so the measured solve is a warm one.  The protocol is one JSON line per
+message on the child's stdin and on a private copy of its stdout (fd 1 itself goes to stderr, so banners printed
+by C libraries cannot corrupt it).
+
+>>> from compbench import generate
+>>> from compbench.io import problem_to_dict
+>>> task = {"solver": "brute-force", "problem": problem_to_dict(generate("gaussian", 5, length=2)), "time_limit": 30}
+>>> with SolveProcess() as worker:
+...     worker.run(task)["status"]
+'optimal'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import selectors
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from typing import Any
+
+GRACE_SECONDS = 2.0  # beyond the time limit before the child is killed
+WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
+WARMUP_N = 4
+
+
+def _reset_peak_memory() -> bool:
+    """Reset this process's peak resident set size (Linux >= 4.0); False when the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_memory_mb() -> float:
+    """Peak resident set size of this process in MiB (since the last reset when resets work)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _json_number(value: float | None) -> float | str | None:
+    if value is None:
+        return None
+    return value if value == value and abs(value) != float("inf") else str(value)
+
+
+def _json_safe(value: Any) -> Any:
+    """Solver stats as plain JSON (numpy scalars and arrays become numbers and lists)."""
+    return json.loads(json.dumps(value, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+
+
+def solve_task(task: dict[str, Any]) -> dict[str, Any]:
+    """Solve one task in this process and return its result fields (used inside the child)."""
+    from compbench import get_solver
+    from compbench.agreement import judge
+    from compbench.io import problem_from_dict
+
+    problem = problem_from_dict(task["problem"])
+    solver = get_solver(task["solver"])
+    reset = _reset_peak_memory()
+    started = time.perf_counter()
+    solution = solver.solve(problem, time_limit=task.get("time_limit"))
+    wall = time.perf_counter() - started
+    out = {
+        "status": solution.status.value,
+        "objective": _json_number(solution.objective),
+        "bound": _json_number(solution.bound),
+        "heads": [int(h) for h in solution.heads] if solution.has_solution else None,
+        "seconds": {**{k: float(v) for k, v in solution.seconds.items()}, "wall": wall},
+        "peak_memory_mb": round(_peak_memory_mb(), 3),
+        "peak_memory_scope": "solve" if reset else "process",
+        "stats": _json_safe(solution.stats),
+        "message": solution.message,
+        "validity": judge(problem, solution),
+    }
+    return out
+
+
+def _warm_up(solver_name: str) -> None:
+    from compbench import generate, get_solver
+
+    get_solver(solver_name).solve(generate("gaussian", WARMUP_N, seed=0, length=WARMUP_N // 2), time_limit=10.0)
+
+
+def main() -> None:
+    """The child's loop: read a task line, answer ``{"warm": true}`` after a warm-up if asked, then the result."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything printed to stdout (C banners included) goes to stderr
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        task = json.loads(line)
+        if task.get("warm_up"):
+            try:
+                _warm_up(task["solver"])
+            except Exception:  # the real solve reports the failure
+                pass
+            channel.write(json.dumps({"warm": True}) + "\n")
+        try:
+            result = solve_task(task)
+        except Exception as exc:  # a crashing solver becomes an error record
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            result = {"status": "error", "message": f"{task['solver']} raised {last}"}
+        channel.write(json.dumps(result, allow_nan=False) + "\n")
+
+
+class SolveProcess:
+    """A child process that solves tasks one at a time; killed and replaced when a solve overruns or crashes."""
+
+    def __init__(self, grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS):
+        self.grace = grace
+        self.warmup_limit = warmup_limit
+        self._process: subprocess.Popen | None = None
+        self._stderr = None
+        self._warmed: set[str] = set()
+        self._buffer = b""
+
+    def _start(self) -> None:
+        self._stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self._process = subprocess.Popen([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        self._warmed = set()
+        self._buffer = b""
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln.strip()]
+        return lines[-1].strip()[:300] if lines else ""
+
+    def close(self) -> None:
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._process.wait()
+            for stream in (self._process.stdin, self._process.stdout):
+                stream.close()
+            self._process = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def __enter__(self) -> SolveProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _read_line(self, deadline: float) -> dict[str, Any] | None:
+        """The next message, or None when the deadline passed or the child died."""
+        stdout = self._process.stdout
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
+                    return None
+                chunk = os.read(stdout.fileno(), 1 << 20)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        """Solve ``task`` ({"solver", "problem", "time_limit"}) and return the result fields; never raises for
+        what the solver does (timeouts, crashes and exceptions become records)."""
+        if self._process is None or self._process.poll() is not None:
+            self.close()
+            self._start()
+        warm_up = task["solver"] not in self._warmed
+        message = {**task, "warm_up": warm_up}
+        try:
+            self._process.stdin.write((json.dumps(message, allow_nan=False) + "\n").encode())
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            return self._died(task)
+        if warm_up:
+            reply = self._read_line(time.monotonic() + self.warmup_limit)
+            if reply is None:
+                return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
+                                           f"{self.warmup_limit:g} s")
+            self._warmed.add(task["solver"])
+        limit = task.get("time_limit")
+        started = time.monotonic()
+        deadline = started + (limit + self.grace if limit is not None else float("inf"))
+        reply = self._read_line(deadline)
+        if reply is None:
+            if time.monotonic() >= deadline:
+                return self._overran(task, f"killed after {time.monotonic() - started:.1f} s "
+                                           f"(time limit {limit:g} s + {self.grace:g} s grace)")
+            return self._died(task)
+        return reply
+
+    def _overran(self, task: dict[str, Any], why: str) -> dict[str, Any]:
+        self.close()
+        return {"status": "timeout", "message": f"{task['solver']}: {why}", "killed": True,
+                "seconds": {"wall": task.get("time_limit")}}
+
+    def _died(self, task: dict[str, Any]) -> dict[str, Any]:
+        code = self._process.wait()
+        tail = self._stderr_tail()
+        how = f"signal {-code}" if code < 0 else f"exit status {code}"
+        self.close()
+        return {"status": "error", "message": f"{task['solver']}: worker process died ({how})"
+                                              + (f": {tail}" if tail else "")}
+
+
+_local = threading.local()
+
+
+def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
+                 warmup_limit: float = WARMUP_SECONDS) -> dict[str, Any]:
+    """Run ``task`` in this thread's own child process (started on first use; also used on Dask workers)."""
+    worker = getattr(_local, "worker", None)
+    if worker is None:
+        worker = _local.worker = SolveProcess()
+    worker.grace, worker.warmup_limit = grace, warmup_limit
+    return worker.run(task)
+
+
+def close_thread_worker() -> None:
+    worker = getattr(_local, "worker", None)
+    if worker is not None:
+        worker.close()
+        _local.worker = None
+
+
+if __name__ == "__main__":
+    main()
