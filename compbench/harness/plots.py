@@ -1,0 +1,306 @@
+"""Plots of run files (matplotlib Agg, PNG and SVG): runtime, speed-up, certificates, gaps, agreement.
+
+>>> import tempfile, os
+>>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
+>>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
+>>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
+>>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))[:2]
+['agreement.png', 'certificates.png']
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from .check import agreement_matrix
+from .sweep import read_records
+
+SOLVED = ("optimal", "infeasible", "feasible")
+# Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
+THEORY = {"hook-dp": "3", "resource-dp": "5 (n^3 d^2)", "signature-dp": "6", "bisection": "3 per iteration",
+          "bisection-exact": "3 per iteration", "ql-subgradient": "3 per iteration", "brute-force": "exponential"}
+
+
+def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict]]:
+    """(results, environments) of some run files; a later record of the same (instance, solver) wins."""
+    results: dict[tuple[str, str], dict] = {}
+    environments = []
+    for path in paths:
+        for record in read_records(path):
+            if record["type"] == "environment":
+                environments.append(record)
+            elif record["type"] == "result":
+                results[record["instance"], record["solver"]] = record
+    return list(results.values()), environments
+
+
+def solver_infos(environments: list[dict]) -> dict[str, dict]:
+    infos: dict[str, dict] = {}
+    for env in environments:
+        infos.update(env.get("solvers") or {})
+    return infos
+
+
+def theory(solver: str, infos: dict[str, dict]) -> str:
+    if solver in THEORY:
+        return THEORY[solver]
+    if solver.startswith("ilp-"):
+        return "none"
+    return infos.get(solver, {}).get("complexity") or "?"
+
+
+def runtime(record: dict) -> float | None:
+    seconds = record.get("seconds") or {}
+    value = seconds.get("total", seconds.get("wall"))
+    return float(value) if value is not None else None
+
+
+def by_solver_size(results: list[dict], statuses: tuple[str, ...] = SOLVED) -> dict[str, dict[int, list[float]]]:
+    """Runtimes of the records with one of ``statuses``, per solver and n."""
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        t = runtime(r)
+        if r.get("status") in statuses and t is not None:
+            out[r["solver"]][r["n"]].append(max(t, 1e-7))
+    return out
+
+
+def fitted_exponent(sizes: list[int], medians: list[float]) -> float | None:
+    """Slope of log(median time) against log(n); with 6 sizes or more over the larger half only (small sizes
+    measure overhead).  None with fewer than 3 sizes."""
+    points = [(n, t) for n, t in zip(sizes, medians) if n > 0 and t > 0]
+    if len(points) < 3:
+        return None
+    if len(points) >= 6:
+        points = points[len(points) // 2:]
+    x = np.log([n for n, _ in points])
+    y = np.log([t for _, t in points])
+    if np.ptp(x) == 0:
+        return None
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _figure(title: str, ncols: int = 1):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, ncols, figsize=(7.5 * ncols, 5.0), squeeze=False)
+    fig.suptitle(title)
+    return fig, list(axes[0])
+
+
+def _save(fig: Any, out: Path, name: str) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    paths = []
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        path = out / f"{name}.{ext}"
+        fig.savefig(path, dpi=110)
+        paths.append(str(path))
+    plt.close(fig)
+    return paths
+
+
+def _note(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
+    fig, (ax,) = _figure("Runtime per instance vs n (median, inter-quartile band; x = timeouts at the limit)")
+    times = by_solver_size(results)
+    timeouts: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        if r.get("status") == "timeout":
+            timeouts[r["solver"]][r["n"]].append(float(r.get("time_limit") or runtime(r) or 1.0))
+    solvers = sorted(set(times) | set(timeouts))
+    colors = {s: f"C{i % 10}" for i, s in enumerate(solvers)}
+    for solver in solvers:
+        sizes = sorted(n for n in times[solver] if n > 0)
+        if sizes:
+            q = np.array([np.percentile(times[solver][n], [25, 50, 75]) for n in sizes])
+            slope = fitted_exponent(sizes, list(q[:, 1]))
+            fit = f"fit n^{slope:.1f}" if slope is not None else "fit -"
+            label = f"{solver}: {fit}, theory {theory(solver, infos)}"
+            ax.plot(sizes, q[:, 1], "o-", color=colors[solver], label=label, markersize=3)
+            ax.fill_between(sizes, q[:, 0], q[:, 2], color=colors[solver], alpha=0.2)
+        marks = sorted(timeouts[solver].items())
+        if marks:
+            ax.scatter([n for n, _ in marks], [max(v) for _, v in marks], marker="x", s=60, color=colors[solver],
+                       label=f"{solver}: timeouts ({sum(len(v) for _, v in marks)})" if not sizes else None)
+            for n, v in marks:
+                ax.annotate(str(len(v)), (n, max(v)), textcoords="offset points", xytext=(4, 4), fontsize=7,
+                            color=colors[solver])
+    if not solvers:
+        _note(ax, "no completed solves in these runs")
+    else:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("n (tokens)")
+        ax.set_ylabel("seconds (setup + solve)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    return _save(fig, out, "runtime")
+
+
+def choose_baseline(results: list[dict], infos: dict[str, dict]) -> tuple[str | None, str]:
+    """The default baseline: the fastest ILP backend in the runs, else the slowest exact solver; and why."""
+    times = by_solver_size(results, ("optimal", "infeasible"))
+    total = {s: float(np.median([t for ts in sizes.values() for t in ts])) for s, sizes in times.items() if sizes}
+    ilp = [s for s in total if s.startswith("ilp-")]
+    if ilp:
+        best = min(ilp, key=total.get)
+        return best, f"baseline {best} (the fastest ILP backend in these runs)"
+    exact = [s for s in total if infos.get(s, {}).get("exact", True) and s != "brute-force"] or list(total)
+    if not exact:
+        return None, "no baseline: no proven results"
+    slowest = max(exact, key=total.get)
+    return slowest, f"baseline {slowest} (no ILP backend in these runs: the slowest exact solver)"
+
+
+def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baseline: str | None = None) -> list[str]:
+    if baseline is None:
+        baseline, why = choose_baseline(results, infos)
+    else:
+        why = f"baseline {baseline} (chosen)"
+    fig, (ax,) = _figure(f"Speed-up over the baseline per instance (median): {why}")
+    base = {r["instance"]: runtime(r) for r in results
+            if r["solver"] == baseline and r.get("status") in ("optimal", "infeasible")}
+    ratios: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        t = runtime(r)
+        if r["solver"] != baseline and r["instance"] in base and r.get("status") in SOLVED and t:
+            ratios[r["solver"]][r["n"]].append(base[r["instance"]] / max(t, 1e-7))
+    if not ratios:
+        _note(ax, f"{why}\nno instance solved by both the baseline and another solver")
+    for solver, sizes in sorted(ratios.items()):
+        ns = sorted(sizes)
+        ax.plot(ns, [np.median(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
+    if ratios:
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("n (tokens)")
+        ax.set_ylabel(f"time({baseline}) / time(solver)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, out, "speedup")
+
+
+def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
+    """Per solver and n: certificate flags and iteration counts read from ``stats`` (any solver that reports them)."""
+    certs: dict[str, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    iters: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        stats = r.get("stats")
+        if not isinstance(stats, dict):
+            continue
+        cert = stats.get("certificate", stats.get("certified"))
+        if isinstance(cert, (bool, int, float)) and not isinstance(cert, str):
+            certs[r["solver"]][r["n"]].append(bool(cert))
+        elif isinstance(cert, str):
+            certs[r["solver"]][r["n"]].append(cert.lower() not in ("", "none", "false", "no", "0"))
+        it = stats.get("iterations")
+        if isinstance(it, (int, float)) and not isinstance(it, bool) and math.isfinite(it):
+            iters[r["solver"]][r["n"]].append(float(it))
+    return certs, iters
+
+
+def plot_certificates(results: list[dict], out: Path) -> list[str]:
+    fig, (left, right) = _figure("Lagrangian solvers: how often the optimum is certified, and the work it takes", 2)
+    certs, iters = certificate_stats(results)
+    for solver, sizes in sorted(certs.items()):
+        ns = sorted(sizes)
+        left.plot(ns, [100.0 * np.mean(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
+    for solver, sizes in sorted(iters.items()):
+        ns = sorted(sizes)
+        right.plot(ns, [np.median(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
+    for ax, data, ylabel in ((left, certs, "certified (%)"), (right, iters, "iterations (median)")):
+        if not data:
+            _note(ax, "no solver reported stats['certificate']" if ax is left else "no solver reported "
+                                                                                   "stats['iterations']")
+            continue
+        ax.set_xlabel("n (tokens)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    left.set_ylim(-5, 105) if certs else None
+    return _save(fig, out, "certificates")
+
+
+def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dict[int, list[float]]]:
+    """Relative gap (optimum - value) / max(1, |optimum|) of results not proven optimal by an exact solver."""
+    optimum: dict[str, float] = {}
+    for r in results:
+        if r.get("status") == "optimal" and r.get("objective") is not None and infos.get(r["solver"], {}).get(
+                "exact", True) and r.get("validity", "ok") == "ok":
+            optimum[r["instance"]] = max(optimum.get(r["instance"], -math.inf), float(r["objective"]))
+    gaps: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        exact = infos.get(r["solver"], {}).get("exact", True)
+        if r["instance"] not in optimum or r.get("objective") is None or (exact and r.get("status") == "optimal"):
+            continue
+        if r.get("status") not in ("feasible", "timeout", "optimal"):
+            continue
+        best = optimum[r["instance"]]
+        gaps[r["solver"]][r["n"]].append(max(0.0, (best - float(r["objective"])) / max(1.0, abs(best))))
+    return gaps
+
+
+def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
+    fig, (ax,) = _figure("Objective gap of results not proven optimal: (optimum - value) / max(1, |optimum|)")
+    gaps = objective_gaps(results, infos)
+    for solver, sizes in sorted(gaps.items()):
+        ns = sorted(sizes)
+        ax.plot(ns, [np.mean(sizes[n]) for n in ns], "o-", label=f"{solver} (mean)", markersize=3)
+        ax.plot(ns, [np.max(sizes[n]) for n in ns], ":", color=ax.lines[-1].get_color(), label=f"{solver} (max)")
+    if gaps:
+        ax.set_xlabel("n (tokens)")
+        ax.set_ylabel("relative gap")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    else:
+        _note(ax, "every result with a known optimum was proven optimal: no gaps to show")
+    return _save(fig, out, "gap")
+
+
+def plot_agreement(results: list[dict], out: Path) -> list[str]:
+    fig, (ax,) = _figure("Agreement of optimal claims: share of common instances with equal objectives")
+    solvers, both, agree = agreement_matrix(results)
+    if solvers:
+        rate = np.divide(agree, both, out=np.full(both.shape, np.nan), where=both > 0)
+        image = ax.imshow(rate, vmin=0.0, vmax=1.0, cmap="RdYlGn")
+        ax.set_xticks(range(len(solvers)), solvers, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(solvers)), solvers, fontsize=8)
+        for i in range(len(solvers)):
+            for j in range(len(solvers)):
+                text = f"{agree[i, j]}/{both[i, j]}" if both[i, j] else "-"
+                ax.text(j, i, text, ha="center", va="center", fontsize=7)
+        fig.colorbar(image, ax=ax, label="agreeing share")
+    else:
+        _note(ax, "no optimal claims in these runs")
+    return _save(fig, out, "agreement")
+
+
+def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseline: str | None = None) -> list[str]:
+    """Write every plot of the given run files into ``out`` (PNG and SVG); returns the paths written."""
+    results, environments = load_runs(paths)
+    infos = solver_infos(environments)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = plot_runtime(results, infos, out)
+    written += plot_speedup(results, infos, out, baseline)
+    written += plot_certificates(results, out)
+    written += plot_gaps(results, infos, out)
+    written += plot_agreement(results, out)
+    return written

@@ -1,0 +1,143 @@
+"""``reports/README.md`` from run files: tables per solver and size, the plots, the environment, how to reproduce.
+
+>>> import tempfile, os
+>>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
+>>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
+>>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
+>>> readme = write_report([run], d)
+>>> "| brute-force | 6 |" in open(readme).read()
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from compbench.agreement import objectives_agree
+
+from .plots import SOLVED, certificate_stats, load_runs, plot_runs, runtime, solver_infos, theory
+
+PLOTS = (("runtime", "Runtime vs n"), ("speedup", "Speed-up over the baseline"),
+         ("certificates", "Certificates and iterations of the Lagrangian solvers"),
+         ("gap", "Objective gap of results not proven optimal"), ("agreement", "Agreement of optimal claims"))
+
+
+def _seconds(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 0.01:
+        return f"{value:.3g}"
+    return f"{value * 1000:.3g} ms"
+
+
+def agreement_by_record(results: list[dict]) -> dict[tuple[str, str], bool]:
+    """For each optimal claim: does it equal the best valid objective any solver found on that instance?"""
+    best: dict[str, float] = {}
+    for r in results:
+        if r.get("objective") is not None and r.get("validity", "ok") == "ok" and r.get("status") in (*SOLVED, "timeout"):
+            best[r["instance"]] = max(best.get(r["instance"], -math.inf), float(r["objective"]))
+    return {(r["instance"], r["solver"]): r.get("validity", "ok") == "ok" and r["instance"] in best
+            and objectives_agree(float(r["objective"]), best[r["instance"]])
+            for r in results if r.get("status") == "optimal" and r.get("objective") is not None}
+
+
+def size_table(results: list[dict]) -> list[str]:
+    """Markdown rows: per solver and n, instances, median time, solved / timeouts / other, certificates, agreement."""
+    agree = agreement_by_record(results)
+    certs, _ = certificate_stats(results)
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for r in results:
+        groups[r["solver"], r["n"]].append(r)
+    lines = ["| solver | n | instances | median time (s) | proven | timeouts | skipped | other | certified | "
+             "optimal claims agreeing |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (solver, n), records in sorted(groups.items()):
+        times = [runtime(r) for r in records if r.get("status") in SOLVED and runtime(r) is not None]
+        count = lambda *s: sum(r.get("status") in s for r in records)
+        claims = [agree[r["instance"], solver] for r in records if (r["instance"], solver) in agree]
+        cert = certs.get(solver, {}).get(n)
+        lines.append(
+            f"| {solver} | {n} | {len(records)} | {_seconds(float(np.median(times))) if times else '-'} | "
+            f"{count('optimal', 'infeasible')} | {count('timeout')} | {count('skipped')} | "
+            f"{count('feasible', 'unsupported', 'error')} | "
+            f"{f'{100 * np.mean(cert):.0f}%' if cert else '-'} | "
+            f"{f'{sum(claims)}/{len(claims)}' if claims else '-'} |")
+    return lines
+
+
+def solver_table(results: list[dict], infos: dict[str, dict]) -> list[str]:
+    agree = agreement_by_record(results)
+    lines = ["| solver | exact | complexity (theory) | solves | proven | timeouts | errors | invalid | "
+             "disagreeing optimal claims | largest n proven |", "|---|---|---|---|---|---|---|---|---|---|"]
+    by_solver: dict[str, list[dict]] = defaultdict(list)
+    for r in results:
+        by_solver[r["solver"]].append(r)
+    for solver, records in sorted(by_solver.items()):
+        info = infos.get(solver, {})
+        proven = [r["n"] for r in records if r.get("status") in ("optimal", "infeasible")]
+        wrong = sum(1 for (i, s), ok in agree.items() if s == solver and not ok)
+        lines.append(
+            f"| {solver} | {'yes' if info.get('exact', True) else 'no'} | {info.get('complexity') or '-'} "
+            f"({theory(solver, infos)}) | {len(records)} | {len(proven)} | "
+            f"{sum(r.get('status') == 'timeout' for r in records)} | {sum(r.get('status') == 'error' for r in records)} | "
+            f"{sum(r.get('validity', 'ok') != 'ok' for r in records)} | {wrong} | {max(proven) if proven else '-'} |")
+    return lines
+
+
+def environment_lines(environments: list[dict]) -> list[str]:
+    if not environments:
+        return ["(no environment record in the run files)"]
+    env = environments[0]
+    packages = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
+    threads = ", ".join(f"{k}={v}" for k, v in (env.get("threads") or {}).items() if v) or "none set"
+    settings = env.get("settings") or {}
+    return [f"- started {env.get('started')} ({len(environments)} run part(s))",
+            f"- CPU: {env.get('cpu')} ({env.get('cpu_count')} logical cores); {env.get('platform')}",
+            f"- Python {env.get('python')}; {packages}",
+            f"- thread variables: {threads}",
+            f"- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items())]
+
+
+def reproduce_commands(environments: list[dict], runs: list[str], out: str) -> list[str]:
+    commands = []
+    for env in environments:
+        command = env.get("command")
+        if command and command not in commands:
+            commands.append(command)
+    commands.append("compbench report " + " ".join(shlex.quote(r) for r in runs) + f" --out {shlex.quote(out)}")
+    return commands
+
+
+def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, baseline: str | None = None,
+                 title: str = "compbench report", reproduce: list[str] | None = None) -> str:
+    """Write the plots and ``out/README.md`` for the given run files; returns the README's path."""
+    runs = [str(r) for r in runs]
+    out = Path(out)
+    results, environments = load_runs(runs)
+    infos = solver_infos(environments)
+    plots_dir = out / "plots"
+    plot_runs(runs, plots_dir, baseline)
+    commands = reproduce or reproduce_commands(environments, runs, str(out))
+    limits = sorted({r.get("time_limit") for r in results if r.get("time_limit") is not None})
+    lines = [f"# {title}", "",
+             f"{len(results)} solves of {len({r['instance'] for r in results})} instances by "
+             f"{len({r['solver'] for r in results})} solvers, time limit {', '.join(f'{t:g} s' for t in limits) or 'none'} "
+             "per solve (a hard wall-clock limit: overrunning solves were killed). Times are setup + solve inside "
+             "the solver, measured in a warm worker process; medians over the instances of each size.", "",
+             "Regenerate this report with:", "", "```sh", *commands, "```", "",
+             "## Solvers", "", *solver_table(results, infos), "",
+             "## Per solver and size", "", *size_table(results), ""]
+    for name, caption in PLOTS:
+        lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "",
+                  f"([SVG](plots/{name}.svg))", ""]
+    lines += ["## Environment", "", *environment_lines(environments), "",
+              "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
+    readme = out / "README.md"
+    readme.write_text("\n".join(lines), encoding="utf-8")
+    return str(readme)
