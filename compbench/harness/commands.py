@@ -1,0 +1,255 @@
+"""The harness subcommands: ``check``, ``bench``, ``plot``, ``report`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from compbench.cli import UsageError
+from compbench.registry import solver_names
+
+from .check import check
+from .plots import plot_runs
+from .report import write_report
+from .sweep import (SpecError, generated_problems, make_tasks, parse_kinds, parse_sizes, run_sweep,
+                    source_problems)
+from .worker import GRACE_SECONDS, WARMUP_SECONDS
+
+# The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
+DEMO_CHECK_SET = "gen:all:1-8:2"
+DEMO_SIZES = "8:40:8"
+DEMO_PER_SIZE = 3
+DEMO_TIME_LIMIT = 5.0
+QUICK_CHECK_SET = "gen:gaussian+forbidden:1-5:1"
+QUICK_SIZES = "4:8:4"
+
+
+def chosen_solvers(args: argparse.Namespace) -> list[str]:
+    known = solver_names()
+    if args.solvers is None or args.all:
+        return known
+    names = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    unknown = [s for s in names if s not in known]
+    if unknown or not names:
+        raise UsageError(f"unknown solver(s) {', '.join(unknown) or '(none given)'} (registered: {', '.join(known)})")
+    return names
+
+
+def _positive(value: str) -> float:
+    number = float(value)
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return number
+
+
+def _add_solver_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--solvers", metavar="A,B,...", help="comma-separated solver names")
+    group.add_argument("--all", action="store_true", help="every registered solver (the default)")
+
+
+def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
+    parser.add_argument("--time-limit", type=_positive, default=time_limit, metavar="S",
+                        help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
+    parser.add_argument("--grace", type=float, default=GRACE_SECONDS, metavar="S",
+                        help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
+    parser.add_argument("--warmup-limit", type=_positive, default=WARMUP_SECONDS, metavar="S",
+                        help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
+
+
+def _problems(source: str) -> list:
+    try:
+        return source_problems(source)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
+              out: str | None = None) -> int:
+    """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees."""
+    from .sweep import LocalExecutor, RecordWriter, environment
+
+    problems = _problems(source)
+    writer = RecordWriter(out) if out else None
+    if writer:
+        writer.write(environment({"check": source, "time_limit": time_limit}))
+    executor = LocalExecutor(jobs)
+    try:
+        report = check(problems, solvers, time_limit=time_limit, repro_dir=repro_dir, executor=executor,
+                       on_record=writer.write if writer else None)
+    finally:
+        executor.close()
+        if writer:
+            writer.close()
+    print(f"check: {len(problems)} instances x {len(solvers)} solvers from {source}")
+    print(report.format_table())
+    for failure in report.failures:
+        print(f"FAIL {failure['solver']} on {failure['instance']}: {failure['verdict']}"
+              + (f"\n     repro: {failure['file']}" if "file" in failure else ""))
+    print("agreement: " + (f"{len(report.failures)} failure(s)" if report.failed else "every answer holds up"))
+    return 1 if report.failed else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be >= 1")
+    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out)
+
+
+def bench_problems(args: argparse.Namespace) -> list:
+    if args.instances:
+        return _problems(args.instances)
+    try:
+        kinds, sizes = parse_kinds(args.kinds), parse_sizes(args.sizes)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+    if args.per_size < 1:
+        raise UsageError("--per-size must be >= 1")
+    ratio = None if args.free else args.length_ratio
+    return generated_problems(kinds, sizes, args.per_size, seed=args.seed, length_ratio=ratio)
+
+
+def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be >= 1")
+    if args.executor == "dask" and not args.scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    settings = {"time_limit": args.time_limit, "solvers": solvers, "instances": len(problems)}
+    try:
+        return run_sweep(make_tasks(problems, solvers, args.time_limit), out, jobs=args.jobs, resume=args.resume,
+                         executor=args.executor, scheduler=args.scheduler, skip_fraction=args.skip_larger_after,
+                         grace=args.grace, warmup_limit=args.warmup_limit, settings=settings)
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _summary(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    solvers = chosen_solvers(args)
+    problems = bench_problems(args)
+    started = time.perf_counter()
+    counts = run_bench(args, solvers, problems, args.out)
+    print(f"bench: {len(problems)} instances x {len(solvers)} solvers in {time.perf_counter() - started:.0f} s: "
+          f"{_summary(counts)}; results in {args.out}")
+    return 0
+
+
+def _check_runs(runs: list[str]) -> None:
+    missing = [r for r in runs if not Path(r).is_file()]
+    if missing:
+        raise UsageError(f"no such run file: {', '.join(missing)}")
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    _check_runs(args.runs)
+    written = plot_runs(args.runs, args.out, args.baseline)
+    print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    _check_runs(args.runs)
+    readme = write_report(args.runs, args.out, baseline=args.baseline)
+    print(f"wrote {readme} (plots in {Path(args.out) / 'plots'})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    solvers = chosen_solvers(args)
+    out = Path(args.out)
+    runs = out / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    check_set = args.check_set or (QUICK_CHECK_SET if args.quick else DEMO_CHECK_SET)
+    args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEMO_SIZES)
+    args.per_size = args.per_size or (1 if args.quick else DEMO_PER_SIZE)
+    args.instances, args.free, args.length_ratio, args.seed = None, False, 0.45, 0
+    args.executor, args.scheduler, args.skip_larger_after = "local", None, 0.5
+    started = time.perf_counter()
+    print(f"demo 1/3: agreement check of {len(solvers)} solvers ({', '.join(solvers)}) on {check_set}", flush=True)
+    check_run = runs / "demo-check.jsonl"
+    check_run.unlink(missing_ok=True)
+    status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run))
+    sweep_run = runs / "demo.jsonl"
+    if not args.resume:
+        sweep_run.unlink(missing_ok=True)
+    problems = bench_problems(args)
+    print(f"demo 2/3: sweep of {len(problems)} {args.kinds} instances (n in {args.sizes}, {args.per_size} per size, "
+          f"time limit {args.time_limit:g} s, {args.jobs} jobs) -> {sweep_run}", flush=True)
+    counts = run_bench(args, solvers, problems, str(sweep_run))
+    print(f"          {_summary(counts)}")
+    command = "compbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["demo"] else None
+    readme = write_report([str(sweep_run)], out, title="compbench demo report",
+                          reproduce=[command or f"compbench demo --out {shlex.quote(str(out))}"])
+    print(f"demo 3/3: report {readme}, plots in {out / 'plots'}, agreement records in {check_run}")
+    print(f"demo finished in {time.perf_counter() - started:.0f} s; agreement "
+          + ("FAILED (see above)" if status else "ok"))
+    return status
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    chk = subparsers.add_parser("check", help="cross-check solvers on an instance set (exit 1 on any disagreement)")
+    chk.add_argument("set", help="instance file (.json/.jsonl/.npz) or generator spec gen:KINDS:SIZES:COUNT[:SEED], "
+                                 "e.g. gen:all:1-9:3")
+    _add_solver_options(chk)
+    _add_limit_options(chk, 60.0)
+    chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",
+                     help="where disagreeing or invalid answers are written as instance files (default check-failures)")
+    chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file")
+    chk.set_defaults(func=cmd_check)
+
+    bench = subparsers.add_parser("bench", help="runtime sweep over sizes and kinds, recorded as JSONL")
+    _add_sweep_options(bench)
+    bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
+    bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
+    bench.add_argument("--executor", choices=("local", "dask"), default="local")
+    bench.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
+    bench.add_argument("--skip-larger-after", type=float, default=0.5, metavar="F",
+                       help="skip larger sizes for a solver once more than F of a size's instances timed out "
+                            "(default 0.5; 1 never skips)")
+    bench.set_defaults(func=cmd_bench)
+
+    plot = subparsers.add_parser("plot", help="plots (PNG and SVG) of run files")
+    plot.add_argument("runs", nargs="+", metavar="RUN.jsonl")
+    plot.add_argument("--out", default="reports/plots", help="output directory (default reports/plots)")
+    plot.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
+    plot.set_defaults(func=cmd_plot)
+
+    report = subparsers.add_parser("report", help="write OUT/README.md: tables, plots, environment, how to reproduce")
+    report.add_argument("runs", nargs="+", metavar="RUN.jsonl")
+    report.add_argument("--out", default="reports", help="output directory (default reports)")
+    report.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
+    report.set_defaults(func=cmd_report)
+
+    demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
+    _add_sweep_options(demo, demo=True)
+    demo.add_argument("--out", default="reports", help="output directory (default reports)")
+    demo.add_argument("--check-set", metavar="SET", help=f"instances for the agreement check (default {DEMO_CHECK_SET})")
+    demo.add_argument("--quick", action="store_true", help="a tiny run that takes seconds (for trying it out)")
+    demo.set_defaults(func=cmd_demo)
+
+
+def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> None:
+    _add_solver_options(parser)
+    parser.add_argument("--sizes", default=None if demo else "10:60:5", metavar="START:STOP[:STEP]",
+                        help="sizes n (stop included), or N,N,..." + (f" (default {DEMO_SIZES})" if demo
+                                                                          else " (default 10:60:5)"))
+    parser.add_argument("--per-size", type=int, default=None if demo else 5, metavar="K",
+                        help="instances per kind and size" + (f" (default {DEMO_PER_SIZE})" if demo else
+                                                                " (default 5)"))
+    parser.add_argument("--kinds", default="gaussian", metavar="K1,K2", help="instance kinds (default gaussian)")
+    if not demo:
+        parser.add_argument("--seed", type=int, default=0)
+        length = parser.add_mutually_exclusive_group()
+        length.add_argument("--length-ratio", type=float, default=0.45, metavar="R",
+                            help="m = round(R n) (default 0.45)")
+        length.add_argument("--free", action="store_true", help="free length")
+    _add_limit_options(parser, DEMO_TIME_LIMIT if demo else 60.0)
+    parser.add_argument("--resume", action="store_true", help="skip (instance, solver) pairs already recorded")
