@@ -1,0 +1,164 @@
+"""Corpus readers: a directory laid out like the corpus's release, files found by name prefix.
+
+* ``clarke-lapata-written`` / ``clarke-lapata-broadcast``: every ``*.jsonl`` file, lines
+  ``{"id", "text", "summaries": [...]}`` (tokenized text; one compression, or three for broadcast).
+  A document is the id without its last field.
+* ``google``: ``eval_data*.csv`` (columns ``original``, ``compressed``) line-parallel with ``test_words*``,
+  ``test_pos*`` and ``test_dep*`` (Google's tokens, PTB tags and dependency labels, one sentence a line).
+
+Fixed splits (documented in the README): Clarke & Lapata by document in file order, document i goes to
+test when i % 5 == 4, to dev when i % 10 == 2, else to train; Google by line order, the first 10% of the
+lines are test, the next 10% dev, the rest train.
+
+>>> import tempfile, json, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "x.jsonl").write_text(json.dumps({"id": "d.1.0", "text": "a b c", "summaries": ["a c"]}) + "\\n")
+>>> corpus = read_corpus("clarke-lapata-written", d)
+>>> corpus.sentences[0].golds[0].tolist(), corpus.sentences[0].document
+([1, 3], 'd.1')
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from .align import align_text, align_tokens
+
+CORPORA = ("clarke-lapata-written", "clarke-lapata-broadcast", "google")
+
+
+class CorpusError(ValueError):
+    """The corpus directory is missing files or holds malformed ones (message names the file)."""
+
+
+@dataclass
+class Sentence:
+    """One original sentence with its gold compressions as kept-token arrays (1-based; None = not aligned)."""
+
+    id: str
+    document: str
+    tokens: list[str]
+    golds: list[np.ndarray | None]
+    pos: list[str] | None = None
+    dep: list[str] | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def aligned(self) -> bool:
+        return all(g is not None for g in self.golds)
+
+
+@dataclass
+class Corpus:
+    """The sentences of a corpus directory plus what the alignment could not handle."""
+
+    name: str
+    sentences: list[Sentence]
+    report: dict = field(default_factory=dict)  # counts: sentences, unaligned, stray punctuation, ...
+
+
+def _files(directory: Path, pattern: str) -> list[Path]:
+    found = sorted(directory.glob(pattern))
+    if not found:
+        raise CorpusError(f"{directory}: no file matching {pattern!r}")
+    return found
+
+
+def _one_file(directory: Path, prefix: str) -> Path:
+    found = _files(directory, prefix + "*")
+    if len(found) > 1:
+        raise CorpusError(f"{directory}: several files match {prefix}*: {', '.join(p.name for p in found)}")
+    return found[0]
+
+
+def read_clarke_lapata(name: str, directory: Path) -> Corpus:
+    sentences, unaligned = [], []
+    for path in _files(directory, "*.jsonl"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                sid, text, summaries = record["id"], record["text"], record["summaries"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CorpusError(f"{path}: line {number}: not an {{id, text, summaries}} record ({exc})") from None
+            tokens = text.split()
+            golds = [align_tokens(tokens, summary.split()) for summary in summaries]
+            sentence = Sentence(sid, sid.rsplit(".", 1)[0], tokens, golds)
+            if not sentence.aligned:
+                unaligned.append(sid)
+            sentences.append(sentence)
+    report = {"sentences": len(sentences), "documents": len({s.document for s in sentences}),
+              "unaligned": len(unaligned), "unaligned_ids": unaligned}
+    return Corpus(name, sentences, report)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def read_google(directory: Path) -> Corpus:
+    csv_path = _one_file(directory, "eval_data")
+    with csv_path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if rows and "compressed" not in rows[0]:
+        raise CorpusError(f"{csv_path}: no 'compressed' column")
+    words, pos, dep = (_lines(_one_file(directory, p)) for p in ("test_words", "test_pos", "test_dep"))
+    if not len(rows) == len(words) == len(pos) == len(dep):
+        raise CorpusError(f"{directory}: files are not line-parallel ({len(rows)} CSV rows, {len(words)} words, "
+                          f"{len(pos)} pos, {len(dep)} dep lines)")
+    sentences, unaligned, with_stray = [], [], 0
+    for i, (row, w, p, d) in enumerate(zip(rows, words, pos, dep)):
+        tokens, tags, labels = w.split(), p.split(), d.split()
+        if not len(tokens) == len(tags) == len(labels):
+            raise CorpusError(f"{directory}: line {i + 1}: {len(tokens)} tokens, {len(tags)} tags, "
+                              f"{len(labels)} labels")
+        aligned = align_text(tokens, row["compressed"])
+        gold = None if aligned is None else aligned[0]
+        if aligned is None:
+            unaligned.append(i + 1)
+        elif aligned[1]:
+            with_stray += 1
+        sentences.append(Sentence(f"google.{i + 1}", f"line{i + 1}", tokens, [gold], tags, labels))
+    report = {"sentences": len(sentences), "unaligned": len(unaligned), "unaligned_lines": unaligned,
+              "aligned_with_stray_punctuation": with_stray}
+    return Corpus("google", sentences, report)
+
+
+def read_corpus(name: str, directory: str | PathLike) -> Corpus:
+    """Read corpus ``name`` (one of :data:`CORPORA`) from ``directory``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CorpusError(f"{directory}: not a directory")
+    if name == "google":
+        return read_google(directory)
+    if name in CORPORA:
+        return read_clarke_lapata(name, directory)
+    raise CorpusError(f"unknown corpus {name!r} (known: {', '.join(CORPORA)})")
+
+
+def split_corpus(corpus: Corpus) -> dict[str, list[Sentence]]:
+    """The fixed train/dev/test split: by document for Clarke & Lapata, by line order for Google."""
+    parts: dict[str, list[Sentence]] = {"train": [], "dev": [], "test": []}
+    if corpus.name == "google":
+        tenth = len(corpus.sentences) // 10
+        parts["test"] = corpus.sentences[:tenth]
+        parts["dev"] = corpus.sentences[tenth:2 * tenth]
+        parts["train"] = corpus.sentences[2 * tenth:]
+        return parts
+    order: dict[str, int] = {}
+    for sentence in corpus.sentences:
+        order.setdefault(sentence.document, len(order))
+    for sentence in corpus.sentences:
+        i = order[sentence.document]
+        parts["test" if i % 5 == 4 else "dev" if i % 10 == 2 else "train"].append(sentence)
+    return parts
