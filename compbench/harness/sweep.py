@@ -308,21 +308,32 @@ def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
 
 def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSkipper | None = None,
               progress: Any = None) -> None:
-    """Run tasks on the executor (at most its number of slots in flight, so skipping acts on fresh results) and
-    call ``on_record(record)`` as each one finishes, in the calling thread."""
-    pending = list(reversed(tasks))
+    """Run tasks on the executor and call ``on_record(record)`` as each one finishes, in the calling thread.
+
+    At most the executor's number of slots are in flight.  With a ``skipper``, a task waits while the same
+    (solver, kind) has a smaller size in flight, so that skipping acts on the results of the smaller sizes.
+    """
+    pending = list(tasks)
     in_flight: dict[Any, dict] = {}
+
+    def blocked(task: dict) -> bool:
+        h = task["header"]
+        return skipper is not None and any(
+            t["solver"] == task["solver"] and t["header"]["kind"] == h["kind"] and t["header"]["n"] < h["n"]
+            for t in in_flight.values())
+
     while pending or in_flight:
         while pending and len(in_flight) < executor.slots:
-            task = pending.pop()
+            ready = next((i for i, t in enumerate(pending) if not blocked(t)), None)
+            if ready is None:
+                break
+            task = pending.pop(ready)
             tripped = skipper.skips(task["header"]) if skipper else None
             if tripped is not None:
                 on_record(result_record(task, {"status": "skipped", "message": f"skipped: more than "
                           f"{skipper.fraction:g} of the instances timed out at n = {tripped}"}))
                 continue
             in_flight[executor.submit(task)] = task
-        if not in_flight:
-            continue
         for future in executor.wait_any(in_flight):
             task = in_flight.pop(future)
             try:

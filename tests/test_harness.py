@@ -1,0 +1,278 @@
+"""The harness: agreement detection, hard timeouts, crashes, resume after a kill, Dask, plots and the report.
+
+Misbehaving solvers are installed the way a third party would install them: a module plus a ``*.dist-info`` with
+``entry_points.txt`` in a temporary site directory on ``sys.path`` and ``PYTHONPATH`` (so worker processes see them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import compbench
+from compbench.cli import main
+from compbench.harness.plots import fitted_exponent
+from compbench.harness.sweep import make_tasks, read_records, run_sweep, source_problems
+
+PLUGIN = textwrap.dedent('''
+    import os
+    import signal
+    import time
+
+    import numpy as np
+
+    import compbench
+    from compbench import Capabilities, Solution, Solver, Status
+
+
+    def chain(problem):
+        """Keep the first lo tokens in a chain 0 -> 1 -> 2 -> ...: valid, rarely optimal."""
+        lo, _ = problem.length_bounds()
+        heads = np.full(problem.n + 1, -1)
+        for k in range(1, lo + 1):
+            heads[k] = k - 1
+        return heads
+
+
+    class Base(Solver):
+        exact = True
+        supports = Capabilities(lengths=frozenset({"exact"}), single_root=False)
+
+
+    class WrongOptimum(Base):
+        name = "wrong-optimum"
+        description = "claims that a chain is optimal"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            heads = chain(problem)
+            return Solution(Status.OPTIMAL, heads=heads, objective=compbench.objective(problem, heads))
+
+
+    class WrongObjective(Base):
+        name = "wrong-objective"
+        description = "brute force's tree, objective reported 1 too high"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            solution = compbench.get_solver("brute-force").solve(problem)
+            solution.objective += 1.0
+            return solution
+
+
+    class Sleeper(Base):
+        name = "sleeper"
+        description = "hangs (ignoring its time limit) from n = 5 on"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n >= 5:
+                time.sleep(600)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
+    class Crasher(Base):
+        name = "crasher"
+        description = "raises at n = 5, kills its own process at n = 6"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n == 5:
+                raise RuntimeError("boom at n = 5")
+            if problem.n == 6:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
+    class Slow(Base):
+        name = "slow"
+        description = "brute force after a 0.25 s nap"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            time.sleep(0.25)
+            return compbench.get_solver("brute-force").solve(problem)
+''')
+
+PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
+                  "crasher": "Crasher", "slow": "Slow"}
+
+
+@pytest.fixture
+def plugins(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    site = tmp_path_factory.mktemp("site")
+    (site / "misbehaving_solvers.py").write_text(PLUGIN)
+    info = site / "misbehaving_solvers-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: misbehaving-solvers\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[compbench.solvers]\n" + "".join(
+        f"{name} = misbehaving_solvers:{cls}\n" for name, cls in PLUGIN_SOLVERS.items()))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path_factory.mktemp("mpl")))
+    return site
+
+
+def results(path: Path) -> list[dict]:
+    return [r for r in read_records(path) if r["type"] == "result"]
+
+
+def test_check_finds_wrong_solvers_and_writes_repro_files(plugins: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    repro = tmp_path / "repro"
+    status = main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force,wrong-optimum,wrong-objective",
+                   "--repro-dir", str(repro), "--time-limit", "30"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "FAIL wrong-optimum" in out and "FAIL wrong-objective" in out and "FAIL brute-force" not in out
+    files = sorted(repro.glob("*.json"))
+    assert {f.name.split("--")[1] for f in files} == {"wrong-optimum.json", "wrong-objective.json"}
+    for file in files:
+        problem = compbench.read_instance(file)  # a standalone instance file
+        answers = problem.extra["check"]
+        assert answers["reference"]["solver"] == "brute-force"
+        assert answers["verdict"].startswith("disagrees" if "wrong-optimum" in file.name else "invalid")
+        assert answers["answer"]["objective"] != answers["reference"]["objective"]
+    # every wrong-objective answer is caught (4 instances); and brute force alone passes
+    assert len([f for f in files if "wrong-objective" in f.name]) == 4
+    assert main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force", "--repro-dir", str(repro)]) == 0
+
+
+def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    tasks = make_tasks(source_problems("gen:gaussian:4-6:1"), ["brute-force", "sleeper", "crasher"], time_limit=1.0)
+    started = time.monotonic()
+    counts = run_sweep(tasks, run, jobs=2, grace=0.5)
+    elapsed = time.monotonic() - started
+    assert elapsed < 30
+    got = {(r["solver"], r["n"]): r for r in results(run)}
+    assert len(got) == 9 and counts["optimal"] == 5
+    assert all(got["brute-force", n]["status"] == "optimal" for n in (4, 5, 6))
+    assert got["sleeper", 4]["status"] == "optimal"
+    timeout = got["sleeper", 5]
+    assert timeout["status"] == "timeout" and timeout["killed"] and "killed after" in timeout["message"]
+    assert got["sleeper", 6]["status"] == "skipped"  # it timed out on every instance of n = 5
+    assert got["crasher", 5]["status"] == "error" and "boom at n = 5" in got["crasher", 5]["message"]
+    assert got["crasher", 6]["status"] == "error" and "signal 9" in got["crasher", 6]["message"]
+    for r in results(run):
+        assert {"instance", "n", "m", "kind", "solver", "status", "objective", "bound"} <= set(r)
+        if r["status"] == "optimal":
+            assert r["seconds"]["solve"] >= 0 and r["peak_memory_mb"] > 0 and r["validity"] == "ok"
+    env = read_records(run)[0]
+    assert env["type"] == "environment" and env["packages"]["numpy"] and "threads" in env and env["cpu_count"]
+
+
+def test_resume_after_killing_a_sweep(plugins: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    command = [sys.executable, "-m", "compbench", "bench", "--sizes", "3:8", "--per-size", "2", "--solvers",
+               "brute-force,slow", "--time-limit", "20", "--out", str(run)]
+    sweep = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(results(run)) < 4 and time.monotonic() < deadline and sweep.poll() is None:
+        time.sleep(0.1)
+    os.killpg(sweep.pid, signal.SIGKILL)  # the sweep and its worker process, mid-solve
+    sweep.wait()
+    before = run.read_text().splitlines()
+    recorded = len(results(run))
+    assert 4 <= recorded < 24, sweep.stderr.read().decode()
+    with run.open("a") as f:
+        f.write('{"type": "result", "instance": "cut-sh')  # a line cut short by the kill
+    resumed = subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    after = run.read_text().splitlines()
+    assert after[: len(before)] == before  # nothing recorded is lost or rewritten
+    pairs = Counter((r["instance"], r["solver"]) for r in results(run))
+    assert len(pairs) == 24 and set(pairs.values()) == {1}  # nothing repeated, nothing missing
+    assert all(json.loads(line) for line in after)
+    assert sum(r["type"] == "environment" for r in read_records(run)) == 2
+
+
+def test_existing_run_file_needs_resume(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"type": "environment"}\n')
+    assert main(["bench", "--sizes", "3", "--per-size", "1", "--solvers", "brute-force", "--out", str(run)]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main(["check", "gen:gaussian:3:1", "--solvers", "no-such-solver"]) == 2
+
+
+def test_dask_executor_gives_the_same_results(plugins: Path, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    tasks = make_tasks(source_problems("gen:gaussian+integer-ties:4-5:1"), ["brute-force", "crasher"], 20.0)
+    run_sweep(tasks, tmp_path / "local.jsonl", jobs=2)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+        assert main(["bench", "--instances", "gen:gaussian+integer-ties:4-5:1", "--solvers", "brute-force,crasher",
+                     "--time-limit", "20", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--out", str(tmp_path / "dask.jsonl")]) == 0
+
+    def summary(path: Path) -> set:
+        return {(r["instance"], r["solver"], r["status"], r["objective"], str(r.get("heads")))
+                for r in results(path)}
+
+    assert summary(tmp_path / "local.jsonl") == summary(tmp_path / "dask.jsonl")
+    assert len(summary(tmp_path / "dask.jsonl")) == 8
+    assert read_records(tmp_path / "dask.jsonl")[0]["settings"]["executor"] == "dask"
+
+
+def synthetic_run(path: Path) -> None:
+    """Records as solvers of every sort would write them: an ILP baseline, a DP, a Lagrangian solver with
+    certificates and iterations, an inexact one with gaps, timeouts, a disagreement."""
+    lines = [{"type": "environment", "command": "compbench bench --sizes 10:40:10", "packages": {"numpy": "2"},
+              "solvers": {"ilp-x": {"exact": True, "complexity": ""}, "dp": {"exact": True, "complexity": "O(n^3)"},
+                          "lagr": {"exact": True}, "greedy": {"exact": False}}, "settings": {"time_limit": 5}}]
+    for n in (10, 20, 30, 40):
+        for i in range(3):
+            instance = f"gaussian-n{n}-s0-{i}"
+            best = float(n + i)
+            base = {"type": "result", "instance": instance, "n": n, "m": n // 2, "kind": "gaussian",
+                    "time_limit": 5.0, "bound": None, "validity": "ok"}
+            lines.append({**base, "solver": "dp", "status": "optimal", "objective": best,
+                          "seconds": {"total": 1e-5 * n ** 3 * (1 + 0.1 * i)}})
+            ilp = {"status": "optimal", "objective": best, "seconds": {"total": 0.01 * n ** 2}}
+            if n == 40:
+                ilp = {"status": "timeout", "objective": best - 1, "seconds": {"wall": 5.0}}
+            lines.append({**base, "solver": "ilp-x", **ilp})
+            lines.append({**base, "solver": "lagr", "status": "optimal" if i else "feasible",
+                          "objective": best if i else best - 0.5, "seconds": {"total": 1e-4 * n ** 3},
+                          "stats": {"certificate": bool(i), "iterations": 10 + n}})
+            lines.append({**base, "solver": "greedy", "status": "optimal" if n == 10 and i == 0 else "feasible",
+                          "objective": best - 0.25 * i, "seconds": {"total": 1e-4 * n}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "synthetic.jsonl"
+    synthetic_run(run)
+    assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
+    names = {"runtime", "speedup", "certificates", "gap", "agreement"}
+    for name in names:
+        for ext in ("png", "svg"):
+            assert (tmp_path / "plots" / f"{name}.{ext}").stat().st_size > 1000
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    readme = (tmp_path / "report" / "README.md").read_text()
+    assert "compbench bench --sizes 10:40:10" in readme and f"compbench report {run}" in readme
+    assert all(f"plots/{name}.png" in readme for name in names)
+    assert "| lagr | 10 | 3 |" in readme and "| 67% |" in readme  # certificate rate: 2 of 3
+    assert "| greedy | yes" not in readme and "| greedy | no |" in readme
+    assert "| ilp-x | 40 | 3 | - | 0 | 3 |" in readme  # three timeouts, no median time
+    assert "| dp | 40 | 3 | 0.704 | 3 | 0 | 0 | 0 | - | 3/3 |" in readme  # median of 1e-5 n^3 (1 + 0.1 i)
+
+
+def test_fitted_exponent() -> None:
+    sizes = [10, 20, 30, 40, 50, 60]
+    assert fitted_exponent(sizes, [1e-6 * n ** 3 for n in sizes]) == pytest.approx(3.0)
+    assert fitted_exponent([10, 20], [1.0, 8.0]) is None
+
+
+def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    status = main(["demo", "--quick", "--solvers", "brute-force,slow", "--out", str(tmp_path / "demo"), "--jobs", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "every answer holds up" in out and str(tmp_path / "demo" / "README.md") in out
+    readme = (tmp_path / "demo" / "README.md").read_text()
+    assert "compbench demo --quick" in readme or "compbench demo --out" in readme
+    assert (tmp_path / "demo" / "plots" / "runtime.png").stat().st_size > 1000
+    assert len(results(tmp_path / "demo" / "runs" / "demo.jsonl")) == 4
