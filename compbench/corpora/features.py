@@ -1,0 +1,197 @@
+"""Hashed sparse features of tokens, bigrams and arcs, and a bigram language model, all vectorized in numpy.
+
+Positions are those of the problem contract: 0 is the root and ``<s>``, 1..n the tokens, n+1 ``</s>``.  Every
+feature is a template number combined with integer codes of the words it looks at (CRC-32 of the strings, so
+the hashes are stable across processes) and folded into ``DIM`` weights; no raw text is stored anywhere.
+
+>>> f = sentence_features("The cat sat .".split(), pos=["DT", "NN", "VBD", "."])
+>>> f.token.shape[0], f.arc.shape[:2], f.bigram.shape[:2]
+(4, (5, 5), (6, 6))
+"""
+
+from __future__ import annotations
+
+import string
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+DIM = 1 << 20
+_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                         0xFF51AFD7ED558CCD], dtype=np.uint64)
+STOP_WORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
+it its this that these those he she they we you i his her their our your my me him them us not no do does did
+has have had will would can could should may might must there here which who whom whose what when where why how
+than then so such also just only very about into over after before up down out off""".split())
+PARENS_OPEN = frozenset({"(", "[", "{", "-LRB-", "-LSB-", "-LCB-"})
+PARENS_CLOSE = frozenset({")", "]", "}", "-RRB-", "-RSB-", "-RCB-"})
+
+
+def code(text: str) -> int:
+    """A stable integer code of a string."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def mix(template: int, *codes: np.ndarray) -> np.ndarray:
+    """Feature indices in 0..DIM-1 of one template over broadcast integer code arrays."""
+    h = np.full(1, code(f"template{template}"), dtype=np.uint64) * _MULTIPLIERS[0]  # arrays wrap silently
+    for i, c in enumerate(codes):
+        h = h ^ (np.asarray(c, dtype=np.uint64) * _MULTIPLIERS[1 + i % 4] + np.uint64(i + 1))
+        h = (h ^ (h >> np.uint64(29))) * _MULTIPLIERS[0]
+    return (h >> np.uint64(40)).astype(np.int64) & (DIM - 1)
+
+
+def shape(word: str) -> str:
+    """Word shape: ``Xxxx`` -> ``Xx``, ``1999`` -> ``d``, ``,`` -> ``,``."""
+    out = []
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)[:6]
+
+
+def is_punct(word: str) -> bool:
+    return all(ch in string.punctuation for ch in word)
+
+
+def _bucket(distance: np.ndarray) -> np.ndarray:
+    d = np.abs(distance)
+    return np.where(d <= 5, d, np.where(d <= 10, 6, 7))
+
+
+@dataclass
+class SentenceFeatures:
+    """Feature indices per part: ``token`` (n, F), ``arc`` (n+1, n+1, F) [h, k], ``bigram`` (n+2, n+2, F) [a, b];
+    ``lm`` (n+2, n+2) the bigram language-model log-probability of b following a."""
+
+    token: np.ndarray
+    arc: np.ndarray
+    bigram: np.ndarray
+    lm: np.ndarray
+
+
+class BigramLM:
+    """An interpolated bigram language model over lower-cased words, stored as hashed counts.
+
+    >>> lm = BigramLM.fit([["a", "b"], ["a", "c"]])
+    >>> bool(lm.logprob(np.array([code("a")]), np.array([code("b")]))[0] > lm.logprob(
+    ...     np.array([code("b")]), np.array([code("a")]))[0])
+    True
+    """
+
+    def __init__(self, unigram_keys: np.ndarray, unigram_counts: np.ndarray, bigram_keys: np.ndarray,
+                 bigram_counts: np.ndarray, smoothing: float = 2.0):
+        self.unigram_keys, self.unigram_counts = unigram_keys, unigram_counts
+        self.bigram_keys, self.bigram_counts = bigram_keys, bigram_counts
+        self.smoothing = smoothing
+        self.total = float(unigram_counts.sum())
+
+    @staticmethod
+    def _key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return mix(0, a, b) if b is not None else mix(1, a)
+
+    @classmethod
+    def fit(cls, sentences: list[list[str]]) -> BigramLM:
+        """Counts from word sequences (``<s>``/``</s>`` added)."""
+        firsts, seconds = [], []
+        for words in sentences:
+            codes = [code("<s>")] + [code(w.lower()) for w in words] + [code("</s>")]
+            firsts.extend(codes[:-1])
+            seconds.extend(codes[1:])
+        a, b = np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64)
+        ukeys, ucounts = np.unique(np.concatenate([cls._key(a, None), cls._key(b[-1:], None)]), return_counts=True)
+        bkeys, bcounts = np.unique(cls._key(a, b), return_counts=True)
+        return cls(ukeys, ucounts.astype(np.float64), bkeys, bcounts.astype(np.float64))
+
+    @staticmethod
+    def _lookup(keys: np.ndarray, counts: np.ndarray, query: np.ndarray) -> np.ndarray:
+        if keys.size == 0:
+            return np.zeros(query.shape)
+        i = np.clip(np.searchsorted(keys, query), 0, keys.size - 1)
+        return np.where(keys[i] == query, counts[i], 0.0)
+
+    def logprob(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """log p(b | a) for broadcast arrays of word codes."""
+        a, b = np.broadcast_arrays(a, b)
+        vocabulary = self.unigram_keys.size + 1
+        unigram_b = (self._lookup(self.unigram_keys, self.unigram_counts, self._key(b, None)) + 1.0) / (
+            self.total + vocabulary)
+        count_a = self._lookup(self.unigram_keys, self.unigram_counts, self._key(a, None))
+        count_ab = self._lookup(self.bigram_keys, self.bigram_counts, self._key(a, b))
+        return np.log((count_ab + self.smoothing * unigram_b) / (count_a + self.smoothing))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"lm_unigram_keys": self.unigram_keys, "lm_unigram_counts": self.unigram_counts,
+                "lm_bigram_keys": self.bigram_keys, "lm_bigram_counts": self.bigram_counts}
+
+    @classmethod
+    def from_arrays(cls, arrays) -> BigramLM:
+        return cls(arrays["lm_unigram_keys"], arrays["lm_unigram_counts"], arrays["lm_bigram_keys"],
+                   arrays["lm_bigram_counts"])
+
+
+def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list[str] | None = None,
+                      lm: BigramLM | None = None) -> SentenceFeatures:
+    """All feature indices of one sentence (``pos``/``dep`` None: those templates see a constant)."""
+    n = len(tokens)
+    pos = pos if pos is not None else ["-"] * n
+    dep = dep if dep is not None else ["-"] * n
+    words = ["<s>"] + tokens + ["</s>"]
+    tags = ["<s>"] + list(pos) + ["</s>"]
+    labels = ["<root>"] + list(dep) + ["</s>"]
+    lower = np.array([code(w.lower()) for w in words], dtype=np.int64)
+    shp = np.array([code(shape(w)) for w in words], dtype=np.int64)
+    tag = np.array([code(t) for t in tags], dtype=np.int64)
+    ctag = np.array([code(t[:2]) for t in tags], dtype=np.int64)
+    lab = np.array([code(t) for t in labels], dtype=np.int64)
+    punct = np.array([is_punct(w) for w in words], dtype=np.int64)
+    stop = np.array([w.lower() in STOP_WORDS for w in words], dtype=np.int64)
+    verb = np.array([t.startswith("VB") or t == "MD" for t in tags], dtype=np.int64)
+    depth, inside = 0, []
+    for w in words:
+        depth += w in PARENS_OPEN
+        inside.append(min(depth, 1))
+        depth = max(0, depth - (w in PARENS_CLOSE))
+    paren = np.array(inside, dtype=np.int64)
+    index = np.arange(n + 2)
+    relative = np.minimum(4, (5 * index) // max(n + 1, 1))
+    edge = np.where(index == 1, 1, np.where(index == n, 2, 0))
+
+    # token k = 1..n
+    t = slice(1, n + 1)
+    token = np.stack([mix(1, np.zeros(n, dtype=np.int64)), mix(2, lower[t]), mix(3, shp[t]), mix(4, tag[t]),
+                      mix(5, lab[t]), mix(6, tag[t], lab[t]), mix(7, relative[t], ctag[t]), mix(8, punct[t], lab[t]),
+                      mix(9, stop[t], tag[t]), mix(10, paren[t], lab[t]), mix(11, lower[t], tag[t]),
+                      mix(12, edge[t], tag[t]), mix(13, shp[t], lab[t]), mix(14, relative[t], lab[t])], axis=-1)
+
+    # arc h -> k, h = 0..n, k = 0..n (column 0 unused)
+    h, k = index[: n + 1, None], index[None, : n + 1]
+    direction = (h < k).astype(np.int64)
+    dist = _bucket(k - h)
+    cum_verb, cum_punct = np.cumsum(verb[: n + 1]), np.cumsum(punct[: n + 1])
+    lo, hi = np.minimum(h, k), np.maximum(h, k)
+    verb_between = np.minimum(1, np.maximum(0, cum_verb[np.maximum(hi - 1, 0)] - cum_verb[lo]))
+    punct_between = np.minimum(1, np.maximum(0, cum_punct[np.maximum(hi - 1, 0)] - cum_punct[lo]))
+    H, K = tag[: n + 1, None], tag[None, : n + 1]
+    arc = np.stack([mix(20, H, K), mix(21, lab[None, : n + 1], H), mix(22, lab[None, : n + 1], direction),
+                    mix(23, H, K, direction, dist), mix(24, lower[: n + 1, None], K), mix(25, H, lower[None, : n + 1]),
+                    mix(26, lab[None, : n + 1], lab[: n + 1, None]), mix(27, H, K, verb_between),
+                    mix(28, H, K, punct_between), mix(29, lab[None, : n + 1], H, K),
+                    mix(30, ctag[: n + 1, None], ctag[None, : n + 1], direction, dist),
+                    mix(31, shp[: n + 1, None], shp[None, : n + 1], direction)], axis=-1)
+
+    # bigram a -> b, a, b = 0..n+1 (only a < b used)
+    A, B = index[:, None], index[None, :]
+    gap = _bucket(B - A)
+    adjacent = (B - A == 1).astype(np.int64)
+    after_a = tag[np.minimum(A + 1, n + 1)]
+    TA, TB = tag[:, None], tag[None, :]
+    bigram = np.stack([mix(40, TA, TB), mix(41, lower[:, None], lower[None, :]), mix(42, gap, adjacent),
+                       mix(43, TA, TB, adjacent), mix(44, TA, after_a, TB), mix(45, lab[:, None], lab[None, :]),
+                       mix(46, punct[:, None], punct[None, :], adjacent), mix(47, lower[:, None], TB),
+                       mix(48, TA, lower[None, :]), mix(49, shp[:, None], shp[None, :]),
+                       mix(50, lab[:, None], after_a, lab[None, :])], axis=-1)
+    lm_scores = lm.logprob(lower[:, None], lower[None, :]) if lm is not None else np.zeros((n + 2, n + 2))
+    return SentenceFeatures(token, arc, bigram, lm_scores)

@@ -1,0 +1,97 @@
+"""The scoring model: hashed feature weights (plus one weight for the bigram LM) turned into problem scores.
+
+>>> from compbench.corpora.readers import Sentence
+>>> s = Sentence("s1", "d", "a b c".split(), [np.array([1, 3])])
+>>> model = CompressionModel(lm=BigramLM.fit([["a", "c"]]))
+>>> p = model.problem(s, length=2)
+>>> p.n, p.length.min, p.extra["gold"]
+(3, 2, [[1, 3]])
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from ..problem import Length, Problem
+from .features import DIM, BigramLM, SentenceFeatures, sentence_features
+from .readers import Sentence
+from .tagger import PosTagger
+
+PARTS = ("joint", "bigram-only", "tree-only")
+
+
+class CompressionModel:
+    """Weights over hashed features; ``weights[DIM]`` scales the bigram LM log-probability.
+
+    ``tagger`` (optional) tags sentences that come without POS (Clarke & Lapata).
+    """
+
+    def __init__(self, weights: np.ndarray | None = None, lm: BigramLM | None = None,
+                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None):
+        self.weights = np.zeros(DIM + 1) if weights is None else np.asarray(weights, dtype=np.float64)
+        self.lm = lm if lm is not None else BigramLM.fit([])
+        self.tagger = tagger
+        self.info = dict(info or {})
+
+    def pos(self, sentence: Sentence) -> list[str] | None:
+        """The sentence's own tags, else the tagger's (cached on the sentence), else None."""
+        if sentence.pos is None and self.tagger is not None:
+            sentence.pos = self.tagger.tag(sentence.tokens)
+        return sentence.pos
+
+    def features(self, sentence: Sentence) -> SentenceFeatures:
+        return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, self.lm)
+
+    def scores(self, features: SentenceFeatures, weights: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(token (n,), arc (n+1, n+1), bigram (n+2, n+2)) scores under ``weights`` (default: the model's)."""
+        w = self.weights if weights is None else weights
+        token = w[features.token].sum(-1)
+        arc = w[features.arc].sum(-1)
+        bigram = w[features.bigram].sum(-1) + w[DIM] * features.lm
+        return token, arc, bigram
+
+    def problem(self, sentence: Sentence, length: int | Length | None, features: SentenceFeatures | None = None,
+                weights: np.ndarray | None = None, part: str = "joint") -> Problem:
+        """The compression problem of a sentence; ``part`` drops arcs (bigram-only) or bigrams (tree-only)."""
+        token, arc, bigram = self.scores(features or self.features(sentence), weights)
+        if part == "bigram-only":
+            arc = np.zeros_like(arc)
+        elif part == "tree-only":
+            bigram = np.zeros_like(bigram)
+        elif part != "joint":
+            raise ValueError(f"unknown part {part!r} (known: {', '.join(PARTS)})")
+        gold = [[int(k) for k in g] for g in sentence.golds if g is not None]
+        return Problem(token, arc, bigram, length=length, tokens=tuple(sentence.tokens), id=sentence.id,
+                       extra={"gold": gold})
+
+    def phi(self, features: SentenceFeatures, heads: np.ndarray) -> tuple[np.ndarray, float]:
+        """The feature indices (with repeats) and the LM total of the structure ``heads``."""
+        n = len(heads) - 1
+        kept = np.flatnonzero(heads[1:] >= 0) + 1
+        sequence = np.concatenate([[0], kept, [n + 1]])
+        ids = np.concatenate([features.token[kept - 1].ravel(), features.arc[heads[kept], kept].ravel(),
+                              features.bigram[sequence[:-1], sequence[1:]].ravel()])
+        return ids, float(features.lm[sequence[:-1], sequence[1:]].sum())
+
+    def save(self, path: str | PathLike) -> None:
+        """One ``.npz`` file: non-zero weights, the hashed LM counts, the tagger and ``info`` (no raw text)."""
+        nonzero = np.flatnonzero(self.weights)
+        arrays = {"weight_index": nonzero, "weight_value": self.weights[nonzero], **self.lm.arrays()}
+        if self.tagger is not None:
+            arrays.update(self.tagger.arrays())
+        arrays["info"] = np.array(json.dumps(self.info))
+        with open(path, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    @classmethod
+    def load(cls, path: str | PathLike) -> CompressionModel:
+        with np.load(path) as data:
+            weights = np.zeros(DIM + 1)
+            weights[data["weight_index"]] = data["weight_value"]
+            tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
+            return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])))
