@@ -70,8 +70,10 @@ def _problems(source: str) -> list:
 
 
 def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
-              out: str | None = None) -> int:
-    """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees."""
+              out: str | None = None, summary: list[str] | None = None) -> int:
+    """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
+
+    ``summary``, when given, receives the printed lines."""
     from .sweep import LocalExecutor, RecordWriter, environment
 
     problems = _problems(source)
@@ -86,12 +88,14 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
         executor.close()
         if writer:
             writer.close()
-    print(f"check: {len(problems)} instances x {len(solvers)} solvers from {source}")
-    print(report.format_table())
+    lines = [f"check: {len(problems)} instances x {len(solvers)} solvers from {source}", report.format_table()]
     for failure in report.failures:
-        print(f"FAIL {failure['solver']} on {failure['instance']}: {failure['verdict']}"
-              + (f"\n     repro: {failure['file']}" if "file" in failure else ""))
-    print("agreement: " + (f"{len(report.failures)} failure(s)" if report.failed else "every answer holds up"))
+        lines.append(f"FAIL {failure['solver']} on {failure['instance']}: {failure['verdict']}"
+                     + (f"\n     repro: {failure['file']}" if "file" in failure else ""))
+    lines.append("agreement: " + (f"{len(report.failures)} failure(s)" if report.failed else "every answer holds up"))
+    print("\n".join(lines))
+    if summary is not None:
+        summary += lines
     return 1 if report.failed else 0
 
 
@@ -176,7 +180,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"demo 1/3: agreement check of {len(solvers)} solvers ({', '.join(solvers)}) on {check_set}", flush=True)
     check_run = runs / "demo-check.jsonl"
     check_run.unlink(missing_ok=True)
-    status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run))
+    check_lines: list[str] = []
+    status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
+                       check_lines)
     sweep_run = runs / "demo.jsonl"
     if not args.resume:
         sweep_run.unlink(missing_ok=True)
@@ -187,7 +193,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"          {_summary(counts)}")
     command = "compbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["demo"] else None
     readme = write_report([str(sweep_run)], out, title="compbench demo report",
-                          reproduce=[command or f"compbench demo --out {shlex.quote(str(out))}"])
+                          reproduce=[command or f"compbench demo --out {shlex.quote(str(out))}"],
+                          sections=["## Agreement check (every solver against every other, answers validated)", "",
+                                    "```", *check_lines, "```", ""])
     print(f"demo 3/3: report {readme}, plots in {out / 'plots'}, agreement records in {check_run}")
     print(f"demo finished in {time.perf_counter() - started:.0f} s; agreement "
           + ("FAILED (see above)" if status else "ok"))

@@ -173,7 +173,7 @@ def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baselin
         baseline, why = choose_baseline(results, infos)
     else:
         why = f"baseline {baseline} (chosen)"
-    fig, (ax,) = _figure(f"Speed-up over the baseline per instance (median): {why}")
+    fig, (ax,) = _figure(f"Speed-up over the baseline per instance (median)\n{why}")
     base = {r["instance"]: runtime(r) for r in results
             if r["solver"] == baseline and r.get("status") in ("optimal", "infeasible")}
     ratios: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -263,7 +263,7 @@ def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[st
     for solver, sizes in sorted(gaps.items()):
         ns = sorted(sizes)
         ax.plot(ns, [np.mean(sizes[n]) for n in ns], "o-", label=f"{solver} (mean)", markersize=3)
-        ax.plot(ns, [np.max(sizes[n]) for n in ns], ":", color=ax.lines[-1].get_color(), label=f"{solver} (max)")
+        ax.plot(ns, [np.max(sizes[n]) for n in ns], "^", color=ax.lines[-1].get_color(), label=f"{solver} (max)")
     if gaps:
         ax.set_xlabel("n (tokens)")
         ax.set_ylabel("relative gap")

@@ -115,8 +115,11 @@ def reproduce_commands(environments: list[dict], runs: list[str], out: str) -> l
 
 
 def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, baseline: str | None = None,
-                 title: str = "compbench report", reproduce: list[str] | None = None) -> str:
-    """Write the plots and ``out/README.md`` for the given run files; returns the README's path."""
+                 title: str = "compbench report", reproduce: list[str] | None = None,
+                 sections: list[str] | None = None) -> str:
+    """Write the plots and ``out/README.md`` for the given run files; returns the README's path.
+
+    ``sections``: extra Markdown lines placed before the tables (the demo puts its agreement check there)."""
     runs = [str(r) for r in runs]
     out = Path(out)
     results, environments = load_runs(runs)
@@ -128,9 +131,9 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     lines = [f"# {title}", "",
              f"{len(results)} solves of {len({r['instance'] for r in results})} instances by "
              f"{len({r['solver'] for r in results})} solvers, time limit {', '.join(f'{t:g} s' for t in limits) or 'none'} "
-             "per solve (a hard wall-clock limit: overrunning solves were killed). Times are setup + solve inside "
+             "per solve (a hard wall-clock limit: a solve still running a grace period past it was killed). Times are setup + solve inside "
              "the solver, measured in a warm worker process; medians over the instances of each size.", "",
-             "Regenerate this report with:", "", "```sh", *commands, "```", "",
+             "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
              "## Solvers", "", *solver_table(results, infos), "",
              "## Per solver and size", "", *size_table(results), ""]
     for name, caption in PLOTS:
