@@ -31,7 +31,7 @@ from compbench.io import problem_to_dict, read_instances
 from compbench.problem import Problem
 from compbench.registry import list_solvers
 
-from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, run_in_child
+from .worker import GRACE_SECONDS, THREAD_DEFAULTS, WARMUP_SECONDS, SolveProcess, run_in_child
 
 PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "matplotlib", "tqdm", "dask",
             "distributed")
@@ -157,7 +157,7 @@ def environment(settings: dict[str, Any]) -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
-        "threads": {name: os.environ.get(name) for name in THREAD_VARIABLES},
+        "threads": {name: os.environ.get(name, THREAD_DEFAULTS.get(name)) for name in THREAD_VARIABLES},
         "packages": versions,
         "solvers": {info["name"]: info for info in list_solvers()},
         "settings": settings,

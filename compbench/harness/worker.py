@@ -34,6 +34,9 @@ from typing import Any
 GRACE_SECONDS = 2.0  # beyond the time limit before the child is killed
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 WARMUP_N = 4
+# Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
+THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "NUMBA_NUM_THREADS": "1"}
 
 
 def _reset_peak_memory() -> bool:
@@ -96,10 +99,24 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _warm_up(solver_name: str) -> None:
-    from compbench import generate, get_solver
+def warm_up_problem(like: dict[str, Any]):
+    """A tiny problem (n = WARMUP_N) of the same length mode, root mode and order as the task's problem."""
+    from compbench import Length, generate
 
-    get_solver(solver_name).solve(generate("gaussian", WARMUP_N, seed=0, length=WARMUP_N // 2), time_limit=10.0)
+    length = like.get("length")
+    if isinstance(length, dict):
+        length = Length(1, WARMUP_N - 1)
+    elif length is not None:
+        length = WARMUP_N // 2
+    second_order = bool(like.get("scores", {}).get("sibling"))
+    return generate("gaussian", WARMUP_N, seed=0, length=length, single_root=bool(like.get("single_root")),
+                    second_order=second_order)
+
+
+def _warm_up(task: dict[str, Any]) -> None:
+    from compbench import get_solver
+
+    get_solver(task["solver"]).solve(warm_up_problem(task["problem"]), time_limit=10.0)
 
 
 def main() -> None:
@@ -111,7 +128,7 @@ def main() -> None:
         task = json.loads(line)
         if task.get("warm_up"):
             try:
-                _warm_up(task["solver"])
+                _warm_up(task)
             except Exception:  # the real solve reports the failure
                 pass
             channel.write(json.dumps({"warm": True}) + "\n")
@@ -131,12 +148,12 @@ class SolveProcess:
         self.warmup_limit = warmup_limit
         self._process: subprocess.Popen | None = None
         self._stderr = None
-        self._warmed: set[str] = set()
+        self._warmed: set[tuple] = set()
         self._buffer = b""
 
     def _start(self) -> None:
         self._stderr = tempfile.TemporaryFile()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1"}
         self._process = subprocess.Popen([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._stderr, env=env)
         self._warmed = set()
@@ -189,7 +206,10 @@ class SolveProcess:
         if self._process is None or self._process.poll() is not None:
             self.close()
             self._start()
-        warm_up = task["solver"] not in self._warmed
+        problem = task["problem"]
+        key = (task["solver"], type(problem.get("length")).__name__, bool(problem.get("single_root")),
+               bool(problem.get("scores", {}).get("sibling")))  # what the warm-up problem mirrors
+        warm_up = key not in self._warmed
         message = {**task, "warm_up": warm_up}
         try:
             self._process.stdin.write((json.dumps(message, allow_nan=False) + "\n").encode())
@@ -201,7 +221,7 @@ class SolveProcess:
             if reply is None:
                 return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
                                            f"{self.warmup_limit:g} s")
-            self._warmed.add(task["solver"])
+            self._warmed.add(key)
         limit = task.get("time_limit")
         started = time.monotonic()
         deadline = started + (limit + self.grace if limit is not None else float("inf"))
