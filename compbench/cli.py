@@ -24,7 +24,7 @@ from .registry import get_solver, list_solvers
 
 DEFAULT_SOLVER = "resource-dp"
 # Modules that add subcommands (each has register(subparsers)); this one registers the basic ones.
-COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands")
+COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands", "compbench.corpora.commands")
 
 
 class UsageError(Exception):

@@ -1,0 +1,116 @@
+"""Accuracy against gold compressions: token precision, recall and F1 (macro per sentence), compression rate,
+exact matches and time per sentence, for the joint model, its bigram-only and tree-only parts, and first-m.
+
+For a corpus with several annotators (broadcast) each sentence's numbers are averaged over its annotators; at
+the gold length the system compresses to each annotator's own length.
+
+>>> token_prf(np.array([1, 2, 3]), np.array([2, 3, 4, 5]))
+(0.6666666666666666, 0.5, 0.5714285714285714)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..problem import Length
+from ..registry import Solver
+from .model import CompressionModel
+from .readers import Sentence
+
+
+def token_prf(kept: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
+    """Precision, recall and F1 of a kept-token set against a gold one (both empty: all 1)."""
+    common = len(np.intersect1d(kept, gold))
+    if len(kept) == 0 and len(gold) == 0:
+        return 1.0, 1.0, 1.0
+    precision = common / len(kept) if len(kept) else 0.0
+    recall = common / len(gold) if len(gold) else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def first_m(n: int, m: int) -> np.ndarray:
+    """The first-m-tokens baseline."""
+    return np.arange(1, m + 1, dtype=np.int64)
+
+
+@dataclass
+class System:
+    """One row of the table: a solver on one part of the model, or ``first-m`` (solver None)."""
+
+    label: str
+    solver: Solver | None = None
+    part: str = "joint"
+
+
+def target_lengths(sentence: Sentence, length: str | float) -> list[int]:
+    """One length per annotator: each gold's own length, or round(ratio * n) for all."""
+    if length == "gold":
+        return [len(g) for g in sentence.golds]
+    return [int(round(float(length) * sentence.n))] * len(sentence.golds)
+
+
+def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems: list[System],
+                     length: str | float = "gold", time_limit: float | None = None,
+                     progress: Callable | None = None) -> dict[str, dict]:
+    """Per system: macro P/R/F1, compression rate, exact matches, mean seconds per solve, failures."""
+    usable = [s for s in sentences if s.aligned and s.golds]
+    rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
+                           "statuses": {}} for system in systems}
+    for sentence in (progress(usable) if progress else usable):
+        features = model.features(sentence)
+        problems = {part: model.problem(sentence, None, features, part=part)
+                    for part in {system.part for system in systems if system.solver is not None}}
+        lengths = target_lengths(sentence, length)
+        for system in systems:
+            row = rows[system.label]
+            cache: dict[int, tuple[np.ndarray | None, float]] = {}
+            scores = []
+            for m, gold in zip(lengths, sentence.golds):
+                if m not in cache:
+                    if system.solver is None:
+                        start = time.perf_counter()
+                        cache[m] = first_m(sentence.n, m), time.perf_counter() - start
+                    else:
+                        solution = system.solver.solve(problems[system.part].replace(length=Length.exact(m)),
+                                                       time_limit=time_limit)
+                        row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
+                        cache[m] = (solution.kept if solution.has_solution else None), solution.seconds["total"]
+                        row["seconds"].append(solution.seconds["total"])
+                kept, _ = cache[m]
+                if kept is None:
+                    row["failed"] += 1
+                    kept = np.zeros(0, dtype=np.int64)
+                scores.append((*token_prf(kept, gold), len(kept) / max(sentence.n, 1),
+                               float(np.array_equal(kept, gold))))
+            if system.solver is None:
+                row["seconds"].extend(seconds for _, seconds in cache.values())
+            for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(scores, axis=0)):
+                row[key].append(float(value))
+    summary = {}
+    for label, row in rows.items():
+        summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]), "precision": _mean(row["p"]),
+                          "recall": _mean(row["r"]), "compression_rate": _mean(row["rate"]),
+                          "exact_matches": _mean(row["exact"]), "seconds_per_solve": _mean(row["seconds"]),
+                          "median_seconds": float(np.median(row["seconds"])) if row["seconds"] else None,
+                          "failed": row["failed"], "statuses": row["statuses"]}
+    return summary
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def format_table(summary: dict[str, dict]) -> str:
+    """A fixed-width table of :func:`evaluate_systems` results."""
+    lines = [f"{'system':<32} {'F1':>6} {'P':>6} {'R':>6} {'rate':>6} {'exact':>6} {'ms/solve':>9} {'failed':>6}"]
+    for label, row in summary.items():
+        ms = 1000 * row["seconds_per_solve"] if row["seconds_per_solve"] is not None else float("nan")
+        lines.append(f"{label:<32} {row['f1']:>6.3f} {row['precision']:>6.3f} {row['recall']:>6.3f} "
+                     f"{row['compression_rate']:>6.3f} {row['exact_matches']:>6.3f} {ms:>9.2f} {row['failed']:>6}")
+    return "\n".join(lines)
+

@@ -1,0 +1,177 @@
+"""``compbench train``, ``compbench build-instances`` and ``compbench evaluate`` on a corpus directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..cli import UsageError, load_solver, stdout_to_stderr
+from ..io import write_instances
+from ..problem import Length
+from .accuracy import System, evaluate_systems, format_table, target_lengths
+from .features import BigramLM
+from .model import CompressionModel
+from .perceptron import train_perceptron
+from .readers import CORPORA, CorpusError, read_corpus, split_corpus
+from .tagger import PosTagger
+
+DEFAULT_SOLVER = "resource-dp"
+
+
+def _corpus(args: argparse.Namespace):
+    try:
+        corpus = read_corpus(args.corpus, args.data)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    report = corpus.report
+    print(f"{corpus.name}: {report['sentences']} sentences, {report['unaligned']} gold compressions could not be "
+          f"aligned (left out of training and scoring)"
+          + (f", {report['aligned_with_stray_punctuation']} aligned with stray punctuation skipped"
+             if "aligned_with_stray_punctuation" in report else ""), file=sys.stderr)
+    return corpus
+
+
+def _progress(iterable, desc: str = ""):
+    return tqdm(iterable, desc=desc, leave=False, file=sys.stderr, disable=not sys.stderr.isatty())
+
+
+def _length(text: str) -> str | float:
+    if text == "gold":
+        return "gold"
+    try:
+        ratio = float(text)
+    except ValueError:
+        raise UsageError(f"--length must be 'gold' or a ratio in 0..1, got {text!r}") from None
+    if not 0.0 <= ratio <= 1.0:
+        raise UsageError(f"--length ratio must lie in 0..1, got {ratio}")
+    return ratio
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    corpus = _corpus(args)
+    parts = split_corpus(corpus)
+    solver = load_solver(args.solver)
+    tagger = None
+    if args.tagger_data:
+        google = read_corpus("google", args.tagger_data)
+        tagged = [(s.tokens, s.pos) for s in split_corpus(google)["train"]]
+        start = time.perf_counter()
+        tagger = PosTagger.fit(tagged, epochs=args.tagger_epochs)
+        print(f"POS tagger: trained on {len(tagged)} Google sentences in {time.perf_counter() - start:.1f} s",
+              file=sys.stderr)
+    train = parts["train"]
+    lm = BigramLM.fit([[s.tokens[k - 1] for k in g] for s in train if s.aligned for g in s.golds])
+    model = CompressionModel(lm=lm, tagger=tagger, info={
+        "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
+        "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
+        "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"]})
+    start = time.perf_counter()
+    with stdout_to_stderr():
+        train_perceptron(model, train, parts["dev"], solver, epochs=args.epochs, batch_size=args.batch_size,
+                         max_n=args.max_n, seed=args.seed, progress=_progress,
+                         log=lambda line: print(line, file=sys.stderr))
+    model.info["train_seconds"] = time.perf_counter() - start
+    model.save(args.out)
+    print(f"wrote {args.out}: epoch {model.info['chosen_epoch']} chosen on dev, trained in "
+          f"{model.info['train_seconds']:.1f} s")
+    return 0
+
+
+def _load_model(path: str) -> CompressionModel:
+    try:
+        return CompressionModel.load(path)
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(f"{path}: not a model file ({exc})") from None
+
+
+def _split(corpus, name: str):
+    return corpus.sentences if name == "all" else split_corpus(corpus)[name]
+
+
+def cmd_build_instances(args: argparse.Namespace) -> int:
+    corpus = _corpus(args)
+    model = _load_model(args.model)
+    length = _length(args.length)
+    problems = []
+    for sentence in _split(corpus, args.split):
+        if not sentence.aligned:
+            continue
+        m = target_lengths(sentence, length)[0]
+        problems.append(model.problem(sentence, Length.exact(m)))
+    write_instances(args.out, problems)
+    print(f"wrote {len(problems)} instances of {corpus.name} ({args.split} split) to {args.out}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    corpus = _corpus(args)
+    model = _load_model(args.model)
+    length = _length(args.length)
+    names = args.solvers.split(",")
+    solvers = [load_solver(name) for name in names]
+    systems = [System("first-m")]
+    baseline = solvers[0]
+    systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
+                System(f"tree-only ({names[0]})", baseline, "tree-only")]
+    systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
+    sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
+    with stdout_to_stderr():
+        summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
+                                   progress=lambda it: _progress(it, "sentences"))
+    print(f"{corpus.name}, {args.split} split, length {length}, {len(sentences)} sentences"
+          + (f" with n <= {args.max_n}" if args.max_n else ""))
+    print(format_table(summary))
+    record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
+              "model": model.info, "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
+              "systems": summary, "python": platform.python_version(), "machine": platform.machine()}
+    out = Path(args.json_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", required=True, choices=CORPORA)
+    parser.add_argument("--data", required=True, metavar="DIR", help="the corpus directory (files found by prefix)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    train = subparsers.add_parser("train", help="train a compression model on a corpus's train split")
+    _common(train)
+    train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
+    train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
+    train.add_argument("--epochs", type=int, default=8)
+    train.add_argument("--batch-size", type=int, default=8)
+    train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
+    train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
+                                                            "train split and tag this corpus with it")
+    train.add_argument("--tagger-epochs", type=int, default=4)
+    train.add_argument("--seed", type=int, default=0)
+    train.set_defaults(func=cmd_train)
+
+    build = subparsers.add_parser("build-instances", help="write instances with a model's learned scores")
+    _common(build)
+    build.add_argument("--model", required=True)
+    build.add_argument("--out", required=True, metavar="SET", help="instance file (.jsonl, .json or .npz)")
+    build.add_argument("--length", default="gold", help="'gold' (first annotator's length) or a ratio R")
+    build.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
+    build.set_defaults(func=cmd_build_instances)
+
+    evaluate = subparsers.add_parser("evaluate", help="token F1 of solvers and baselines against gold compressions")
+    _common(evaluate)
+    evaluate.add_argument("--model", required=True)
+    evaluate.add_argument("--solvers", default=DEFAULT_SOLVER, help="comma-separated; the first also runs the "
+                                                                    "bigram-only and tree-only baselines")
+    evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
+    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
+    evaluate.add_argument("--max-n", type=int, help="only sentences with at most this many tokens")
+    evaluate.add_argument("--time-limit", type=float, metavar="S", help="per solve")
+    evaluate.add_argument("--json-out", default="accuracy.json", metavar="FILE")
+    evaluate.set_defaults(func=cmd_evaluate)

@@ -1,0 +1,102 @@
+"""Averaged structured perceptron with latent gold trees and small minibatches.
+
+Each example is a sentence with one gold kept set K*.  The prediction is the best compression at the gold length
+|K*| under the current weights; the target is the best tree over exactly the tokens K* (the same DP on the
+sub-problem holding only K*, all of them kept).  Updates are summed over a minibatch; the weights returned are
+averaged over all steps, and the epoch with the best dev F1 is kept.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import numpy as np
+
+from ..problem import Length, Problem, Status
+from ..registry import Solver, SolverError
+from .accuracy import System, evaluate_systems
+from .features import DIM
+from .model import CompressionModel
+from .readers import Sentence
+
+
+def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.ndarray:
+    """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
+    index = np.concatenate([[0], gold])
+    ends = np.concatenate([index, [problem.n + 1]])
+    sub = Problem(problem.token_scores[gold - 1], problem.arc_scores[np.ix_(index, index)],
+                  problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)))
+    solution = solver.solve(sub)
+    if solution.status != Status.OPTIMAL:
+        raise SolverError(f"{solver.name} gave {solution.status.value} on the gold sub-problem of {problem.id}: "
+                          f"{solution.message}")
+    heads = np.full(problem.n + 1, -1, dtype=np.int64)
+    heads[gold] = index[solution.heads[1:]]
+    return heads
+
+
+def predicted_heads(solver: Solver, problem: Problem) -> np.ndarray:
+    solution = solver.solve(problem)
+    if solution.status != Status.OPTIMAL:
+        raise SolverError(f"{solver.name} gave {solution.status.value} on {problem.id}: {solution.message}")
+    return solution.heads
+
+
+def training_examples(sentences: list[Sentence], max_n: int | None = None) -> list[tuple[Sentence, np.ndarray]]:
+    """(sentence, gold) pairs, one per annotator, of aligned sentences with a non-empty gold (n <= max_n)."""
+    return [(s, g) for s in sentences if s.aligned and (max_n is None or s.n <= max_n)
+            for g in s.golds if len(g)]
+
+
+def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
+                     epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
+                     progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:
+    """Train ``model.weights`` in place; returns one record per epoch (dev F1 at the gold length).
+
+    Sentences longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
+    """
+    examples = training_examples(train, max_n)
+    dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    weights = np.zeros(DIM + 1)
+    totals = np.zeros(DIM + 1)  # sum over steps of step * update, for averaging
+    step = 1
+    rng = random.Random(seed)
+    history, best = [], (-1.0, None, 0)
+    joint = [System("joint", solver, "joint")]
+    for epoch in range(1, epochs + 1):
+        rng.shuffle(examples)
+        mistakes = 0
+        batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+        for batch in (progress(batches, desc=f"epoch {epoch}") if progress else batches):
+            update_ids, update_signs, lm_update = [], [], 0.0
+            for sentence, gold in batch:
+                features = model.features(sentence)
+                problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
+                predicted = predicted_heads(solver, problem)
+                target = latent_gold_heads(solver, problem, gold)
+                if np.array_equal(predicted, target):
+                    continue
+                mistakes += 1
+                for heads, sign in ((target, 1.0), (predicted, -1.0)):
+                    ids, lm_total = model.phi(features, heads)
+                    update_ids.append(ids)
+                    update_signs.append(np.full(len(ids), sign))
+                    lm_update += sign * lm_total
+            if update_ids:
+                delta = np.bincount(np.concatenate(update_ids), weights=np.concatenate(update_signs),
+                                    minlength=DIM + 1)
+                delta[DIM] += lm_update
+                weights += delta
+                totals += step * delta
+            step += 1
+        model.weights = weights - totals / step
+        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
+        history.append({"epoch": epoch, "mistakes": mistakes, "examples": len(examples), "dev_f1": score})
+        log(f"epoch {epoch}: {mistakes}/{len(examples)} mistakes, dev F1 {score if score is None else round(score, 4)}")
+        if score is None or score > best[0]:
+            best = (score if score is not None else -1.0, model.weights.copy(), epoch)
+    model.weights = best[1]
+    model.info["chosen_epoch"] = best[2]
+    model.info["history"] = history
+    return history
