@@ -1,0 +1,243 @@
+"""Corpus readers, gold alignment, splits, the learned model and the train/evaluate commands.
+
+Most tests write a tiny corpus of their own (same layout and formats as the real ones); the last ones read the
+shared corpora in ../shared/data when that directory exists.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import compbench
+from compbench.cli import main
+from compbench.corpora import read_corpus, split_corpus
+from compbench.corpora.accuracy import System, evaluate_systems, token_prf
+from compbench.corpora.align import align_text, align_tokens
+from compbench.corpora.features import BigramLM
+from compbench.corpora.model import CompressionModel
+from compbench.corpora.perceptron import latent_gold_heads, train_perceptron
+from compbench.corpora.readers import CorpusError
+from compbench.corpora.tagger import PosTagger
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+NEEDS_SHARED = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared corpora not found at {SHARED}")
+
+VOCABULARY = {"the": "DT", "a": "DT", "cat": "NN", "dog": "NN", "sat": "VBD", "ran": "VBD", "on": "IN",
+              "mat": "NN", "very": "RB", "big": "JJ", "red": "JJ", ",": ",", "(": "-LRB-", ")": "-RRB-"}
+CONTENT = {"cat", "dog", "sat", "ran", "mat"}
+
+
+def sentences(count: int, seed: int, max_n: int = 8) -> list[list[str]]:
+    rng = random.Random(seed)
+    words = sorted(VOCABULARY)
+    return [[rng.choice(words) for _ in range(rng.randint(3, max_n))] for _ in range(count)]
+
+
+def compress(tokens: list[str]) -> list[str]:
+    """The rule the tiny corpus follows: keep the content words (or the first word)."""
+    return [t for t in tokens if t in CONTENT] or tokens[:1]
+
+
+def write_clarke_lapata(directory: Path, documents: int = 10, per_document: int = 6, annotators: int = 1) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for d, tokens in enumerate(sentences(documents * per_document, seed=1)):
+        doc, i = divmod(d, per_document)
+        summaries = [" ".join(compress(tokens))] * annotators
+        lines.append(json.dumps({"id": f"doc{doc}.1.{i}", "text": " ".join(tokens), "summaries": summaries}))
+    (directory / "part.shared.jsonl").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def write_google(directory: Path, count: int = 40, extra_rows: list[tuple[str, str, str, str]] = ()) -> Path:
+    """Google's layout: eval_data*.csv plus line-parallel test_words/test_pos/test_dep files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for tokens in sentences(count, seed=2):
+        text = " ".join(tokens)
+        kept = " ".join(compress(tokens))
+        rows.append((text, kept[0].upper() + kept[1:], " ".join(VOCABULARY[t] for t in tokens),
+                     " ".join("ROOT" if i == 0 else "dep" for i in range(len(tokens)))))
+    rows.extend(extra_rows)
+    with (directory / "eval_data.part.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["original", "compressed"])
+        writer.writerows((text, compressed) for text, compressed, _, _ in rows)
+    (directory / "test_words.part.txt").write_text("".join(r[0] + "\n" for r in rows))
+    (directory / "test_pos.part.txt").write_text("".join(r[2] + "\n" for r in rows))
+    (directory / "test_dep.part.txt").write_text("".join(r[3] + "\n" for r in rows))
+    return directory
+
+
+# --- alignment -------------------------------------------------------------------------------------------------
+
+def test_align_tokens_takes_the_earliest_match_and_rejects_non_subsequences():
+    assert align_tokens("the the cat sat".split(), "the cat".split()).tolist() == [1, 3]
+    assert align_tokens("a b c".split(), []).tolist() == []
+    assert align_tokens("a b c".split(), "c b".split()) is None
+    assert align_tokens("a b".split(), "a b b".split()) is None
+
+
+def test_align_text_ignores_case_and_needs_token_boundaries():
+    kept, stray = align_text("The mayor said Aaron left .".split(), "Aaron left.")
+    assert kept.tolist() == [4, 5, 6] and stray == 0
+    # "a" must not match the start of "Aaron"
+    assert align_text("a Aaron .".split(), "Aaron.")[0].tolist() == [2, 3]
+    assert align_text("Aaron .".split(), "A Aaron.") is None
+
+
+def test_align_text_counts_stray_punctuation_and_rejects_rewrites():
+    kept, stray = align_text("Smith , who won , left today .".split(), "Smith, who won left.")
+    assert kept.tolist() == [1, 2, 3, 4, 6, 8] and stray == 0
+    kept, stray = align_text("Smith left today .".split(), "Smith, left.")
+    assert kept.tolist() == [1, 2, 4] and stray == 1
+    assert align_text("They do n't care .".split(), "They don't care.") is None  # contraction rewritten
+    assert align_text("it plans to grow .".split(), "Cairn plans to grow.") is None
+
+
+# --- readers and splits ----------------------------------------------------------------------------------------
+
+def test_clarke_lapata_reader_and_document_split(tmp_path):
+    corpus = read_corpus("clarke-lapata-broadcast", write_clarke_lapata(tmp_path, annotators=3))
+    assert corpus.report["sentences"] == 60 and corpus.report["documents"] == 10
+    assert corpus.report["unaligned"] == 0
+    first = corpus.sentences[0]
+    assert len(first.golds) == 3 and [first.tokens[k - 1] for k in first.golds[0]] == compress(first.tokens)
+    parts = split_corpus(corpus)
+    documents = {name: {s.document for s in part} for name, part in parts.items()}
+    assert documents["test"] == {"doc4.1", "doc9.1"} and documents["dev"] == {"doc2.1"}
+    assert not documents["train"] & (documents["dev"] | documents["test"])
+    assert sum(map(len, parts.values())) == 60
+
+
+def test_google_reader_reports_unaligned_rows_and_splits_by_line_order(tmp_path):
+    rewrite = ("They do n't care .", "They don't care.", "PRP VBP RB VB .", "nsubj aux neg ROOT p")
+    corpus = read_corpus("google", write_google(tmp_path, count=39, extra_rows=[rewrite]))
+    assert corpus.report["sentences"] == 40 and corpus.report["unaligned"] == 1
+    assert corpus.report["unaligned_lines"] == [40]
+    assert not corpus.sentences[-1].aligned and corpus.sentences[0].pos is not None
+    parts = split_corpus(corpus)
+    assert [s.id for s in parts["test"]] == [f"google.{i}" for i in range(1, 5)]
+    assert [s.id for s in parts["dev"]] == [f"google.{i}" for i in range(5, 9)]
+    assert len(parts["train"]) == 32
+
+
+def test_readers_name_the_missing_or_broken_file(tmp_path):
+    with pytest.raises(CorpusError, match="eval_data"):
+        read_corpus("google", tmp_path)
+    write_google(tmp_path / "g", count=3)
+    (tmp_path / "g" / "test_pos.part.txt").write_text("DT\n")
+    with pytest.raises(CorpusError, match="line-parallel"):
+        read_corpus("google", tmp_path / "g")
+    (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(CorpusError, match="line 1"):
+        read_corpus("clarke-lapata-written", tmp_path)
+    with pytest.raises(CorpusError, match="unknown corpus"):
+        read_corpus("ziff-davis", tmp_path)
+
+
+# --- model, perceptron, accuracy -------------------------------------------------------------------------------
+
+def test_token_prf():
+    assert token_prf(np.array([1, 2]), np.array([2, 3])) == (0.5, 0.5, 0.5)
+    assert token_prf(np.array([], dtype=int), np.array([], dtype=int)) == (1.0, 1.0, 1.0)
+    assert token_prf(np.array([1]), np.array([2]))[2] == 0.0
+
+
+def test_latent_gold_tree_keeps_exactly_the_gold_tokens(tmp_path):
+    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
+    rng = np.random.default_rng(0)
+    model = CompressionModel(weights=rng.normal(size=compbench.corpora.features.DIM + 1))
+    solver = compbench.get_solver("brute-force")
+    for sentence in corpus.sentences[:10]:
+        gold = sentence.golds[0]
+        problem = model.problem(sentence, len(gold))
+        heads = latent_gold_heads(solver, problem, gold)
+        solution = compbench.Solution("optimal", heads)
+        assert solution.kept.tolist() == gold.tolist()
+        value = compbench.evaluate(problem, solution)
+        # no other tree over the same tokens scores higher: forbid every other token and solve the full problem
+        token = problem.token_scores.copy()
+        token[np.setdiff1d(np.arange(1, sentence.n + 1), gold) - 1] = -np.inf
+        best = solver.solve(problem.replace(token_scores=token))
+        assert value == pytest.approx(best.objective)
+
+
+def test_training_learns_the_tiny_rule_and_beats_first_m(tmp_path):
+    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
+    parts = split_corpus(corpus)
+    model = CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+    solver = compbench.get_solver("brute-force")
+    history = train_perceptron(model, parts["train"], parts["dev"], solver, epochs=3, log=lambda line: None)
+    assert [h["epoch"] for h in history] == [1, 2, 3] and model.info["chosen_epoch"] in (1, 2, 3)
+    systems = [System("first-m"), System("joint", solver), System("tree-only", solver, "tree-only")]
+    summary = evaluate_systems(model, parts["test"], systems)
+    assert summary["joint"]["f1"] >= 0.75 > summary["first-m"]["f1"] + 0.2
+    assert summary["joint"]["compression_rate"] == pytest.approx(summary["first-m"]["compression_rate"])
+    model.save(tmp_path / "model.npz")
+    loaded = CompressionModel.load(tmp_path / "model.npz")
+    sentence = parts["test"][0]
+    for ours, theirs in zip(model.scores(model.features(sentence)), loaded.scores(loaded.features(sentence))):
+        np.testing.assert_allclose(ours, theirs)
+
+
+def test_pos_tagger_learns_a_tiny_tag_set():
+    data = [(tokens, [VOCABULARY[t] for t in tokens]) for tokens in sentences(60, seed=3)]
+    tagger = PosTagger.fit(data, epochs=3)
+    held_out = sentences(10, seed=4)
+    predicted = [tag for tokens in held_out for tag in tagger.tag(tokens)]
+    truth = [VOCABULARY[t] for tokens in held_out for t in tokens]
+    assert np.mean(np.array(predicted) == np.array(truth)) > 0.95
+
+
+def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):
+    data = write_google(tmp_path / "google", count=40)
+    model, instances, report = tmp_path / "m.npz", tmp_path / "set.jsonl", tmp_path / "acc.json"
+    common = ["--corpus", "google", "--data", str(data)]
+    assert main(["train", *common, "--out", str(model), "--solver", "brute-force", "--epochs", "2"]) == 0
+    assert main(["build-instances", *common, "--model", str(model), "--out", str(instances)]) == 0
+    problems = list(compbench.read_instances(instances))
+    assert len(problems) == 4 and all(len(p.extra["gold"][0]) == p.length.min for p in problems)
+    assert main(["evaluate", *common, "--model", str(model), "--solvers", "brute-force", "--json-out", str(report),
+                 "--length", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "joint (brute-force)" in out and "first-m" in out and "bigram-only" in out
+    record = json.loads(report.read_text())
+    assert record["length"] == 0.5 and record["systems"]["first-m"]["sentences"] == 4
+    assert main(["evaluate", *common, "--model", str(tmp_path / "missing.npz")]) == 2
+
+
+# --- the shared corpora ----------------------------------------------------------------------------------------
+
+@NEEDS_SHARED
+@pytest.mark.parametrize("name, directory, sentences_here", [
+    ("clarke-lapata-written", "clarke-lapata-written", 1281),
+    ("clarke-lapata-broadcast", "clarke-lapata-broadcast", 1078),
+])
+def test_shared_clarke_lapata_aligns_completely(name, directory, sentences_here):
+    corpus = read_corpus(name, SHARED / directory)
+    assert corpus.report["sentences"] == sentences_here and corpus.report["unaligned"] == 0
+    parts = split_corpus(corpus)
+    assert not {s.document for s in parts["train"]} & {s.document for s in parts["test"]}
+
+
+@NEEDS_SHARED
+def test_shared_google_aligns_most_sentences_and_trains_on_a_few_short_ones():
+    corpus = read_corpus("google", SHARED / "google-sentence-compression")
+    assert corpus.report["sentences"] == 9000
+    assert corpus.report["unaligned"] == len(corpus.report["unaligned_lines"]) < 200
+    for sentence in corpus.sentences[:200]:
+        if sentence.aligned:
+            words = [sentence.tokens[k - 1].lower() for k in sentence.golds[0]]
+            assert words and all(w for w in words)
+    parts = split_corpus(corpus)
+    short = [s for s in parts["train"] if s.n <= 10 and s.aligned][:20]
+    model = CompressionModel()
+    train_perceptron(model, short, [], compbench.get_solver("brute-force"), epochs=1, log=lambda line: None)
+    assert np.any(model.weights)
