@@ -1,0 +1,169 @@
+"""``signature-dp`` (Qian & Liu 2014, exact) and ``ql-subgradient`` (their Lagrangian relaxation)."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from compbench import Capabilities, Length, Problem, Solution, Solver, Status, objective
+
+from .chart import Chart, chart_bytes
+
+DEFAULT_MEMORY_FRACTION = 0.25  # of the memory available when the solver is created
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (MemAvailable on Linux, else total physical memory)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _too_big(name: str, n: int, count: bool, memory_limit: int) -> Solution | None:
+    needed = chart_bytes(n, count)
+    if needed <= memory_limit:
+        return None
+    return Solution(Status.UNSUPPORTED, message=(
+        f"{name}: the chart for n = {n} needs {needed / 2**20:.0f} MiB, above the memory limit of "
+        f"{memory_limit / 2**20:.0f} MiB (pass memory_limit=... in bytes to raise it)"))
+
+
+def _timed_chart(problem: Problem, token: np.ndarray, count: bool) -> tuple[Chart, float]:
+    start = time.perf_counter()
+    chart = Chart(token, problem.arc_scores, problem.bigram_scores, count=count, single_root=problem.single_root)
+    return chart, time.perf_counter() - start
+
+
+class SignatureDP(Solver):
+    """Qian & Liu (2014)'s exact DP: Eisner spans with signatures (deleted count k, rightmost kept word p).
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
+    >>> compbench.get_solver("signature-dp").solve(p).status.value
+    'optimal'
+    """
+
+    name = "signature-dp"
+    description = "Qian & Liu (2014) signature DP: projective tree with virtual arcs for deleted words (exact)"
+    exact = True
+    complexity = "O(n^6) time, O(n^4) memory"
+    supports = Capabilities(all_lengths=True)
+
+    def __init__(self, memory_limit: int | None = None):
+        self.memory_limit = int(available_memory() * DEFAULT_MEMORY_FRACTION) if memory_limit is None \
+            else int(memory_limit)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
+               memory_limit: int | None = None, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        n = problem.n
+        refused = _too_big(self.name, n, True, self.memory_limit if memory_limit is None else memory_limit)
+        if refused is not None:
+            return refused
+        chart, fill_seconds = _timed_chart(problem, problem.token_scores, count=True)
+
+        def at_length(m: int) -> Solution:
+            k = n - m
+            if chart.goal[k] == -math.inf:
+                return Solution(Status.INFEASIBLE)
+            heads = chart.heads(k)
+            value = objective(problem, heads)
+            return Solution(Status.OPTIMAL, heads, value, bound=value)
+
+        lo, hi = problem.length_bounds()
+        # Fewest kept words first among equal optima (as brute force does).
+        best_m = max(range(lo, hi + 1), key=lambda m: (chart.goal[n - m], -m))
+        solution = at_length(best_m)
+        if all_lengths:
+            solution.by_length = [at_length(m) for m in range(n + 1)]
+        solution.stats["chart_seconds"] = fill_seconds
+        solution.stats["chart_mib"] = chart_bytes(n, True) / 2**20
+        return solution
+
+
+class QLSubgradient(Solver):
+    """Qian & Liu (2014)'s approximation: the chart without the count signature, length relaxed by lambda.
+
+    Each iteration maximizes ``f(z) + lambda * (sum z - m)`` (an upper bound on the optimum) and updates
+    ``lambda += alpha * (m - sum z)`` with ``alpha = step / (1 + number of times the dual went up)``
+    (Rush et al. 2010).  ``optimal`` only when the relaxed optimum keeps exactly m words (a certificate);
+    otherwise ``feasible`` without a solution, carrying the best bound.
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
+    >>> compbench.get_solver("ql-subgradient").solve(p, max_iterations=50).status.value in ("optimal", "feasible")
+    True
+    """
+
+    name = "ql-subgradient"
+    description = "Qian & Liu (2014) Lagrangian relaxation of the length, subgradient steps (certified or bound)"
+    exact = False
+    complexity = "O(n^4) time per iteration, O(n^3) memory"
+    supports = Capabilities(lengths=frozenset({"exact", "free"}))
+
+    def __init__(self, max_iterations: int = 100, step: float | None = None, memory_limit: int | None = None):
+        self.max_iterations = int(max_iterations)
+        self.step = step
+        self.memory_limit = int(available_memory() * DEFAULT_MEMORY_FRACTION) if memory_limit is None \
+            else int(memory_limit)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
+               max_iterations: int | None = None, step: float | None = None, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        n = problem.n
+        refused = _too_big(self.name, n, False, self.memory_limit)
+        if refused is not None:
+            return refused
+        iterations_allowed = self.max_iterations if max_iterations is None else int(max_iterations)
+        scale = self.step if step is None else step
+        if scale is None:  # default: the typical size of one score
+            finite = np.concatenate([a[np.isfinite(a)].ravel() for a in
+                                     (problem.token_scores, problem.arc_scores, problem.bigram_scores)])
+            scale = float(np.mean(np.abs(finite))) if finite.size and np.any(finite) else 1.0
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        m = problem.length.min if problem.length is not None else None
+        lam, best_bound, previous_dual, increases = 0.0, math.inf, math.inf, 0
+        iterations, converged, timed_out, chart_seconds = 0, False, False, 0.0
+        solution = None
+        while iterations < max(1, iterations_allowed):
+            if deadline is not None and iterations > 0 and time.perf_counter() > deadline:
+                timed_out = True
+                break
+            chart, seconds = _timed_chart(problem, problem.token_scores + lam, count=False)
+            chart_seconds += seconds
+            iterations += 1
+            relaxed = float(chart.goal[0])
+            if relaxed == -math.inf:  # no compression of any length exists
+                solution = Solution(Status.INFEASIBLE, bound=-math.inf)
+                converged = True
+                break
+            heads = chart.heads(0)
+            kept = int((heads[1:] >= 0).sum())
+            dual = relaxed - lam * (m if m is not None else kept)
+            best_bound = min(best_bound, dual)
+            if m is None or kept == m:  # certificate: the relaxed optimum satisfies the length
+                value = objective(problem, heads)
+                solution = Solution(Status.OPTIMAL, heads, value, bound=value)
+                converged = True
+                break
+            if dual > previous_dual:
+                increases += 1
+            previous_dual = dual
+            lam += scale / (1 + increases) * (m - kept)
+        if solution is None:
+            solution = Solution(Status.TIMEOUT if timed_out else Status.FEASIBLE, bound=best_bound,
+                                message=f"{self.name}: no certificate after {iterations} iterations")
+        solution.stats.update(iterations=iterations, converged=converged, final_lambda=lam,
+                              seconds_per_iteration=chart_seconds / iterations)
+        return solution
