@@ -261,9 +261,9 @@ class LocalExecutor:
         return done
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        for worker in self._workers:
+        for worker in self._workers:  # kills solves still running (after Ctrl-C): their results are not recorded
             worker.close()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 class DaskExecutor:

@@ -23,6 +23,7 @@ import json
 import os
 import resource
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,8 +120,20 @@ def _warm_up(task: dict[str, Any]) -> None:
     get_solver(task["solver"]).solve(warm_up_problem(task["problem"]), time_limit=10.0)
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (so a killed sweep leaves no solve running)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main() -> None:
     """The child's loop: read a task line, answer ``{"warm": true}`` after a warm-up if asked, then the result."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business: it kills us if needed
+    _die_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed to stdout (C banners included) goes to stderr
     sys.stdout = sys.stderr
