@@ -21,7 +21,7 @@ from .worker import GRACE_SECONDS, WARMUP_SECONDS
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2"
-DEMO_SIZES = "8:40:8"
+DEMO_SIZES = "8:48:8"
 DEMO_PER_SIZE = 3
 DEMO_TIME_LIMIT = 5.0
 QUICK_CHECK_SET = "gen:gaussian+forbidden:1-5:1"

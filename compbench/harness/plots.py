@@ -197,21 +197,31 @@ def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baselin
     return _save(fig, out, "speedup")
 
 
+CERTIFICATE_KEYS = ("certificate", "certified", "converged")  # what Lagrangian solvers call "optimality proven"
+
+
 def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
-    """Per solver and n: certificate flags and iteration counts read from ``stats`` (any solver that reports them)."""
+    """Per solver and n: certificate flags and iteration counts read from ``stats``.
+
+    The flag is the first of ``stats["certificate"]``, ``["certified"]``, ``["converged"]`` present; a solver that
+    reports ``iterations`` but none of those counts as certified when its status is ``optimal``.
+    """
     certs: dict[str, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
     iters: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         stats = r.get("stats")
         if not isinstance(stats, dict):
             continue
-        cert = stats.get("certificate", stats.get("certified"))
-        if isinstance(cert, (bool, int, float)) and not isinstance(cert, str):
-            certs[r["solver"]][r["n"]].append(bool(cert))
-        elif isinstance(cert, str):
-            certs[r["solver"]][r["n"]].append(cert.lower() not in ("", "none", "false", "no", "0"))
         it = stats.get("iterations")
-        if isinstance(it, (int, float)) and not isinstance(it, bool) and math.isfinite(it):
+        has_iterations = isinstance(it, (int, float)) and not isinstance(it, bool) and math.isfinite(it)
+        cert = next((stats[k] for k in CERTIFICATE_KEYS if k in stats), None)
+        if isinstance(cert, str):
+            certs[r["solver"]][r["n"]].append(cert.strip().lower() not in ("", "none", "false", "no", "0"))
+        elif isinstance(cert, (bool, int, float)):
+            certs[r["solver"]][r["n"]].append(bool(cert))
+        elif cert is None and has_iterations:
+            certs[r["solver"]][r["n"]].append(r.get("status") == "optimal")
+        if has_iterations:
             iters[r["solver"]][r["n"]].append(float(it))
     return certs, iters
 

@@ -56,18 +56,25 @@ def size_table(results: list[dict]) -> list[str]:
     for r in results:
         groups[r["solver"], r["n"]].append(r)
     lines = ["| solver | n | instances | median time (s) | proven | timeouts | skipped | other | certified | "
-             "optimal claims agreeing |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "optimal claims agreeing | memory (MiB) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (solver, n), records in sorted(groups.items()):
+        if all(r.get("status") == "unsupported" for r in records):
+            continue  # e.g. brute force beyond its size limit
         times = [runtime(r) for r in records if r.get("status") in SOLVED and runtime(r) is not None]
         count = lambda *s: sum(r.get("status") in s for r in records)
         claims = [agree[r["instance"], solver] for r in records if (r["instance"], solver) in agree]
         cert = certs.get(solver, {}).get(n)
+        extra = [r["peak_memory_mb"] - r["memory_before_mb"] for r in records
+                 if "peak_memory_mb" in r and "memory_before_mb" in r and r.get("peak_memory_scope") == "solve"]
         lines.append(
             f"| {solver} | {n} | {len(records)} | {_seconds(float(np.median(times))) if times else '-'} | "
             f"{count('optimal', 'infeasible')} | {count('timeout')} | {count('skipped')} | "
             f"{count('feasible', 'unsupported', 'error')} | "
             f"{f'{100 * np.mean(cert):.0f}%' if cert else '-'} | "
-            f"{f'{sum(claims)}/{len(claims)}' if claims else '-'} |")
+            f"{f'{sum(claims)}/{len(claims)}' if claims else '-'} | "
+            f"{f'{float(np.median(extra)):.1f}' if extra else '-'} |")
+    lines += ["", "Time: median setup + solve of the solves that finished (proven, or feasible for inexact solvers). "
+              "Memory: median growth of the worker's peak resident set during the solve (MiB)."]
     return lines
 
 

@@ -293,7 +293,8 @@ class DaskExecutor:
 
 def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     record = {"type": "result", **task["header"], "time_limit": task["time_limit"]}
-    for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "validity",
+    for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
+                "validity",
                 "stats", "message", "heads", "killed"):
         if key in result and result[key] not in (None, "", {}):
             record[key] = result[key]

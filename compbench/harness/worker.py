@@ -50,12 +50,13 @@ def _reset_peak_memory() -> bool:
         return False
 
 
-def _peak_memory_mb() -> float:
-    """Peak resident set size of this process in MiB (since the last reset when resets work)."""
+def _memory_mb(field: str = "VmHWM") -> float:
+    """``VmHWM``: peak resident set size of this process in MiB (since the last reset when resets work);
+    ``VmRSS``: the current one."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024.0
     except OSError:
         pass
@@ -82,6 +83,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     problem = problem_from_dict(task["problem"])
     solver = get_solver(task["solver"])
     reset = _reset_peak_memory()
+    before = _memory_mb("VmRSS")
     started = time.perf_counter()
     solution = solver.solve(problem, time_limit=task.get("time_limit"))
     wall = time.perf_counter() - started
@@ -91,7 +93,8 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
         "bound": _json_number(solution.bound),
         "heads": [int(h) for h in solution.heads] if solution.has_solution else None,
         "seconds": {**{k: float(v) for k, v in solution.seconds.items()}, "wall": wall},
-        "peak_memory_mb": round(_peak_memory_mb(), 3),
+        "peak_memory_mb": round(_memory_mb(), 3),
+        "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
         "stats": _json_safe(solution.stats),
         "message": solution.message,
