@@ -276,3 +276,16 @@ def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     assert "compbench demo --quick" in readme or "compbench demo --out" in readme
     assert (tmp_path / "demo" / "plots" / "runtime.png").stat().st_size > 1000
     assert len(results(tmp_path / "demo" / "runs" / "demo.jsonl")) == 4
+
+
+def test_certificate_flags_are_read_under_their_various_names() -> None:
+    from compbench.harness.plots import certificate_stats
+
+    records = [{"solver": "a", "n": 5, "status": "feasible", "stats": {"converged": False, "iterations": 100}},
+               {"solver": "a", "n": 5, "status": "optimal", "stats": {"converged": True, "iterations": 3}},
+               {"solver": "b", "n": 5, "status": "optimal", "stats": {"certificate": "primal-dual"}},
+               {"solver": "c", "n": 5, "status": "optimal", "stats": {"iterations": 7}},
+               {"solver": "d", "n": 5, "status": "optimal", "stats": {"chart_mib": 1.0}}]
+    certs, iters = certificate_stats(records)
+    assert certs == {"a": {5: [False, True]}, "b": {5: [True]}, "c": {5: [True]}}
+    assert iters == {"a": {5: [100.0, 3.0]}, "c": {5: [7.0]}}
