@@ -43,8 +43,9 @@ class CompressionModel:
             sentence.pos = self.tagger.tag(sentence.tokens)
         return sentence.pos
 
-    def features(self, sentence: Sentence) -> SentenceFeatures:
-        return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, self.lm)
+    def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
+        """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training)."""
+        return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm)
 
     def scores(self, features: SentenceFeatures, weights: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

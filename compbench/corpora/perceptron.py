@@ -16,7 +16,7 @@ import numpy as np
 from ..problem import Length, Problem, Status
 from ..registry import Solver, SolverError
 from .accuracy import System, evaluate_systems
-from .features import DIM
+from .features import DIM, BigramLM
 from .model import CompressionModel
 from .readers import Sentence
 
@@ -49,14 +49,29 @@ def training_examples(sentences: list[Sentence], max_n: int | None = None) -> li
             for g in s.golds if len(g)]
 
 
+def jackknife_lms(train: list[Sentence], folds: int = 5) -> dict[str, BigramLM]:
+    """Per training sentence, a bigram LM of the gold compressions of the other folds (documents dealt round-robin).
+
+    A training sentence must not see an LM estimated from its own gold compression, or the LM weight learns to
+    copy the training golds and does not generalize.
+    """
+    documents = {d: i % folds for i, d in enumerate(dict.fromkeys(s.document for s in train))}
+    texts = [[[s.tokens[k - 1] for k in g] for s in train if documents[s.document] != fold and s.aligned
+              for g in s.golds] for fold in range(folds)]
+    lms = [BigramLM.fit(t) for t in texts]
+    return {s.id: lms[documents[s.document]] for s in train}
+
+
 def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
                      epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
                      progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:
     """Train ``model.weights`` in place; returns one record per epoch (dev F1 at the gold length).
 
-    Sentences longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
+    Training sentences see jackknifed LMs (:func:`jackknife_lms`); dev sentences see ``model.lm``.  Sentences
+    longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
     """
     examples = training_examples(train, max_n)
+    lms = jackknife_lms(train)
     dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
     weights = np.zeros(DIM + 1)
     totals = np.zeros(DIM + 1)  # sum over steps of step * update, for averaging
@@ -71,7 +86,7 @@ def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[S
         for batch in (progress(batches, desc=f"epoch {epoch}") if progress else batches):
             update_ids, update_signs, lm_update = [], [], 0.0
             for sentence, gold in batch:
-                features = model.features(sentence)
+                features = model.features(sentence, lms[sentence.id])
                 problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
                 predicted = predicted_heads(solver, problem)
                 target = latent_gold_heads(solver, problem, gold)
