@@ -26,7 +26,9 @@ where its two words first meet (the goal for p -> n+1), so each is scored once.
 
 With ``count=False`` the k dimension has size 1 and every k index is 0: the same rules without the count
 signature (the chart of the Lagrangian relaxation, O(n^4) time, O(n^3) memory).  With the count: O(n^6) time
-(the PAIR and CR rules each range over s, t, r, k1, k2, p), O(n^4) memory.
+(the PAIR and CR rules each range over s, t, r, k1, k2, p), O(n^4) memory, as in the paper.  (p is only ever
+read against the word r+1 right after its span, so folding ``bigram(p, t+1)`` into ``CR`` would drop p and give
+O(n^5) time, O(n^3) memory; this module keeps the published chart on purpose.)
 """
 
 from __future__ import annotations

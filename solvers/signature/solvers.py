@@ -46,6 +46,10 @@ def _timed_chart(problem: Problem, token: np.ndarray, count: bool) -> tuple[Char
 class SignatureDP(Solver):
     """Qian & Liu (2014)'s exact DP: Eisner spans with signatures (deleted count k, rightmost kept word p).
 
+    One chart gives the optimum for every length.  The chart is refused (status ``unsupported``) when it would
+    need more than ``memory_limit`` bytes (default: a quarter of the memory available at construction).  The
+    compiled fill cannot be interrupted, so ``time_limit`` is not enforced (n = 60 takes well under a second).
+
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
     >>> compbench.get_solver("signature-dp").solve(p).status.value
