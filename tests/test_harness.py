@@ -258,7 +258,7 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert "| lagr | 10 | 3 |" in readme and "| 67% |" in readme  # certificate rate: 2 of 3
     assert "| greedy | yes" not in readme and "| greedy | no |" in readme
     assert "| ilp-x | 40 | 3 | - | 0 | 3 |" in readme  # three timeouts, no median time
-    assert "| dp | 40 | 3 | 0.704 | 3 | 0 | 0 | 0 | - | 3/3 | - |" in readme  # median of 1e-5 n^3 (1 + 0.1 i)
+    assert "| dp | 40 | 3 | 704 ms | 3 | 0 | 0 | 0 | - | 3/3 | - |" in readme  # median of 1e-5 n^3 (1 + 0.1 i)
 
 
 def test_fitted_exponent() -> None:

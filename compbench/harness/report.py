@@ -31,9 +31,9 @@ PLOTS = (("runtime", "Runtime vs n"), ("speedup", "Speed-up over the baseline"),
 
 def _seconds(value: float) -> str:
     if value >= 100:
-        return f"{value:.0f}"
-    if value >= 0.01:
-        return f"{value:.3g}"
+        return f"{value:.0f} s"
+    if value >= 1:
+        return f"{value:.3g} s"
     return f"{value * 1000:.3g} ms"
 
 
@@ -55,7 +55,7 @@ def size_table(results: list[dict]) -> list[str]:
     groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
     for r in results:
         groups[r["solver"], r["n"]].append(r)
-    lines = ["| solver | n | instances | median time (s) | proven | timeouts | skipped | other | certified | "
+    lines = ["| solver | n | instances | median time | proven | timeouts | skipped | other | certified | "
              "optimal claims agreeing | memory (MiB) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (solver, n), records in sorted(groups.items()):
         if all(r.get("status") == "unsupported" for r in records):
