@@ -26,6 +26,7 @@ from compbench.harness.sweep import make_tasks, read_records, run_sweep, source_
 PLUGIN = textwrap.dedent('''
     import os
     import signal
+    import subprocess
     import time
 
     import numpy as np
@@ -69,10 +70,14 @@ PLUGIN = textwrap.dedent('''
 
     class Sleeper(Base):
         name = "sleeper"
-        description = "hangs (ignoring its time limit) from n = 5 on"
+        description = "hangs (ignoring its time limit) from n = 5 on, with a child process of its own"
 
         def _solve(self, problem, *, time_limit, all_lengths, **options):
             if problem.n >= 5:
+                helper = subprocess.Popen(["sleep", "600"])
+                if os.environ.get("SLEEPER_PIDS"):
+                    with open(os.environ["SLEEPER_PIDS"], "a") as f:
+                        f.write(f"{helper.pid}\\n")
                 time.sleep(600)
             return compbench.get_solver("brute-force").solve(problem)
 
@@ -117,6 +122,15 @@ def plugins(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     return site
 
 
+def running(pid: int) -> bool:
+    """Is the process alive (not gone, not a zombie waiting to be reaped)?"""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def results(path: Path) -> list[dict]:
     return [r for r in read_records(path) if r["type"] == "result"]
 
@@ -142,8 +156,9 @@ def test_check_finds_wrong_solvers_and_writes_repro_files(plugins: Path, tmp_pat
     assert main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force", "--repro-dir", str(repro)]) == 0
 
 
-def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path) -> None:
+def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = tmp_path / "run.jsonl"
+    monkeypatch.setenv("SLEEPER_PIDS", str(tmp_path / "pids"))
     tasks = make_tasks(source_problems("gen:gaussian:4-6:1"), ["brute-force", "sleeper", "crasher"], time_limit=1.0)
     started = time.monotonic()
     counts = run_sweep(tasks, run, jobs=2, grace=0.5)
@@ -156,6 +171,8 @@ def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path) -> 
     timeout = got["sleeper", 5]
     assert timeout["status"] == "timeout" and timeout["killed"] and "killed after" in timeout["message"]
     assert got["sleeper", 6]["status"] == "skipped"  # it timed out on every instance of n = 5
+    (helper,) = [int(pid) for pid in (tmp_path / "pids").read_text().split()]
+    assert not running(helper)  # the hung solver's own child process was killed with it
     assert got["crasher", 5]["status"] == "error" and "boom at n = 5" in got["crasher", 5]["message"]
     assert got["crasher", 6]["status"] == "error" and "signal 9" in got["crasher", 6]["message"]
     for r in results(run):

@@ -171,7 +171,8 @@ class SolveProcess:
         self._stderr = tempfile.TemporaryFile()
         env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1"}
         self._process = subprocess.Popen([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+                                         stdout=subprocess.PIPE, stderr=self._stderr, env=env,
+                                         start_new_session=True)  # its own process group: see close()
         self._warmed = set()
         self._buffer = b""
 
@@ -184,8 +185,10 @@ class SolveProcess:
 
     def close(self) -> None:
         if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
+            try:  # the whole group: a backend's own child processes (e.g. CBC started by PuLP) go with it
+                os.killpg(self._process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             self._process.wait()
             for stream in (self._process.stdin, self._process.stdout):
                 stream.close()
