@@ -224,6 +224,9 @@ def test_dask_executor_gives_the_same_results(plugins: Path, tmp_path: Path) -> 
         assert main(["bench", "--instances", "gen:gaussian+integer-ties:4-5:1", "--solvers", "brute-force,crasher",
                      "--time-limit", "20", "--executor", "dask", "--scheduler", cluster.scheduler_address,
                      "--out", str(tmp_path / "dask.jsonl")]) == 0
+        assert main(["check", "gen:gaussian:5:2", "--solvers", "brute-force,wrong-optimum", "--executor", "dask",
+                     "--scheduler", cluster.scheduler_address, "--repro-dir", str(tmp_path / "repro")]) == 1
+        assert len(list((tmp_path / "repro").glob("*--wrong-optimum.json"))) == 2
 
     def summary(path: Path) -> set:
         return {(r["instance"], r["solver"], r["status"], r["objective"], str(r.get("heads")))

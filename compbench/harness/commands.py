@@ -70,17 +70,17 @@ def _problems(source: str) -> list:
 
 
 def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
-              out: str | None = None, summary: list[str] | None = None) -> int:
+              out: str | None = None, summary: list[str] | None = None, scheduler: str | None = None) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
-    ``summary``, when given, receives the printed lines."""
-    from .sweep import LocalExecutor, RecordWriter, environment
+    ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
+    from .sweep import DaskExecutor, LocalExecutor, RecordWriter, environment
 
     problems = _problems(source)
     writer = RecordWriter(out) if out else None
     if writer:
         writer.write(environment({"check": source, "time_limit": time_limit}))
-    executor = LocalExecutor(jobs)
+    executor = DaskExecutor(scheduler) if scheduler else LocalExecutor(jobs)
     try:
         report = check(problems, solvers, time_limit=time_limit, repro_dir=repro_dir, executor=executor,
                        on_record=writer.write if writer else None)
@@ -102,7 +102,10 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
 def cmd_check(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
-    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out)
+    if args.executor == "dask" and not args.scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out,
+                     scheduler=args.scheduler if args.executor == "dask" else None)
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -211,6 +214,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",
                      help="where disagreeing or invalid answers are written as instance files (default check-failures)")
     chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file")
+    chk.add_argument("--executor", choices=("local", "dask"), default="local")
+    chk.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
     chk.set_defaults(func=cmd_check)
 
     bench = subparsers.add_parser("bench", help="runtime sweep over sizes and kinds, recorded as JSONL")
