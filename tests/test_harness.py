@@ -100,7 +100,9 @@ PLUGIN = textwrap.dedent('''
 
         def _solve(self, problem, *, time_limit, all_lengths, **options):
             time.sleep(0.25)
-            return compbench.get_solver("brute-force").solve(problem)
+            solution = compbench.get_solver("brute-force").solve(problem)
+            solution.stats = {"final_lambda": np.float64("inf"), "trace": np.array([1.5, np.nan])}
+            return solution
 ''')
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
@@ -295,7 +297,9 @@ def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     readme = (tmp_path / "demo" / "README.md").read_text()
     assert "compbench demo --quick" in readme or "compbench demo --out" in readme
     assert (tmp_path / "demo" / "plots" / "runtime.png").stat().st_size > 1000
-    assert len(results(tmp_path / "demo" / "runs" / "demo.jsonl")) == 4
+    records = results(tmp_path / "demo" / "runs" / "demo.jsonl")
+    assert len(records) == 4
+    assert [r["stats"] for r in records if r["solver"] == "slow"][0] == {"final_lambda": "inf", "trace": [1.5, "nan"]}
 
 
 def test_certificate_flags_are_read_under_their_various_names() -> None:

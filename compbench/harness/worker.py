@@ -70,8 +70,18 @@ def _json_number(value: float | None) -> float | str | None:
 
 
 def _json_safe(value: Any) -> Any:
-    """Solver stats as plain JSON (numpy scalars and arrays become numbers and lists)."""
-    return json.loads(json.dumps(value, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+    """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, inf and NaN strings."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _json_safe(value.tolist())
+    if isinstance(value, float):
+        return _json_number(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return str(value)
 
 
 def solve_task(task: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +163,11 @@ def main() -> None:
         except Exception as exc:  # a crashing solver becomes an error record
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             result = {"status": "error", "message": f"{task['solver']} raised {last}"}
-        channel.write(json.dumps(result, allow_nan=False) + "\n")
+        try:
+            line = json.dumps(result, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            line = json.dumps({"status": "error", "message": f"{task['solver']}: result is not JSON ({exc})"})
+        channel.write(line + "\n")
 
 
 class SolveProcess:
