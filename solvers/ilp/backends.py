@@ -24,6 +24,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -189,6 +190,11 @@ class _PulpILP(ILPSolver):
         raise NotImplementedError
 
     def _run(self, model, time_limit, threads):
+        with warnings.catch_warnings():  # PuLP 3.3 announces its 4.0 API on every variable
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return self._run_pulp(model, time_limit, threads)
+
+    def _run_pulp(self, model, time_limit, threads):
         pulp = self._load()
         prob = pulp.LpProblem("compression", pulp.LpMaximize)
         xs = [pulp.LpVariable(f"x{j}", lowBound=model.col_lower[j], upBound=model.col_upper[j],
