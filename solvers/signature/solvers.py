@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 from typing import Any
 
@@ -11,31 +10,8 @@ import numpy as np
 
 from compbench import Capabilities, Length, Problem, Solution, Solver, Status, objective
 
+from ..memory import default_memory_limit, refuse_if_too_big
 from .chart import Chart, chart_bytes
-
-DEFAULT_MEMORY_FRACTION = 0.25  # of the memory available when the solver is created
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (MemAvailable on Linux, else total physical memory)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def _too_big(name: str, n: int, count: bool, memory_limit: int) -> Solution | None:
-    needed = chart_bytes(n, count)
-    if needed <= memory_limit:
-        return None
-    return Solution(Status.UNSUPPORTED, message=(
-        f"{name}: the chart for n = {n} needs {needed / 2**20:.0f} MiB, above the memory limit of "
-        f"{memory_limit / 2**20:.0f} MiB (pass memory_limit=... in bytes to raise it)"))
-
 
 def _timed_chart(problem: Problem, token: np.ndarray, count: bool) -> tuple[Chart, float]:
     start = time.perf_counter()
@@ -63,15 +39,15 @@ class SignatureDP(Solver):
     supports = Capabilities(all_lengths=True)
 
     def __init__(self, memory_limit: int | None = None):
-        self.memory_limit = int(available_memory() * DEFAULT_MEMORY_FRACTION) if memory_limit is None \
-            else int(memory_limit)
+        self.memory_limit = default_memory_limit(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                memory_limit: int | None = None, **options: Any) -> Solution:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
         n = problem.n
-        refused = _too_big(self.name, n, True, self.memory_limit if memory_limit is None else memory_limit)
+        refused = refuse_if_too_big(self.name, n, chart_bytes(n, True),
+                                    self.memory_limit if memory_limit is None else memory_limit)
         if refused is not None:
             return refused
         chart, fill_seconds = _timed_chart(problem, problem.token_scores, count=True)
@@ -118,15 +94,14 @@ class QLSubgradient(Solver):
     def __init__(self, max_iterations: int = 100, step: float | None = None, memory_limit: int | None = None):
         self.max_iterations = int(max_iterations)
         self.step = step
-        self.memory_limit = int(available_memory() * DEFAULT_MEMORY_FRACTION) if memory_limit is None \
-            else int(memory_limit)
+        self.memory_limit = default_memory_limit(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                max_iterations: int | None = None, step: float | None = None, **options: Any) -> Solution:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
         n = problem.n
-        refused = _too_big(self.name, n, False, self.memory_limit)
+        refused = refuse_if_too_big(self.name, n, chart_bytes(n, False), self.memory_limit)
         if refused is not None:
             return refused
         iterations_allowed = self.max_iterations if max_iterations is None else int(max_iterations)

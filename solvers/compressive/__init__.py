@@ -1,0 +1,10 @@
+"""Compressive parsing by Eisner's algorithm with the hook trick: one chart (:mod:`solvers.compressive.chart`,
+where every rule lives) and the solvers over it: ``hook-dp`` (free length, max semiring), ``resource-dp`` (exact
+and ranged lengths, resource-constrained semiring), ``bisection`` (Lagrangian relaxation of the length) and
+``bisection-exact`` (bisection, then resource-dp when it finds no certificate)."""
+
+from .chart import Chart, chart_bytes
+from .solvers import Bisection, BisectionExact, HookDP, ResourceDP, count_plan, score_bound
+
+__all__ = ["Bisection", "BisectionExact", "Chart", "HookDP", "ResourceDP", "chart_bytes", "count_plan",
+           "score_bound"]

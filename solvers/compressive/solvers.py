@@ -1,0 +1,305 @@
+"""``hook-dp``, ``resource-dp``, ``bisection`` and ``bisection-exact``: solvers over the one compressive chart."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from compbench import Capabilities, Problem, Solution, Solver, Status, objective
+
+from ..memory import default_memory_limit, refuse_if_too_big
+from .chart import MAX_N, Chart, chart_bytes
+
+
+def _solution_at(chart: Chart, index: int) -> Solution:
+    """The chart's best derivation at count ``index`` as a proven answer (``infeasible`` when there is none)."""
+    value = float(chart.goal[index])
+    if value == -math.inf:
+        return Solution(Status.INFEASIBLE, bound=-math.inf)
+    return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
+
+
+def _timed_fill(problem: Problem, **options: Any) -> tuple[Chart, float]:
+    start = time.perf_counter()
+    chart = Chart.fill(problem, **options)
+    return chart, time.perf_counter() - start
+
+
+_loaded = False
+
+
+def load_kernels() -> float:
+    """Compile (or load from numba's cache) the chart's kernels once per process; the seconds it took."""
+    global _loaded
+    if _loaded:
+        return 0.0
+    start = time.perf_counter()
+    tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
+    for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
+        Chart.fill(problem, counting="kept", cap=1).heads(0)
+    _loaded = True
+    return time.perf_counter() - start
+
+
+class ChartSolver(Solver):
+    """Base of the chart's solvers: loading the compiled kernels counts as set-up time."""
+
+    def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
+              **options: Any) -> Solution:
+        setup = load_kernels()
+        solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
+                                 all_lengths=all_lengths, **options)
+        solution.seconds["setup"] = solution.seconds.get("setup", 0.0) + setup
+        solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
+        return solution
+
+
+class HookDP(ChartSolver):
+    """Free-length compression by the hook-trick chart in the max semiring: O(n^3) time, O(n^2) memory.
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=8, seed=0, length=None)
+    >>> compbench.get_solver("hook-dp").solve(p).status.value
+    'optimal'
+    """
+
+    name = "hook-dp"
+    description = "Eisner's algorithm with the hook trick (deleted words skipped by right triangles), free length"
+    exact = True
+    complexity = "O(n^3) time, O(n^2) memory"
+    supports = Capabilities(lengths=frozenset({"free"}), second_order=True, max_n=MAX_N)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        chart, seconds = _timed_fill(problem, tie=-1)
+        solution = _solution_at(chart, 0)
+        solution.stats["chart_seconds"] = seconds
+        return solution
+
+
+def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
+    """What the resource chart counts, and up to which cap, for lo <= |K| <= hi: the cheaper of kept (cap hi)
+    and dropped (cap n - lo) words; nothing when every length is allowed.
+
+    >>> count_plan(25, 11, 11), count_plan(25, 20, 20), count_plan(25, 0, 25)
+    (('kept', 11), ('dropped', 5), ('none', 0))
+    """
+    if lo == 0 and hi == n:
+        return "none", 0
+    return ("kept", hi) if hi <= n - lo else ("dropped", n - lo)
+
+
+class ResourceDP(ChartSolver):
+    """Exact and ranged lengths by the hook-trick chart in the resource-constrained max semiring.
+
+    Item values are vectors over the number of kept (or dropped) words, whichever is capped lower, so the time is
+    O(n^3 d^2) and the memory O(n^2 d) with d = min(m, n - m) (ranges: the upper end).  ``all_lengths=True``
+    counts kept words up to n and returns the optimum for every length (``by_length``).  The chart is refused
+    (status ``unsupported``) when it would need more than ``memory_limit`` bytes (default: a quarter of the
+    memory available at construction).  The compiled fill cannot be interrupted: ``time_limit`` is not enforced.
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=8, seed=0, length=3)
+    >>> s = compbench.get_solver("resource-dp").solve(p, all_lengths=True)
+    >>> s.status.value, len(s.kept), len(s.by_length)
+    ('optimal', 3, 9)
+    """
+
+    name = "resource-dp"
+    description = "hook-trick chart in the resource-constrained max semiring (counts kept or dropped words)"
+    exact = True
+    complexity = "O(n^3 d^2) time, O(n^2 d) memory, d = min(m, n - m)"
+    supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
+
+    def __init__(self, memory_limit: int | None = None):
+        self.memory_limit = default_memory_limit(memory_limit)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
+               memory_limit: int | None = None, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        n = problem.n
+        lo, hi = problem.length_bounds()
+        counting, cap = ("kept", n) if all_lengths else count_plan(n, lo, hi)
+        refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
+                                    self.memory_limit if memory_limit is None else memory_limit)
+        if refused is not None:
+            return refused
+        chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)
+
+        def index(m: int) -> int:  # the chart's count for m kept words
+            return m if counting == "kept" else n - m
+
+        if counting == "none":
+            solution = _solution_at(chart, 0)
+        else:  # the best allowed length; the fewest kept words among equal optima
+            best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
+            solution = _solution_at(chart, index(best))
+        if all_lengths:
+            solution.by_length = [_solution_at(chart, m) for m in range(n + 1)]
+        solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
+                              chart_mib=chart_bytes(n, cap) / 2**20)
+        return solution
+
+
+def score_bound(problem: Problem) -> float:
+    """B with |objective| <= B for every solution: n tokens, n arcs, n+1 bigrams (and n sibling scores) at most."""
+    def largest(scores: np.ndarray | None) -> float:
+        if scores is None:
+            return 0.0
+        finite = np.abs(scores[np.isfinite(scores)])
+        return float(finite.max()) if finite.size else 0.0
+
+    n = problem.n
+    return (n * largest(problem.token_scores) + n * largest(problem.arc_scores)
+            + (n + 1) * largest(problem.bigram_scores) + n * largest(problem.sibling_scores))
+
+
+class Bisection(ChartSolver):
+    """Lagrangian relaxation of the length: add lambda to every kept word, solve ``hook-dp``, bisect on lambda.
+
+    The kept count of the relaxed optimum grows with lambda.  The bracket comes from the scores: every objective
+    lies in [-B, B] (:func:`score_bound`), so beyond |lambda| = 2B + 1 the relaxed optimum keeps the most (or
+    fewest) words any solution can, which also proves infeasibility when even that misses the length.  A range
+    lo..hi is targeted at lo from below (lambda > 0) or hi from above (lambda < 0); lambda = 0 certifies any
+    count inside.  At each lambda the chart breaks ties towards fewer kept words, then, when that count is below
+    the target, towards more words: a count equal to the target is a certificate (status ``optimal``, ``bound`` =
+    the dual value = the objective); the target strictly between the two tie-broken counts at one lambda cannot be
+    certified at any lambda (the relaxation has a gap there).  Otherwise bisection stops when the bracket is
+    narrower than the score resolution (the rounding error of a sum of the scores), after ``max_iterations``, or
+    at the time limit, and answers ``feasible`` (``timeout``) without a solution, with the best dual bound.
+    ``stats``: iterations, charts filled, certificate, final lambda.
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=8, seed=0, length=3)
+    >>> s = compbench.get_solver("bisection").solve(p)
+    >>> s.status.value in ("optimal", "feasible"), s.stats["certificate"] == (s.status.value == "optimal")
+    (True, True)
+    """
+
+    name = "bisection"
+    description = "Lagrangian relaxation of the length, bisection on the multiplier over hook-dp (certified or bound)"
+    exact = False
+    complexity = "O(n^3) per iteration, O(log(B / resolution)) iterations"
+    supports = Capabilities(second_order=True, max_n=MAX_N)
+
+    def __init__(self, max_iterations: int = 200):
+        self.max_iterations = int(max_iterations)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
+               max_iterations: int | None = None, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        limit = self.max_iterations if max_iterations is None else int(max_iterations)
+        n = problem.n
+        lo, hi = problem.length_bounds()
+        stats: dict[str, Any] = {"iterations": 0, "charts": 0, "certificate": False}
+        chart_seconds = 0.0
+
+        def relaxed(lam: float, tie: int) -> Chart:
+            nonlocal chart_seconds
+            chart, seconds = _timed_fill(problem, kept_bonus=lam, tie=tie)
+            chart_seconds += seconds
+            stats["charts"] += 1
+            return chart
+
+        def finish(solution: Solution, lam: float) -> Solution:
+            stats.update(final_lambda=lam, chart_seconds=chart_seconds)
+            solution.stats.update(stats)
+            return solution
+
+        def certified(chart: Chart, lam: float) -> Solution:
+            heads = chart.heads(0)
+            value = objective(problem, heads)
+            stats["certificate"] = True
+            return finish(Solution(Status.OPTIMAL, heads, value, bound=value), lam)
+
+        # lambda = 0: the unconstrained optimum, with the fewest and the most kept words among its ties
+        fewest = relaxed(0.0, -1)
+        stats["iterations"] = 1
+        if fewest.goal[0] == -math.inf:  # no compression of any length
+            return finish(Solution(Status.INFEASIBLE, bound=-math.inf), 0.0)
+        if lo <= fewest.kept[0] <= hi:
+            return certified(fewest, 0.0)
+        if fewest.kept[0] < lo:
+            most = relaxed(0.0, +1)
+            if lo <= most.kept[0] <= hi:
+                return certified(most, 0.0)
+        upward = bool(fewest.kept[0] < lo)  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
+        target = lo if upward else hi
+        bound = float(fewest.goal[0])  # the dual at lambda = 0
+        reach = 2.0 * score_bound(problem) + 1.0
+        resolution = 8.0 * (4 * n + 2) * np.finfo(float).eps * max(reach, 1.0)
+        # bracket: count(below) < target < count(above); one end is 0, the other from the scores
+        below, above = (0.0, reach) if upward else (-reach, 0.0)
+        far_lambda = reach if upward else -reach
+        far = relaxed(far_lambda, +1 if upward else -1)  # the most (fewest) words any solution keeps
+        stats["iterations"] += 1
+        count = int(far.kept[0])
+        if (upward and count < lo) or (not upward and count > hi):  # no solution reaches the length
+            return finish(Solution(Status.INFEASIBLE, bound=-math.inf), far_lambda)
+        if count == target:
+            return certified(far, far_lambda)
+        bound = min(bound, float(far.goal[0]) - far_lambda * target)
+        reason = "bracket narrower than the score resolution"
+        lam = 0.0
+        while above - below >= resolution:
+            if stats["iterations"] >= limit:
+                reason = f"iteration limit {limit}"
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                return finish(Solution(Status.TIMEOUT, bound=bound, message=(
+                    f"{self.name}: time limit after {stats['iterations']} iterations, no certificate")), lam)
+            lam = 0.5 * (below + above)
+            stats["iterations"] += 1
+            chart = relaxed(lam, -1)
+            bound = min(bound, float(chart.goal[0]) - lam * target)
+            if chart.kept[0] == target:
+                return certified(chart, lam)
+            if chart.kept[0] > target:
+                above = lam
+                continue
+            chart = relaxed(lam, +1)
+            if chart.kept[0] == target:
+                return certified(chart, lam)
+            if chart.kept[0] < target:
+                below = lam
+                continue
+            reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
+            break
+        return finish(Solution(Status.FEASIBLE, bound=bound, message=(
+            f"{self.name}: no certificate after {stats['iterations']} iterations ({reason})")), lam)
+
+
+class BisectionExact(ChartSolver):
+    """``bisection`` first; when it finds no certificate, ``resource-dp`` (always a proven answer).
+
+    >>> import compbench
+    >>> p = compbench.generate("integer-ties", n=8, seed=0, length=3)
+    >>> compbench.get_solver("bisection-exact").solve(p).status.value
+    'optimal'
+    """
+
+    name = "bisection-exact"
+    description = "bisection, falling back to resource-dp when the Lagrangian relaxation gives no certificate"
+    exact = True
+    complexity = "O(n^3 log(B / resolution)), else O(n^3 d^2)"
+    supports = Capabilities(second_order=True, max_n=MAX_N)
+
+    def __init__(self, max_iterations: int = 200, memory_limit: int | None = None):
+        self.bisection = Bisection(max_iterations)
+        self.resource = ResourceDP(memory_limit)
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
+        first = self.bisection.solve(problem, time_limit, **options)
+        if first.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            first.stats["fallback"] = False
+            return first
+        exact = self.resource.solve(problem, None)
+        exact.stats.update({f"bisection_{k}": v for k, v in first.stats.items()}, certificate=False, fallback=True)
+        return exact
