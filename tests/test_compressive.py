@@ -144,6 +144,45 @@ def test_bisection_reports_iterations_and_certificate():
         assert solution.objective == pytest.approx(exact.objective) and solution.bound == solution.objective
 
 
+def _hull_position(values: list[float], m: int, tolerance: float) -> str:
+    """"vertex", "below" or "edge": where (m, q(m)) lies against the upper concave hull of the feasible points."""
+    feasible = [c for c, q in enumerate(values) if q > -np.inf]
+    below = edge = False
+    for a in (c for c in feasible if c < m):
+        for b in (c for c in feasible if c > m):
+            chord = (values[a] * (b - m) + values[b] * (m - a)) / (b - a)
+            below |= values[m] < chord - tolerance
+            edge |= abs(values[m] - chord) <= tolerance
+    return "below" if below else "edge" if edge else "vertex"
+
+
+@pytest.mark.parametrize("kind, tolerance", [("integer-ties", 0.0), ("gaussian", 1e-9)])
+@pytest.mark.parametrize("second_order", [False, True])
+def test_bisection_certifies_exactly_the_vertices_of_the_length_curve(kind, tolerance, second_order):
+    # Lagrangian duality: a length whose optimum is a vertex of the concave hull of q(m) has a certificate, one
+    # below the hull has none.  (On a hull edge but not a vertex both answers are honest.)
+    bisection = compbench.get_solver("bisection")
+    seen = {"vertex": 0, "below": 0}
+    for index in range(25):
+        problem = compbench.generate(kind, n=10, seed=7, index=index, single_root=index % 2 == 1,
+                                     second_order=second_order)
+        curve = compbench.get_solver("resource-dp").solve(problem, all_lengths=True).by_length
+        values = [s.objective if s.status == Status.OPTIMAL else -np.inf for s in curve]
+        for m in range(problem.n + 1):
+            if values[m] == -np.inf:
+                continue
+            position = _hull_position(values, m, tolerance)
+            answer = bisection.solve(problem.replace(length=m))
+            if position == "vertex":
+                assert answer.status == Status.OPTIMAL, (problem.id, m, answer.message)
+                assert answer.objective == pytest.approx(values[m])
+            elif position == "below":
+                assert answer.status == Status.FEASIBLE and not answer.has_solution, (problem.id, m)
+                assert answer.bound >= values[m] - 1e-9
+            seen[position] = seen.get(position, 0) + 1
+    assert seen["vertex"] > 50 and seen["below"] > 5, seen
+
+
 def test_bisection_proves_infeasible_when_no_length_reaches_the_target():
     # only the root's arcs are allowed and single_root: at most one word can be kept
     n = 5

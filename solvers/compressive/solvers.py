@@ -167,12 +167,18 @@ class Bisection(ChartSolver):
     fewest) words any solution can, which also proves infeasibility when even that misses the length.  A range
     lo..hi is targeted at lo from below (lambda > 0) or hi from above (lambda < 0); lambda = 0 certifies any
     count inside.  At each lambda the chart breaks ties towards fewer kept words, then, when that count is below
-    the target, towards more words: a count equal to the target is a certificate (status ``optimal``, ``bound`` =
-    the dual value = the objective); the target strictly between the two tie-broken counts at one lambda cannot be
-    certified at any lambda (the relaxation has a gap there).  Otherwise bisection stops when the bracket is
+    the target, towards more words; a count equal to the target is a certificate (status ``optimal``, ``bound`` =
+    the dual value = the objective).
+
+    Each step tries the lambda where the two bracket ends' lines f + lambda (|K| - m) cross before it bisects
+    (a midpoint step follows any crossing step that does not halve the bracket).  At the crossing the relaxed
+    optimum either finds a new vertex of the concave hull of the optimum-per-length curve (the bracket shrinks),
+    or equals the lines' value: then the ends are adjacent hull vertices, the target lies strictly between them
+    (a duality gap: no lambda certifies it), and the crossing is the dual's minimum.  A target strictly between
+    the two tie-broken counts at one lambda is such a gap too.  Otherwise the search stops when the bracket is
     narrower than the score resolution (the rounding error of a sum of the scores), after ``max_iterations``, or
-    at the time limit, and answers ``feasible`` (``timeout``) without a solution, with the best dual bound.
-    ``stats``: iterations, charts filled, certificate, final lambda.
+    at the time limit (``timeout``), and answers ``feasible`` without a solution, with the best dual bound.
+    ``stats``: iterations (lambdas tried), charts filled, certificate, final lambda.
 
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=8, seed=0, length=3)
@@ -226,52 +232,71 @@ class Bisection(ChartSolver):
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), 0.0)
         if lo <= fewest.kept[0] <= hi:
             return certified(fewest, 0.0)
-        if fewest.kept[0] < lo:
-            most = relaxed(0.0, +1)
-            if lo <= most.kept[0] <= hi:
-                return certified(most, 0.0)
         upward = bool(fewest.kept[0] < lo)  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
         target = lo if upward else hi
+        near = fewest
+        if upward:
+            near = relaxed(0.0, +1)
+            if lo <= near.kept[0] <= hi:
+                return certified(near, 0.0)
         bound = float(fewest.goal[0])  # the dual at lambda = 0
+        if upward and near.kept[0] > hi:  # the tie-broken counts at lambda = 0 jump over the whole range: a duality gap
+            return finish(Solution(Status.FEASIBLE, bound=bound, message=(
+                f"{self.name}: no certificate: lambda = 0 is a breakpoint that jumps over the length")), 0.0)
         reach = 2.0 * score_bound(problem) + 1.0
         resolution = 8.0 * (4 * n + 2) * np.finfo(float).eps * max(reach, 1.0)
-        # bracket: count(below) < target < count(above); one end is 0, the other from the scores
-        below, above = (0.0, reach) if upward else (-reach, 0.0)
         far_lambda = reach if upward else -reach
         far = relaxed(far_lambda, +1 if upward else -1)  # the most (fewest) words any solution keeps
         stats["iterations"] += 1
-        count = int(far.kept[0])
-        if (upward and count < lo) or (not upward and count > hi):  # no solution reaches the length
+        if (upward and far.kept[0] < lo) or (not upward and far.kept[0] > hi):  # no solution reaches the length
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), far_lambda)
-        if count == target:
+        if far.kept[0] == target:
             return certified(far, far_lambda)
         bound = min(bound, float(far.goal[0]) - far_lambda * target)
+        # The bracket's ends as (lambda, kept, objective): kept(below) < target < kept(above).
+        ends = [(0.0, int(near.kept[0]), float(near.goal[0])), (far_lambda, int(far.kept[0]),
+                                                                 float(far.goal[0]) - far_lambda * int(far.kept[0]))]
+        below, above = sorted(ends)
         reason = "bracket narrower than the score resolution"
-        lam = 0.0
-        while above - below >= resolution:
+        lam, midpoint_next = 0.0, False
+        while above[0] - below[0] >= resolution:
             if stats["iterations"] >= limit:
                 reason = f"iteration limit {limit}"
                 break
             if deadline is not None and time.perf_counter() > deadline:
                 return finish(Solution(Status.TIMEOUT, bound=bound, message=(
                     f"{self.name}: time limit after {stats['iterations']} iterations, no certificate")), lam)
-            lam = 0.5 * (below + above)
+            width = above[0] - below[0]
+            # where the two ends' lines f + lambda (kept - target) cross: the breakpoint if they are adjacent
+            crossing = (below[2] - above[2]) / (above[1] - below[1])
+            at_crossing = not midpoint_next and below[0] < crossing < above[0]
+            lam = crossing if at_crossing else 0.5 * (below[0] + above[0])
             stats["iterations"] += 1
             chart = relaxed(lam, -1)
-            bound = min(bound, float(chart.goal[0]) - lam * target)
-            if chart.kept[0] == target:
-                return certified(chart, lam)
-            if chart.kept[0] > target:
-                above = lam
-                continue
-            chart = relaxed(lam, +1)
+            dual = float(chart.goal[0]) - lam * target
+            bound = min(bound, dual)
             if chart.kept[0] == target:
                 return certified(chart, lam)
             if chart.kept[0] < target:
-                below = lam
-                continue
-            reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
-            break
+                chart = relaxed(lam, +1)
+                if chart.kept[0] == target:
+                    return certified(chart, lam)
+                if chart.kept[0] > target:
+                    reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
+                    break
+            end = (lam, int(chart.kept[0]), float(chart.goal[0]) - lam * int(chart.kept[0]))
+            if at_crossing:
+                line = below[2] + lam * (below[1] - target)
+                if dual <= line + 1e-9 * (1.0 + abs(line)):
+                    # nothing beats both ends' lines here: they are adjacent vertices of the hull of the optimum
+                    # per length, the target lies strictly between them (a duality gap), and this is the dual's minimum
+                    reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
+                    break
+            if end[1] < target:
+                below = end
+            else:
+                above = end
+            midpoint_next = at_crossing and above[0] - below[0] > 0.5 * width
         return finish(Solution(Status.FEASIBLE, bound=bound, message=(
             f"{self.name}: no certificate after {stats['iterations']} iterations ({reason})")), lam)
 
