@@ -81,12 +81,30 @@ def test_model_accepts_exactly_the_projective_trees(n):
 
 
 @pytest.mark.parametrize("flow", ["single", "multi"])
-def test_model_size_formula(flow):
-    for n in (1, 4, 7):
-        p = compbench.generate("gaussian", n=n, seed=0, length=2 if n > 1 else 1, single_root=True)
+@pytest.mark.parametrize("second_order", [False, True])
+def test_model_size_formula(flow, second_order):
+    for n in (1, 2, 4, 7):
+        p = compbench.generate("gaussian", n=n, seed=0, length=2 if n > 1 else 1, single_root=True,
+                               second_order=second_order)
         stats = build_model(p, flow=flow).stats()
-        expected = model_size(n, flow=flow, single_root=True)
+        expected = model_size(n, flow=flow, single_root=True, second_order=second_order)
         assert {k: stats[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_second_order_backend_matches_brute_force(name):
+    # the kit draws sibling scores half the time; here every problem has them
+    from compbench.testing import problems
+    from hypothesis import HealthCheck, given, settings
+
+    solver = compbench.get_solver(name)
+
+    @settings(max_examples=BACKENDS[name][1], deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(problem=problems(max_n=6, second_order=True))
+    def run(problem):
+        assert_conforms(solver, problem)
+
+    run()
 
 
 @pytest.mark.parametrize("name", ["ilp-highs", "ilp-pulp-cbc", "ilp-ortools-cpsat"])

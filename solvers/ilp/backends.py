@@ -11,10 +11,10 @@ with :func:`compbench.evaluate` and re-scored with the float scores.  Statuses:
 - ``ilp-ortools-scip``: RELATIVE_MIP_GAP = 0.
 - ``ilp-ortools-cpsat``: integer coefficients only.  The objective is scaled by ``s = 2^e``, the largest power of
   two with ``s * Σ|finite scores| <= 2^50``, and rounded.  Each solution's rounded objective differs from the
-  exact one by at most ``(2n+1) / (2s)`` (at most 2n+1 scored terms per solution), so the scaled optimum is within
-  ``(2n+1) / s`` of the float optimum; it is guaranteed to be the float optimum when every score times s is an
-  integer (e.g. integer or dyadic scores), otherwise only up to that tolerance, which is reported in
-  ``stats["scale_tolerance"]`` and added to the bound.
+  exact one by at most ``(4n+1) / (2s)`` (at most 4n+1 scored terms per solution: n tokens, n arcs, n+1 bigrams,
+  n sibling pairs), so the scaled optimum is within ``(4n+1) / s`` of the float optimum; it is guaranteed to be
+  the float optimum when every score times s is an integer (e.g. integer or dyadic scores), otherwise only up to
+  that tolerance, which is reported in ``stats["scale_tolerance"]`` and added to the bound.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class ILPSolver(Solver):
 
     exact = True
     complexity = "NP-hard in general (MIP); model O(n^3) rows, O(n^4) nonzeros"
-    supports = Capabilities(lengths=frozenset({"exact", "range", "free"}), single_root=True)
+    supports = Capabilities(lengths=frozenset({"exact", "range", "free"}), single_root=True, second_order=True)
     backend = ""
 
     def _load(self) -> Any:
@@ -321,7 +321,7 @@ class OrtoolsCpSatILP(ILPSolver):
         scaled = np.round(model.cost * scale).astype(np.int64)
         exact_scale = bool(np.all(scaled == model.cost * scale))
         n = len(model.z_index) - 1
-        tolerance = 0.0 if exact_scale else (2 * n + 1) / scale
+        tolerance = 0.0 if exact_scale else (4 * n + 1) / scale
         cp.maximize(sum(int(c) * xs[j] for j, c in enumerate(scaled) if c != 0))
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = int(threads)

@@ -8,6 +8,8 @@ Variables (n tokens, arcs = n² pairs (h, k) with h in 0..n, k in 1..n, h != k):
 - ``z_k`` (n, binary): token k kept;
 - ``y_hk`` (n², binary): arc h -> k;
 - ``b_ab`` ((n+2)(n+1)/2, binary): bigram a -> b, 0 <= a < b <= n+1;
+- ``u_hsk`` (second order only, binary, one per triple with s = h or s strictly between h and k): k is a
+  modifier of h whose previous modifier on the same side, moving outward from h, is s (s = h: k is the first);
 - flow: ``flow="single"`` (default, Magnanti-Wolsey / Martins, Smith & Xing 2009): one continuous ``f_hk`` per arc
   (n² variables); ``flow="multi"``: one ``f^t_hk`` per arc and kept-token commodity t (n³ variables).
 
@@ -21,6 +23,12 @@ Constraints (rows):
   y_lr + y_rl + Σ_{g not in [l, r]} y_gj <= 1 (about n³/6 rows of about n+2 nonzeros: O(n⁴) nonzeros);
 - bigram chain: Σ_b b_0b = 1, Σ_a b_a,n+1 = 1, Σ_a b_ak = z_k, Σ_b b_kb = z_k (2n+2 rows);
   optional ``bigram_cuts``: b_ab + z_j <= 1 for a < j < b (about n³/6 rows of 2 nonzeros);
+- second order (sibling scores): Σ_s u_hsk = y_hk (each modifier has exactly one predecessor), for s != h
+  Σ_{k beyond s} u_hsk <= y_hs (a modifier has at most one successor), Σ_{k on one side} u_hhk <= 1 (one first
+  modifier per side): (n+1)² rows.  Every predecessor is strictly closer to h than its modifier and h has at most
+  one successor per side, so following predecessors from any modifier reaches h: a side's modifiers form one path
+  out from h with strictly growing distance, i.e. they are chained in order and u marks exactly the consecutive
+  pairs that the objective scores;
 - length: lo <= Σ z <= hi (1 row, omitted when free); single_root: Σ_k y_0k <= 1 (1 row; a non-empty tree needs
   a root arc because the flow must leave the root).
 
@@ -53,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from compbench import Problem
+from compbench import Problem, sibling_triples
 
 FLOWS = ("single", "multi")
 
@@ -134,7 +142,9 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
     num_binary = n + num_arcs + len(b_a)
     flow_start = num_binary
     num_flow = num_arcs if flow == "single" else n * num_arcs
-    num_cols = num_binary + num_flow
+    triples = np.argwhere(sibling_triples(n)) if problem.second_order else np.zeros((0, 3), dtype=np.int64)
+    u_start = flow_start + num_flow
+    num_cols = u_start + len(triples)
 
     scores = np.concatenate([problem.token_scores, problem.arc_scores[heads, mods], problem.bigram_scores[b_a, b_b]])
     forbidden = np.isneginf(scores)
@@ -145,6 +155,11 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
     col_upper[:num_binary][forbidden] = 0.0
     integrality = np.zeros(num_cols, dtype=bool)
     integrality[:num_binary] = True
+    if len(triples):
+        sibling = problem.sibling_scores[triples[:, 0], triples[:, 1], triples[:, 2]]
+        cost[u_start:] = np.where(np.isneginf(sibling), 0.0, sibling)
+        col_upper[u_start:][np.isneginf(sibling)] = 0.0
+        integrality[u_start:] = True
     rows = _Rows()
 
     # one head per kept token; a head other than the root must be kept
@@ -157,7 +172,7 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
 
     arc_of = np.arange(num_arcs)  # flow column offsets per arc
     if flow == "single":
-        col_upper[flow_start:] = n
+        col_upper[flow_start:u_start] = n
         f_index = np.full((n + 1, n + 1), -1, dtype=np.int64)
         f_index[heads, mods] = flow_start + arc_of
         rows.add(np.append(f_index[0, 1:], z_index[1:]), np.append(np.ones(n), -np.ones(n)), 0, 0)
@@ -194,6 +209,24 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
                 outside = [g for g in range(n + 1) if (g < l or g > r)]
                 rows.add(pair + [y_index[g, j] for g in outside], 1.0, -inf, 1)
 
+    # second order: each side's modifiers of h chained outward from h by u
+    if len(triples):
+        u_of = u_start + np.arange(len(triples))
+        h_, s_, k_ = triples.T
+        for h in range(n + 1):
+            for k in range(1, n + 1):
+                if k != h:  # one predecessor per modifier
+                    predecessors = u_of[(h_ == h) & (k_ == k)]
+                    rows.add(np.append(predecessors, y_index[h, k]), np.append(np.ones(len(predecessors)), -1.0), 0, 0)
+            for side in (1, -1):  # one first modifier per side
+                first = u_of[(h_ == h) & (s_ == h) & (np.sign(k_ - h) == side)]
+                if len(first):
+                    rows.add(first, 1.0, -inf, 1)
+            for s in range(1, n + 1):
+                if s != h:  # a modifier s of h has at most one successor
+                    rows.add(np.append(u_of[(h_ == h) & (s_ == s)], y_index[h, s]),
+                             np.append(np.ones(int(((h_ == h) & (s_ == s)).sum())), -1.0), -inf, 0)
+
     # bigram chain 0 -> kept tokens ascending -> n+1
     rows.add(b_index[0, 1:], 1.0, 1, 1)
     rows.add(b_index[:n + 1, n + 1], 1.0, 1, 1)
@@ -226,8 +259,12 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
 
 
 def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, length: bool = True,
-               single_root: bool = False) -> dict[str, int]:
-    """Variables, constraints and nonzeros of :func:`build_model` as functions of n (exact counts)."""
+               single_root: bool = False, second_order: bool = False) -> dict[str, int]:
+    """Variables, constraints and nonzeros of :func:`build_model` as functions of n (exact counts).
+
+    Second order adds one sibling variable per triple (Σ_{h, k} |k - h|, about n³/3), 2n² + O(n) rows, and
+    2 nonzeros per sibling variable plus 2n².
+    """
     arcs = n * n
     bigrams = (n + 2) * (n + 1) // 2
     pairs = [(l, r) for l in range(n + 1) for r in range(l + 2, n + 1)]
@@ -253,4 +290,11 @@ def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, lengt
     if single_root and n > 0:
         rows += 1
         nnz += n
+    if second_order:
+        triples = np.argwhere(sibling_triples(n))
+        h, s, k = triples.T
+        first_rows = len({(int(a), int(np.sign(c - a))) for a, b, c in triples if a == b})
+        variables += len(triples)
+        rows += n * n + n * n + first_rows  # one predecessor per arc, one successor per modifier, first per side
+        nnz += (len(triples) + n * n) + (int((s != h).sum()) + n * n) + int((s == h).sum())
     return {"variables": variables, "constraints": rows, "nonzeros": nnz}
