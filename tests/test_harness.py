@@ -313,3 +313,15 @@ def test_certificate_flags_are_read_under_their_various_names() -> None:
     certs, iters = certificate_stats(records)
     assert certs == {"a": {5: [False, True]}, "b": {5: [True]}, "c": {5: [True]}}
     assert iters == {"a": {5: [100.0, 3.0]}, "c": {5: [7.0]}}
+
+
+def test_second_order_sweep_is_recorded_and_plotted(tmp_path: Path) -> None:
+    run = tmp_path / "second-order.jsonl"
+    assert main(["bench", "--sizes", "5:7:2", "--per-size", "1", "--second-order", "--solvers",
+                 "brute-force,resource-dp,signature-dp", "--time-limit", "30", "--out", str(run)]) == 0
+    records = [json.loads(line) for line in run.read_text().splitlines() if '"solver"' in line]
+    assert {r["kind"] for r in records} == {"gaussian+sibling"}
+    by_solver = {r["solver"]: r["status"] for r in records}
+    assert by_solver["resource-dp"] == "optimal" and by_solver["signature-dp"] == "unsupported"
+    assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
+    assert (tmp_path / "plots" / "runtime.png").stat().st_size > 1000

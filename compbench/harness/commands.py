@@ -118,7 +118,8 @@ def bench_problems(args: argparse.Namespace) -> list:
     if args.per_size < 1:
         raise UsageError("--per-size must be >= 1")
     ratio = None if args.free else args.length_ratio
-    return generated_problems(kinds, sizes, args.per_size, seed=args.seed, length_ratio=ratio)
+    return generated_problems(kinds, sizes, args.per_size, seed=args.seed, length_ratio=ratio,
+                              second_order=args.second_order)
 
 
 def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
@@ -264,5 +265,7 @@ def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> N
         length.add_argument("--length-ratio", type=float, default=0.45, metavar="R",
                             help="m = round(R n) (default 0.45)")
         length.add_argument("--free", action="store_true", help="free length")
+    parser.add_argument("--second-order", action="store_true",
+                        help="add sibling scores (solvers without second-order support answer unsupported)")
     _add_limit_options(parser, DEMO_TIME_LIMIT if demo else 60.0)
     parser.add_argument("--resume", action="store_true", help="skip (instance, solver) pairs already recorded")

@@ -74,13 +74,15 @@ def parse_kinds(text: str) -> list[str]:
 
 
 def generated_problems(kinds: Iterable[str], sizes: Iterable[int], per_size: int, seed: int = 0,
-                       length_ratio: float | None = 0.45) -> list[Problem]:
-    """``per_size`` problems of each kind and size, ordered by size (then kind, index)."""
+                       length_ratio: float | None = 0.45, second_order: bool = False) -> list[Problem]:
+    """``per_size`` problems of each kind and size, ordered by size (then kind, index); ``second_order`` adds
+    sibling scores."""
     problems = []
     for n in sorted(set(sizes)):
         for kind in kinds:
             length = None if length_ratio is None else int(round(length_ratio * n))
-            problems += [generate(kind, n, seed=seed, length=length, index=i) for i in range(per_size)]
+            problems += [generate(kind, n, seed=seed, length=length, index=i, second_order=second_order)
+                         for i in range(per_size)]
     return problems
 
 
@@ -110,10 +112,10 @@ def source_problems(source: str) -> list[Problem]:
 
 
 def problem_kind(problem: Problem) -> str:
+    """The generator kind of a problem (``file`` when unknown), with ``+sibling`` when it has sibling scores."""
     meta = problem.extra.get("meta")
-    if isinstance(meta, dict) and isinstance(meta.get("kind"), str):
-        return meta["kind"]
-    return "file"
+    kind = meta["kind"] if isinstance(meta, dict) and isinstance(meta.get("kind"), str) else "file"
+    return f"{kind}+sibling" if problem.second_order else kind
 
 
 def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None) -> list[dict]:
