@@ -7,7 +7,7 @@
 ('optimal', 3, True)
 """
 
-from .evaluate import InvalidSolution, evaluate, objective, tree_violation
+from .evaluate import InvalidSolution, evaluate, objective, sibling_pairs, tree_violation
 from .generate import KINDS, generate, generate_set
 from .io import InstanceError, read_instance, read_instances, write_instance, write_instances
 from .problem import Length, Problem, ProblemError, Solution, Status, sibling_triples
@@ -16,7 +16,7 @@ from .registry import Capabilities, Solver, SolverError, get_solver, list_solver
 __all__ = [
     "Capabilities", "InstanceError", "InvalidSolution", "KINDS", "Length", "Problem", "ProblemError", "Solution",
     "Solver", "SolverError", "Status", "evaluate", "generate", "generate_set", "get_solver", "list_solvers",
-    "objective", "read_instance", "read_instances", "sibling_triples", "solver_names", "tree_violation", "write_instance",
+    "objective", "read_instance", "read_instances", "sibling_pairs", "sibling_triples", "solver_names", "tree_violation", "write_instance",
     "write_instances",
 ]
 __version__ = "0.1.0"

@@ -69,13 +69,26 @@ def objective(problem: Problem, heads: np.ndarray) -> float:
     for a, b in zip(sequence, sequence[1:]):
         total += problem.bigram_scores[a, b]
     if problem.sibling_scores is not None:
-        # Each head's modifiers on each side, moving outward from the head; the first one's sibling is the head.
-        for h in (0, *kept):
-            modifiers = [k for k in kept if heads[k] == h]
-            for side in ([k for k in modifiers if k > h], [k for k in reversed(modifiers) if k < h]):
-                for previous, k in zip((h, *side), side):
-                    total += problem.sibling_scores[h, previous, k]
+        for h, previous, k in sibling_pairs(heads):
+            total += problem.sibling_scores[h, previous, k]
     return float(total)
+
+
+def sibling_pairs(heads: np.ndarray) -> list[tuple[int, int, int]]:
+    """The (h, s, k) triples that second-order scores: each head's modifiers on each side, moving outward from
+    the head, with s the previous one (s = h for the first).
+
+    >>> sibling_pairs(np.array([-1, 2, 0, 2, 2]))
+    [(0, 0, 2), (2, 2, 3), (2, 3, 4), (2, 2, 1)]
+    """
+    n = len(heads) - 1
+    kept = [k for k in range(1, n + 1) if heads[k] >= 0]
+    triples = []
+    for h in (0, *kept):
+        modifiers = [k for k in kept if heads[k] == h]
+        for side in ([k for k in modifiers if k > h], [k for k in reversed(modifiers) if k < h]):
+            triples += [(h, previous, k) for previous, k in zip((h, *side), side)]
+    return triples
 
 
 def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e-9) -> float:

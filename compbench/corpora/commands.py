@@ -67,7 +67,7 @@ def cmd_train(args: argparse.Namespace) -> int:
               file=sys.stderr)
     train = parts["train"]
     lm = BigramLM.fit([[s.tokens[k - 1] for k in g] for s in train if s.aligned for g in s.golds])
-    model = CompressionModel(lm=lm, tagger=tagger, info={
+    model = CompressionModel(lm=lm, tagger=tagger, second_order=args.second_order, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
         "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"]})
@@ -148,6 +148,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
     train.add_argument("--epochs", type=int, default=8)
+    train.add_argument("--second-order", action="store_true",
+                       help="add sibling features (second-order scores; decoded by a second-order solver)")
     train.add_argument("--batch-size", type=int, default=8)
     train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "

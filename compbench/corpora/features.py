@@ -64,12 +64,14 @@ def _bucket(distance: np.ndarray) -> np.ndarray:
 @dataclass
 class SentenceFeatures:
     """Feature indices per part: ``token`` (n, F), ``arc`` (n+1, n+1, F) [h, k], ``bigram`` (n+2, n+2, F) [a, b];
-    ``lm`` (n+2, n+2) the bigram language-model log-probability of b following a."""
+    ``lm`` (n+2, n+2) the bigram language-model log-probability of b following a; ``sibling`` (second order)
+    (n+1, n+1, n+1, F) [h, s, k] for modifier k of h after its previous modifier s (s = h: the first)."""
 
     token: np.ndarray
     arc: np.ndarray
     bigram: np.ndarray
     lm: np.ndarray
+    sibling: np.ndarray | None = None  # (n+1, n+1, n+1, F) [h, s, k], second order only
 
 
 class BigramLM:
@@ -133,8 +135,9 @@ class BigramLM:
 
 
 def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list[str] | None = None,
-                      lm: BigramLM | None = None) -> SentenceFeatures:
-    """All feature indices of one sentence (``pos``/``dep`` None: those templates see a constant)."""
+                      lm: BigramLM | None = None, second_order: bool = False) -> SentenceFeatures:
+    """All feature indices of one sentence (``pos``/``dep`` None: those templates see a constant);
+    ``second_order`` adds the sibling templates."""
     n = len(tokens)
     pos = pos if pos is not None else ["-"] * n
     dep = dep if dep is not None else ["-"] * n
@@ -194,4 +197,14 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
                        mix(48, TA, lower[None, :]), mix(49, shp[:, None], shp[None, :]),
                        mix(50, lab[:, None], after_a, lab[None, :])], axis=-1)
     lm_scores = lm.logprob(lower[:, None], lower[None, :]) if lm is not None else np.zeros((n + 2, n + 2))
-    return SentenceFeatures(token, arc, bigram, lm_scores)
+    sibling = None
+    if second_order:
+        # modifier k of head h after sibling s (s = h: k is the first on its side), h, s, k = 0..n
+        SH, SS, SK = (index[: n + 1].reshape(shape) for shape in ((-1, 1, 1), (1, -1, 1), (1, 1, -1)))
+        first = (SS == SH).astype(np.int64)
+        side = (SK > SH).astype(np.int64)
+        gap = _bucket(SK - SS)
+        sibling = np.stack([mix(60, tag[SH], tag[SS], tag[SK], side), mix(61, tag[SS], tag[SK], first, side),
+                            mix(62, lab[SS], lab[SK], first, side), mix(63, ctag[SH], ctag[SS], ctag[SK], gap),
+                            mix(64, punct[SS], punct[SK], first, side)], axis=-1)
+    return SentenceFeatures(token, arc, bigram, lm_scores, sibling)

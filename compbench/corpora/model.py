@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluate import sibling_pairs
 from ..problem import Length, Problem
 from .features import DIM, BigramLM, SentenceFeatures, sentence_features
 from .readers import Sentence
@@ -27,15 +28,21 @@ PARTS = ("joint", "bigram-only", "tree-only")
 class CompressionModel:
     """Weights over hashed features; ``weights[DIM]`` scales the bigram LM log-probability.
 
-    ``tagger`` (optional) tags sentences that come without POS (Clarke & Lapata).
+    ``tagger`` (optional) tags sentences that come without POS (Clarke & Lapata).  ``second_order`` adds
+    sibling features, so the problems carry sibling scores (kept in ``info``).
     """
 
     def __init__(self, weights: np.ndarray | None = None, lm: BigramLM | None = None,
-                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None):
+                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, second_order: bool = False):
         self.weights = np.zeros(DIM + 1) if weights is None else np.asarray(weights, dtype=np.float64)
         self.lm = lm if lm is not None else BigramLM.fit([])
         self.tagger = tagger
         self.info = dict(info or {})
+        self.info.setdefault("second_order", bool(second_order))
+
+    @property
+    def second_order(self) -> bool:
+        return bool(self.info.get("second_order", False))
 
     def pos(self, sentence: Sentence) -> list[str] | None:
         """The sentence's own tags, else the tagger's (cached on the sentence), else None."""
@@ -45,39 +52,46 @@ class CompressionModel:
 
     def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training)."""
-        return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm)
+        return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
+                                 second_order=self.second_order)
 
     def scores(self, features: SentenceFeatures, weights: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(token (n,), arc (n+1, n+1), bigram (n+2, n+2)) scores under ``weights`` (default: the model's)."""
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(token (n,), arc (n+1, n+1), bigram (n+2, n+2), sibling (n+1, n+1, n+1) or None) scores under
+        ``weights`` (default: the model's)."""
         w = self.weights if weights is None else weights
         token = w[features.token].sum(-1)
         arc = w[features.arc].sum(-1)
         bigram = w[features.bigram].sum(-1) + w[DIM] * features.lm
-        return token, arc, bigram
+        sibling = w[features.sibling].sum(-1) if features.sibling is not None else None
+        return token, arc, bigram, sibling
 
     def problem(self, sentence: Sentence, length: int | Length | None, features: SentenceFeatures | None = None,
                 weights: np.ndarray | None = None, part: str = "joint") -> Problem:
         """The compression problem of a sentence; ``part`` drops arcs (bigram-only) or bigrams (tree-only)."""
-        token, arc, bigram = self.scores(features or self.features(sentence), weights)
+        token, arc, bigram, sibling = self.scores(features or self.features(sentence), weights)
         if part == "bigram-only":
             arc = np.zeros_like(arc)
+            sibling = None
         elif part == "tree-only":
             bigram = np.zeros_like(bigram)
         elif part != "joint":
             raise ValueError(f"unknown part {part!r} (known: {', '.join(PARTS)})")
         gold = [[int(k) for k in g] for g in sentence.golds if g is not None]
         return Problem(token, arc, bigram, length=length, tokens=tuple(sentence.tokens), id=sentence.id,
-                       extra={"gold": gold})
+                       extra={"gold": gold}, sibling_scores=sibling)
 
     def phi(self, features: SentenceFeatures, heads: np.ndarray) -> tuple[np.ndarray, float]:
         """The feature indices (with repeats) and the LM total of the structure ``heads``."""
         n = len(heads) - 1
         kept = np.flatnonzero(heads[1:] >= 0) + 1
         sequence = np.concatenate([[0], kept, [n + 1]])
-        ids = np.concatenate([features.token[kept - 1].ravel(), features.arc[heads[kept], kept].ravel(),
-                              features.bigram[sequence[:-1], sequence[1:]].ravel()])
-        return ids, float(features.lm[sequence[:-1], sequence[1:]].sum())
+        parts = [features.token[kept - 1].ravel(), features.arc[heads[kept], kept].ravel(),
+                 features.bigram[sequence[:-1], sequence[1:]].ravel()]
+        if features.sibling is not None:
+            triples = np.array(sibling_pairs(heads), dtype=np.int64).reshape(-1, 3)
+            parts.append(features.sibling[triples[:, 0], triples[:, 1], triples[:, 2]].ravel())
+        return np.concatenate(parts), float(features.lm[sequence[:-1], sequence[1:]].sum())
 
     def save(self, path: str | PathLike) -> None:
         """One ``.npz`` file: non-zero weights, the hashed LM counts, the tagger and ``info`` (no raw text)."""

@@ -25,8 +25,9 @@ def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.
     """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
     index = np.concatenate([[0], gold])
     ends = np.concatenate([index, [problem.n + 1]])
+    sibling = problem.sibling_scores[np.ix_(index, index, index)] if problem.second_order else None
     sub = Problem(problem.token_scores[gold - 1], problem.arc_scores[np.ix_(index, index)],
-                  problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)))
+                  problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)), sibling_scores=sibling)
     solution = solver.solve(sub)
     if solution.status != Status.OPTIMAL:
         raise SolverError(f"{solver.name} gave {solution.status.value} on the gold sub-problem of {problem.id}: "
