@@ -150,12 +150,17 @@ def test_token_prf():
     assert token_prf(np.array([1]), np.array([2]))[2] == 0.0
 
 
+def _random_model(tmp_path, second_order: bool, seed: int):
+    """The tiny corpus and a model with random weights."""
+    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
+    weights = np.random.default_rng(seed).normal(size=compbench.corpora.features.DIM + 1)
+    return corpus, CompressionModel(weights=weights, second_order=second_order)
+
+
 @pytest.mark.parametrize("second_order", [False, True])
 def test_features_of_a_structure_score_its_objective(tmp_path, second_order):
     # the perceptron's update is right only if w . phi(heads) (+ the LM weight times the LM total) is the objective
-    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
-    rng = np.random.default_rng(1)
-    model = CompressionModel(weights=rng.normal(size=compbench.corpora.features.DIM + 1), second_order=second_order)
+    corpus, model = _random_model(tmp_path, second_order, seed=1)
     solver = compbench.get_solver("resource-dp")
     for sentence in corpus.sentences[:8]:
         features = model.features(sentence)
@@ -169,9 +174,7 @@ def test_features_of_a_structure_score_its_objective(tmp_path, second_order):
 
 @pytest.mark.parametrize("second_order", [False, True])
 def test_latent_gold_tree_keeps_exactly_the_gold_tokens(tmp_path, second_order):
-    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
-    rng = np.random.default_rng(0)
-    model = CompressionModel(weights=rng.normal(size=compbench.corpora.features.DIM + 1), second_order=second_order)
+    corpus, model = _random_model(tmp_path, second_order, seed=0)
     solver = compbench.get_solver("brute-force")
     for sentence in corpus.sentences[:10]:
         gold = sentence.golds[0]
