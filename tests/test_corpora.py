@@ -233,6 +233,8 @@ def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):
     assert "joint (brute-force)" in out and "first-m" in out and "bigram-only" in out
     record = json.loads(report.read_text())
     assert record["length"] == 0.5 and record["systems"]["first-m"]["sentences"] == 4
+    assert main(["plot", str(report), "--out", str(tmp_path / "plots")]) == 0  # the harness's accuracy plot
+    assert all((tmp_path / "plots" / f"accuracy.{ext}").stat().st_size > 1000 for ext in ("png", "svg"))
     assert main(["evaluate", *common, "--model", str(tmp_path / "missing.npz")]) == 2
 
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections import defaultdict
@@ -302,13 +303,61 @@ def plot_agreement(results: list[dict], out: Path) -> list[str]:
     return _save(fig, out, "agreement")
 
 
+def is_accuracy_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a ``compbench evaluate`` JSON file (one object with ``systems``), not a JSONL run."""
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("systems"), dict)
+
+
+def plot_accuracy(paths: Iterable[str | os.PathLike], out: Path) -> list[str]:
+    """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate file (corpus and length)."""
+    fig, (rate_ax, time_ax) = _figure("token F1 against human compressions (test split)", ncols=2)
+    for index, path in enumerate(paths):
+        with open(path) as handle:
+            data = json.load(handle)
+        label = f"{data.get('corpus', Path(path).stem)}, length {data.get('length', '?')}"
+        colour = f"C{index % 10}"
+        labelled: set[Any] = set()  # one legend entry per file and axis
+        for name, row in data["systems"].items():
+            if row.get("f1") is None:
+                continue
+            ms = 1000 * (row.get("seconds_per_solve") or 0.0)
+            points = [(rate_ax, row["compression_rate"])] + ([(time_ax, ms)] if ms > 1e-2 else [])  # first-m: 0 ms
+            for ax, x in points:
+                ax.scatter(x, row["f1"], color=colour, label=None if ax in labelled else label)
+                ax.annotate(name, (x, row["f1"]), fontsize=7, xytext=(3, 2), textcoords="offset points")
+                labelled.add(ax)
+    rate_ax.set_xlabel("compression rate (kept / original tokens)")
+    time_ax.set_xlabel("mean ms per sentence (log)")
+    time_ax.set_xscale("log")
+    for ax in (rate_ax, time_ax):
+        ax.set_ylabel("token F1 (per-sentence macro average)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    return _save(fig, out, "accuracy")
+
+
 def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseline: str | None = None) -> list[str]:
-    """Write every plot of the given run files into ``out`` (PNG and SVG); returns the paths written."""
-    results, environments = load_runs(paths)
-    infos = solver_infos(environments)
+    """Write every plot of the given files into ``out`` (PNG and SVG); returns the paths written.
+
+    JSONL run files give the runtime, speed-up, certificate, gap and agreement plots; ``compbench evaluate``
+    JSON files give the accuracy plot.
+    """
+    paths = list(paths)
+    accuracy = [p for p in paths if is_accuracy_file(p)]
+    paths = [p for p in paths if p not in accuracy]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    written = plot_runtime(results, infos, out)
+    written = plot_accuracy(accuracy, out) if accuracy else []
+    if not paths:
+        return written
+    results, environments = load_runs(paths)
+    infos = solver_infos(environments)
+    written += plot_runtime(results, infos, out)
     written += plot_speedup(results, infos, out, baseline)
     written += plot_certificates(results, out)
     written += plot_gaps(results, infos, out)
