@@ -125,7 +125,10 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
         if r.get("status") == "timeout":
             timeouts[r["solver"]][r["n"]].append(float(r.get("time_limit") or runtime(r) or 1.0))
     solvers = sorted(set(times) | set(timeouts))
-    colors = {s: f"C{i % 10}" for i, s in enumerate(solvers)}
+    from matplotlib import colormaps
+
+    # 20 distinct colours: tab20's ten dark shades first, then its light ones
+    colors = {s: colormaps["tab20"]((2 * i + i // 10) % 20) for i, s in enumerate(solvers)}
     for solver in solvers:
         sizes = sorted(n for n in times[solver] if n > 0)
         if sizes:
