@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 import compbench
-from solvers.compressive import Chart
+from solvers.compressive import Chart, count_plan
 from solvers.compressive.solvers import load_kernels
 
 COMPILE_PROBE = "import time; t = time.perf_counter(); from solvers.compressive.solvers import load_kernels; " \
@@ -72,12 +72,11 @@ def hook_dp(n: int, repeats: int) -> tuple[float, float]:
     return median_ms(kernel), median_ms(solve)
 
 
-def resource_dp(n: int, repeats: int, second_order: bool = False) -> tuple[float, float]:
+def resource_dp(n: int, repeats: int) -> tuple[float, float]:
     solver = compbench.get_solver("resource-dp")
     kernel, solve = [], []
-    for p in problems(n, repeats, second_order=second_order):
-        m = p.length.min
-        kernel.append(timed(kernel_call(p, "kept" if m <= n - m else "dropped", min(m, n - m))))
+    for p in problems(n, repeats):
+        kernel.append(timed(kernel_call(p, *count_plan(n, *p.length_bounds()))))
         solve.append(timed(lambda: solver.solve(p)))
     return median_ms(kernel), median_ms(solve)
 

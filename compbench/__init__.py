@@ -16,7 +16,7 @@ from .registry import Capabilities, Solver, SolverError, get_solver, list_solver
 __all__ = [
     "Capabilities", "InstanceError", "InvalidSolution", "KINDS", "Length", "Problem", "ProblemError", "Solution",
     "Solver", "SolverError", "Status", "evaluate", "generate", "generate_set", "get_solver", "list_solvers",
-    "objective", "read_instance", "read_instances", "sibling_pairs", "sibling_triples", "solver_names", "tree_violation", "write_instance",
-    "write_instances",
+    "objective", "read_instance", "read_instances", "sibling_pairs", "sibling_triples", "solver_names",
+    "tree_violation", "write_instance", "write_instances",
 ]
 __version__ = "0.1.0"

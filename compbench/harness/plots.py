@@ -306,22 +306,21 @@ def plot_agreement(results: list[dict], out: Path) -> list[str]:
     return _save(fig, out, "agreement")
 
 
-def is_accuracy_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a ``compbench evaluate`` JSON file (one object with ``systems``), not a JSONL run."""
+def read_accuracy(path: str | os.PathLike) -> dict | None:
+    """The record of a ``compbench evaluate`` JSON file (one object with ``systems``), or None for anything else
+    (e.g. a JSONL run file)."""
     try:
         with open(path) as handle:
             data = json.load(handle)
     except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("systems"), dict)
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("systems"), dict) else None
 
 
-def plot_accuracy(paths: Iterable[str | os.PathLike], out: Path) -> list[str]:
-    """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate file (corpus and length)."""
+def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
+    """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate record (corpus and length)."""
     fig, (rate_ax, time_ax) = _figure("token F1 against human compressions (test split)", ncols=2)
-    for index, path in enumerate(paths):
-        with open(path) as handle:
-            data = json.load(handle)
+    for index, (path, data) in enumerate(records.items()):
         label = f"{data.get('corpus', Path(path).stem)}, length {data.get('length', '?')}"
         colour = f"C{index % 10}"
         labelled: set[Any] = set()  # one legend entry per file and axis
@@ -350,9 +349,9 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
     JSONL run files give the runtime, speed-up, certificate, gap and agreement plots; ``compbench evaluate``
     JSON files give the accuracy plot.
     """
-    paths = list(paths)
-    accuracy = [p for p in paths if is_accuracy_file(p)]
-    paths = [p for p in paths if p not in accuracy]
+    records = {str(p): read_accuracy(p) for p in paths}
+    accuracy = {p: record for p, record in records.items() if record is not None}
+    paths = [p for p, record in records.items() if record is None]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = plot_accuracy(accuracy, out) if accuracy else []

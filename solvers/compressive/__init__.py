@@ -3,8 +3,8 @@ where every rule lives) and the solvers over it: ``hook-dp`` (free length, max s
 and ranged lengths, resource-constrained semiring), ``bisection`` (Lagrangian relaxation of the length) and
 ``bisection-exact`` (bisection, then resource-dp when it finds no certificate)."""
 
-from .chart import Chart, chart_bytes
+from .chart import Chart, ChartScores, chart_bytes
 from .solvers import Bisection, BisectionExact, HookDP, ResourceDP, count_plan, score_bound
 
-__all__ = ["Bisection", "BisectionExact", "Chart", "HookDP", "ResourceDP", "chart_bytes", "count_plan",
-           "score_bound"]
+__all__ = ["Bisection", "BisectionExact", "Chart", "ChartScores", "HookDP", "ResourceDP", "chart_bytes",
+           "count_plan", "score_bound"]

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from compbench import Problem
+
 # What the count dimension counts.
 NONE, KEPT, DROPPED = 0, 1, 2
 COUNTING = {"none": NONE, "kept": KEPT, "dropped": DROPPED}
@@ -148,8 +150,12 @@ def _fill(attach, bigram, sibling, second_order, single_root, counting, cap, tie
     C = np.zeros((ITEMS, N, N, D), np.int16)
     arc_shift = 1 if counting == KEPT else 0
     zeros = np.zeros(N)  # no per-split score
-    # The semiring's one (score 0, count 0) is (ltri 0 0), the root's empty left half: unary rules use it as b.
+    # The axioms first, before any rule reads them.  (ltri 0 0), the root's empty left half (score 0, count 0), is
+    # the semiring's one: the unary rules use it as their second antecedent.
     for i in range(N):
+        # [ltri-0] (ltri i i) <- .
+        V[LTRI, i, i, 0] = 0.0
+        R[LTRI, i, i, 0] = R_LTRI_0
         for j in range(i, N):
             # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
             c = j - i if counting == DROPPED else 0
@@ -159,12 +165,9 @@ def _fill(attach, bigram, sibling, second_order, single_root, counting, cap, tie
     for w in range(N):
         for i in range(N - w):
             j = i + w
+            # [rtri-skip] (rtri i j) <- (skip i j)
+            _offer(V, T, R, S, C, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, R_RTRI_SKIP, 0, cap, tie)
             if w == 0:
-                # [ltri-0] (ltri j j) <- .
-                V[LTRI, j, j, 0] = 0.0
-                R[LTRI, j, j, 0] = R_LTRI_0
-                # [rtri-skip] (rtri i i) <- (skip i i)
-                _offer(V, T, R, S, C, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, R_RTRI_SKIP, 0, cap, tie)
                 continue
             # [box] (box i j) <- (rtri i r) (ltri r+1 j)
             _split_rule(V, T, R, S, C, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, R_BOX, cap, tie)
@@ -191,8 +194,6 @@ def _fill(attach, bigram, sibling, second_order, single_root, counting, cap, tie
                     # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
                     _split_rule(V, T, R, S, C, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach[j, i], sibling[j, i],
                                 arc_shift, 1, R_LTRAP_NEXT, cap, tie)
-            # [rtri-skip] (rtri i j) <- (skip i j)
-            _offer(V, T, R, S, C, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, R_RTRI_SKIP, 0, cap, tie)
             # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
             if not (single_root and i == 0 and j < n):
                 _split_rule(V, T, R, S, C, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, R_RTRI, cap, tie)
@@ -250,11 +251,36 @@ def _backtrace(R, S, C, n, count, counting):
     return heads
 
 
-def attach_scores(problem, kept_bonus: float = 0.0) -> np.ndarray:
-    """``attach[h, m] = arc(h, m) + token(m) + kept_bonus``: the score of keeping m as a modifier of h."""
-    attach = problem.arc_scores.copy()
-    attach[:, 1:] += problem.token_scores + kept_bonus
-    return attach
+@dataclass(frozen=True)
+class ChartScores:
+    """A problem's scores laid out for the kernel, prepared once so that the chart can be filled again at any
+    kept bonus (bisection fills one chart per lambda)."""
+
+    arc: np.ndarray
+    token: np.ndarray
+    bigram: np.ndarray
+    sibling: np.ndarray  # sibling[h, m, s] = sib(h, s, m); a (1, 1, 1) placeholder in first order
+    second_order: bool
+    single_root: bool
+
+    @classmethod
+    def of(cls, problem: Problem) -> ChartScores:
+        second_order = problem.sibling_scores is not None
+        # by_split[h, m, s] = sib(h, s, m): the rules read a head-modifier pair's siblings as one contiguous row
+        sibling = np.ascontiguousarray(problem.sibling_scores.transpose(0, 2, 1)) if second_order \
+            else np.zeros((1, 1, 1))
+        return cls(problem.arc_scores, problem.token_scores, problem.bigram_scores, sibling, second_order,
+                   problem.single_root)
+
+    @property
+    def n(self) -> int:
+        return len(self.token)
+
+    def attach(self, kept_bonus: float = 0.0) -> np.ndarray:
+        """``attach[h, m] = arc(h, m) + token(m) + kept_bonus``: the score of keeping m as a modifier of h."""
+        attach = self.arc.copy()
+        attach[:, 1:] += self.token + kept_bonus
+        return attach
 
 
 @dataclass
@@ -277,24 +303,22 @@ class Chart:
     _counts: np.ndarray
 
     @classmethod
-    def fill(cls, problem, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0, tie: int = 0) -> Chart:
-        """Fill the chart of ``problem`` counting ``counting`` words up to ``cap``.
+    def fill(cls, problem: Problem | ChartScores, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0,
+             tie: int = 0) -> Chart:
+        """Fill the chart of ``problem`` (or of its prepared :class:`ChartScores`) counting ``counting`` words up
+        to ``cap``.
 
         ``kept_bonus`` is added to every kept word's score (the Lagrange multiplier of the length);
         ``tie`` = +1 / -1 breaks ties between equal scores towards more / fewer kept words.
         """
-        n = problem.n
+        scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
+        n = scores.n
         if n > MAX_N:
             raise ValueError(f"n = {n} exceeds the chart's limit of {MAX_N} tokens")
         if counting == "none":
             cap = 0
-        attach = attach_scores(problem, kept_bonus)
-        second_order = problem.sibling_scores is not None
-        # by_split[h, m, s] = sib(h, s, m): the rules read a head-modifier pair's siblings as one contiguous row
-        sibling = np.ascontiguousarray(problem.sibling_scores.transpose(0, 2, 1)) if second_order \
-            else np.zeros((1, 1, 1))
-        V, T, R, S, C = _fill(attach, problem.bigram_scores, sibling, second_order, problem.single_root,
-                              COUNTING[counting], int(cap), int(tie))
+        V, T, R, S, C = _fill(scores.attach(kept_bonus), scores.bigram, scores.sibling, scores.second_order,
+                              scores.single_root, COUNTING[counting], int(cap), int(tie))
         return cls(V[RTRI, 0, n].copy(), T[RTRI, 0, n].astype(np.int64), counting, R, S, C)
 
     def heads(self, count: int) -> np.ndarray:

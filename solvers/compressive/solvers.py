@@ -11,7 +11,7 @@ import numpy as np
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 
 from ..memory import default_memory_limit, refuse_if_too_big
-from .chart import MAX_N, Chart, chart_bytes
+from .chart import MAX_N, Chart, ChartScores, chart_bytes
 
 
 def _solution_at(chart: Chart, index: int) -> Solution:
@@ -22,7 +22,7 @@ def _solution_at(chart: Chart, index: int) -> Solution:
     return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
 
 
-def _timed_fill(problem: Problem, **options: Any) -> tuple[Chart, float]:
+def _timed_fill(problem: Problem | ChartScores, **options: Any) -> tuple[Chart, float]:
     start = time.perf_counter()
     chart = Chart.fill(problem, **options)
     return chart, time.perf_counter() - start
@@ -206,10 +206,11 @@ class Bisection(ChartSolver):
         lo, hi = problem.length_bounds()
         stats: dict[str, Any] = {"iterations": 0, "charts": 0, "certificate": False}
         chart_seconds = 0.0
+        scores = ChartScores.of(problem)  # once: only the kept bonus changes from one lambda to the next
 
         def relaxed(lam: float, tie: int) -> Chart:
             nonlocal chart_seconds
-            chart, seconds = _timed_fill(problem, kept_bonus=lam, tie=tie)
+            chart, seconds = _timed_fill(scores, kept_bonus=lam, tie=tie)
             chart_seconds += seconds
             stats["charts"] += 1
             return chart
