@@ -3,7 +3,7 @@
 >>> import compbench
 >>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
 >>> sol = compbench.get_solver("brute-force").solve(p)
->>> sol.status.value, len(sol.kept), compbench.evaluate(p, sol) == sol.objective
+>>> sol.status.value, len(sol.kept), abs(compbench.evaluate(p, sol) - sol.objective) < 1e-9
 ('optimal', 3, True)
 """
 

@@ -101,8 +101,8 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     >>> from compbench import generate
     >>> p = generate("gaussian", n=4, seed=0, length=2)
     >>> import numpy as np
-    >>> evaluate(p, np.array([-1, 0, -1, 1, -1]))  # doctest: +ELLIPSIS
-    -...
+    >>> round(evaluate(p, np.array([-1, 0, -1, 1, -1])), 4)
+    0.4776
     """
     if isinstance(solution, Solution):
         if solution.heads is None:
