@@ -43,6 +43,11 @@ Deleted words are exactly the skipped ones, and each deleted run belongs to the 
 it, so every projective tree over every kept subset has exactly one derivation.  Time: O(n^3) items x splits, times
 O(cap^2) for the convolution (O(n^3 d^2) with d = cap); memory O(n^2 d).  Second order has the same asymptotic
 time (the box and next-sibling rules are O(n^3) like the first-order ones).
+
+The chart stores scores only (and, in the max semiring, the kept count that breaks ties), no backpointers: the
+convolution's inner loop is then a bare max-plus step.  The backtrace asks each item of the best derivation which
+of its rules reaches its value (:func:`_derive` in find mode, the same code that filled it, so the candidate scores
+are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 """
 
 from __future__ import annotations
@@ -58,197 +63,245 @@ from compbench import Problem
 NONE, KEPT, DROPPED = 0, 1, 2
 COUNTING = {"none": NONE, "kept": KEPT, "dropped": DROPPED}
 
-# Item types (first axis of the chart arrays).
-SKIP, RTRI, LTRI, BOX, RTRAP, LTRAP = 0, 1, 2, 3, 4, 5
+# Item types (first axis of the chart), in the order a cell's items are built.
+SKIP, BOX, RTRAP, LTRAP, RTRI, LTRI = 0, 1, 2, 3, 4, 5
 ITEMS = 6
 
-# Rules, as recorded in the chart's backpointers.
-R_NONE, R_SKIP, R_RTRI_SKIP, R_RTRI, R_LTRI_0, R_LTRI, R_BOX = 0, 1, 2, 3, 4, 5, 6
-R_RTRAP, R_LTRAP, R_RTRAP_FIRST, R_RTRAP_NEXT, R_LTRAP_FIRST, R_LTRAP_NEXT = 7, 8, 9, 10, 11, 12
+# Rules, as the backtrace reports them.
+R_NONE, R_RTRI_SKIP, R_RTRI, R_LTRI, R_BOX = 0, 1, 2, 3, 4
+R_RTRAP, R_LTRAP, R_RTRAP_FIRST, R_RTRAP_NEXT, R_LTRAP_FIRST, R_LTRAP_NEXT = 5, 6, 7, 8, 9, 10
 
-MAX_N = 32000  # splits and counts are stored as int16
+MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
+FILL = -1  # the ``find`` argument of the rules when they fill the chart
 
 
 def chart_bytes(n: int, cap: int) -> int:
     """Bytes the chart of an n-token problem allocates with counts up to ``cap``."""
-    # score float64, tie count int16, rule int8, split int16, left count int16
-    return ITEMS * (n + 1) ** 2 * (cap + 1) * (8 + 2 + 1 + 2 + 2)
+    # a float64 score per item and count, and an int16 kept count per item (the max semiring's tie-break key)
+    return ITEMS * (n + 1) ** 2 * (8 * (cap + 1) + 2)
 
 
-@njit(cache=True, inline="always")
-def _offer(V, T, R, S, C, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, rule, split, cap, tie):
+# The kernels run without numba's reference counting (_nrt=False): the chart's arrays are allocated by the caller,
+# and a rule that takes the arrays as arguments then costs no atomic increments per call.
+
+@njit(cache=True, inline="always", _nrt=False)
+def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
 
-    ``kept`` words join the derivation's kept count (the tie-break key).  Among equal scores the first offer
-    wins, unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
+    With ``find`` = c >= 0 nothing is written: the result is the count c1 of (a ai aj) in the first derivation
+    through this offer that reaches (x i j)'s value at count c, or -1.  Fill and find compute a candidate by the same
+    expression, so the backtrace recovers the derivations exactly, without backpointers.
+
+    With cap = 0 (the max semiring) T holds the kept count of the best derivation: ``kept`` words join it, and
+    among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
+    With counts, the count fixes the kept words of every item, so there is nothing to break.
     """
     if extra == NEG:
-        return
+        return -1
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
+    if find >= 0:
+        for c1 in range(top_a + 1):
+            c2 = find - shift - c1
+            if 0 <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, find] \
+                    and (cap > 0 or T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j]):
+                return c1
+        return -1
+    if cap == 0:
+        if shift == 0:
+            v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
+            t = T[a, ai, aj] + kept + T[b, bi, bj]
+            if v > V[x, i, j, 0] or (v == V[x, i, j, 0] and v != NEG and tie * t > tie * T[x, i, j]):
+                V[x, i, j, 0] = v
+                T[x, i, j] = t
+        return -1
     for c1 in range(top_a + 1):
         va = V[a, ai, aj, c1]
         if va == NEG:
             continue
         va = va + extra
-        ta = T[a, ai, aj, c1] + kept
         for c2 in range(min(top_b, cap - shift - c1) + 1):
-            v = va + V[b, bi, bj, c2]
             c = c1 + c2 + shift
-            old = V[x, i, j, c]
-            if v > old or (tie != 0 and v == old and v != NEG
-                           and tie * (ta + T[b, bi, bj, c2]) > tie * T[x, i, j, c]):
-                V[x, i, j, c] = v
-                T[x, i, j, c] = ta + T[b, bi, bj, c2]
-                R[x, i, j, c] = rule
-                S[x, i, j, c] = split
-                C[x, i, j, c] = c1
+            V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
+    return -1
 
 
-@njit(cache=True, inline="always")
-def _split_rule(V, T, R, S, C, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept, rule, cap, tie):
+@njit(cache=True, inline="always", _nrt=False)
+def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept, cap, tie, find):
     """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ (extra + sib_row[s]): a rule with a split point.
 
-    In the max semiring (cap = 0, nothing counted) the best split is kept in registers and written once.
+    With ``find`` = c >= 0: the first (split, c1) that reaches (x i j)'s value at count c, or (-1, -1).  In the max
+    semiring the best split is kept in registers and written once.
     """
     if extra == NEG:
-        return
-    if cap > 0 or shift > 0:
+        return -1, -1
+    if find >= 0 or cap > 0 or shift > 0:
         for s in range(lo, hi):
-            _offer(V, T, R, S, C, x, i, j, a, i, s, b, s + delta, j, extra + sib_row[s], shift, kept, rule, s,
-                   cap, tie)
-        return
+            c1 = _offer(V, T, x, i, j, a, i, s, b, s + delta, j, extra + sib_row[s], shift, kept, cap, tie, find)
+            if c1 >= 0:
+                return s, c1
+        return -1, -1
     best = V[x, i, j, 0]
-    best_kept = T[x, i, j, 0]
-    best_split = -1
+    best_kept = T[x, i, j]
     for s in range(lo, hi):
-        v = V[a, i, s, 0] + V[b, s + delta, j, 0] + (extra + sib_row[s])
-        if v > best or (tie != 0 and v == best and v != NEG
-                        and tie * (T[a, i, s, 0] + T[b, s + delta, j, 0] + kept) > tie * best_kept):
+        v = V[a, i, s, 0] + (extra + sib_row[s]) + V[b, s + delta, j, 0]
+        if v > best:
             best = v
-            best_kept = T[a, i, s, 0] + T[b, s + delta, j, 0] + kept
-            best_split = s
-    if best_split >= 0:
-        V[x, i, j, 0] = best
-        T[x, i, j, 0] = best_kept
-        R[x, i, j, 0] = rule
-        S[x, i, j, 0] = best_split
-        C[x, i, j, 0] = 0
+            best_kept = T[a, i, s] + kept + T[b, s + delta, j]
+        elif v == best and v != NEG and tie * (T[a, i, s] + kept + T[b, s + delta, j]) > tie * best_kept:
+            best_kept = T[a, i, s] + kept + T[b, s + delta, j]
+    V[x, i, j, 0] = best
+    T[x, i, j] = best_kept
+    return -1, -1
 
 
-@njit(cache=True)
-def _fill(attach, bigram, sibling, second_order, single_root, counting, cap, tie):
-    # sibling[h, m, s] = sib(h, s, m) (s = h: m is h's first modifier on that side)
-    N = attach.shape[0]
-    n = N - 1
-    D = cap + 1
-    V = np.full((ITEMS, N, N, D), NEG)
-    T = np.zeros((ITEMS, N, N, D), np.int16)
-    R = np.zeros((ITEMS, N, N, D), np.int8)
-    S = np.zeros((ITEMS, N, N, D), np.int16)
-    C = np.zeros((ITEMS, N, N, D), np.int16)
+@njit(cache=True, inline="always", _nrt=False)
+def _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, x, i, j,
+            find):
+    """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
+
+    With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach (x i j)'s value at
+    count c, or R_NONE.  This is the only place where the rules are written.
+    """
+    n = V.shape[1] - 1
+    attach_right = attach[i, j] + kept_bonus  # attach(i, j): i is the head
+    attach_left = attach[j, i] + kept_bonus  # attach(j, i): j is the head
+    if x == BOX:
+        # [box] (box i j) <- (rtri i r) (ltri r+1 j)
+        s, c1 = _split_rule(V, T, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, cap, tie, find)
+        if s >= 0:
+            return R_BOX, s, c1
+    elif x == RTRAP and not second_order:
+        # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
+        c1 = _offer(V, T, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find)
+        if c1 >= 0:
+            return R_RTRAP, 0, c1
+    elif x == LTRAP and not second_order and i >= 1:
+        # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
+        c1 = _offer(V, T, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find)
+        if c1 >= 0:
+            return R_LTRAP, 0, c1
+    elif x == RTRAP:
+        # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
+        s, c1 = _split_rule(V, T, RTRAP, i, j, SKIP, LTRI, i, j, 1, attach_right + sibling[i, i, j], zeros,
+                            arc_shift, 1, cap, tie, find)
+        if s >= 0:
+            return R_RTRAP_FIRST, s, c1
+        # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
+        if not (single_root and i == 0):
+            s, c1 = _split_rule(V, T, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, sibling[i, :, j],
+                                arc_shift, 1, cap, tie, find)
+            if s >= 0:
+                return R_RTRAP_NEXT, s, c1
+    elif x == LTRAP and i >= 1:
+        # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
+        c1 = _offer(V, T, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j, attach_left + sibling[j, j, i], arc_shift, 1,
+                    cap, tie, find)
+        if c1 >= 0:
+            return R_LTRAP_FIRST, 0, c1
+        # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
+        s, c1 = _split_rule(V, T, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, sibling[j, :, i], arc_shift, 1,
+                            cap, tie, find)
+        if s >= 0:
+            return R_LTRAP_NEXT, s, c1
+    elif x == RTRI:
+        # [rtri-skip] (rtri i j) <- (skip i j)
+        c1 = _offer(V, T, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, cap, tie, find)
+        if c1 >= 0:
+            return R_RTRI_SKIP, 0, c1
+        # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
+        if not (single_root and i == 0 and j < n):
+            s, c1 = _split_rule(V, T, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, cap, tie, find)
+            if s >= 0:
+                return R_RTRI, s, c1
+    elif x == LTRI and i >= 1:
+        # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
+        s, c1 = _split_rule(V, T, LTRI, i, j, LTRI, LTRAP, i, j, 0, 0.0, zeros, 0, 0, cap, tie, find)
+        if s >= 0:
+            return R_LTRI, s, c1
+    return R_NONE, 0, 0
+
+
+@njit(cache=True, _nrt=False)
+def _fill(V, T, attach, kept_bonus, bigram, sibling, zeros, second_order, single_root, counting, cap, tie):
+    # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
+    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
+    N = V.shape[1]
     arc_shift = 1 if counting == KEPT else 0
-    zeros = np.zeros(N)  # no per-split score
     # The axioms first, before any rule reads them.  (ltri 0 0), the root's empty left half (score 0, count 0), is
     # the semiring's one: the unary rules use it as their second antecedent.
     for i in range(N):
         # [ltri-0] (ltri i i) <- .
         V[LTRI, i, i, 0] = 0.0
-        R[LTRI, i, i, 0] = R_LTRI_0
         for j in range(i, N):
             # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
             c = j - i if counting == DROPPED else 0
             if c <= cap:
                 V[SKIP, i, j, c] = bigram[i, j + 1]
-                R[SKIP, i, j, c] = R_SKIP
     for w in range(N):
         for i in range(N - w):
             j = i + w
-            # [rtri-skip] (rtri i j) <- (skip i j)
-            _offer(V, T, R, S, C, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, R_RTRI_SKIP, 0, cap, tie)
-            if w == 0:
-                continue
-            # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-            _split_rule(V, T, R, S, C, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, R_BOX, cap, tie)
-            if not second_order:
-                # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-                _offer(V, T, R, S, C, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach[i, j], arc_shift, 1,
-                       R_RTRAP, 0, cap, tie)
-                # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-                if i >= 1:
-                    _offer(V, T, R, S, C, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach[j, i], arc_shift, 1,
-                           R_LTRAP, 0, cap, tie)
-            else:
-                # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-                _split_rule(V, T, R, S, C, RTRAP, i, j, SKIP, LTRI, i, j, 1, attach[i, j] + sibling[i, j, i], zeros,
-                            arc_shift, 1, R_RTRAP_FIRST, cap, tie)
-                # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
-                if not (single_root and i == 0):
-                    _split_rule(V, T, R, S, C, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach[i, j], sibling[i, j],
-                                arc_shift, 1, R_RTRAP_NEXT, cap, tie)
-                if i >= 1:
-                    # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
-                    _offer(V, T, R, S, C, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j, attach[j, i] + sibling[j, i, j],
-                           arc_shift, 1, R_LTRAP_FIRST, 0, cap, tie)
-                    # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-                    _split_rule(V, T, R, S, C, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach[j, i], sibling[j, i],
-                                arc_shift, 1, R_LTRAP_NEXT, cap, tie)
-            # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
-            if not (single_root and i == 0 and j < n):
-                _split_rule(V, T, R, S, C, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, R_RTRI, cap, tie)
-            # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-            if i >= 1:
-                _split_rule(V, T, R, S, C, LTRI, i, j, LTRI, LTRAP, i, j, 0, 0.0, zeros, 0, 0, R_LTRI, cap, tie)
-    return V, T, R, S, C
+            # a cell's items in the order they read each other: box, trapezoids, then the triangles
+            for x in range(BOX if w > 0 else RTRI, LTRI + 1 if w > 0 else RTRI + 1):
+                _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie,
+                        x, i, j, FILL)
 
 
-@njit(cache=True)
-def _backtrace(R, S, C, n, count, counting):
-    """The heads of the goal's best derivation that counts ``count`` words (-1: deleted), read off the
-    backpointers in time linear in the number of items of the derivation."""
-    heads = np.full(n + 1, -1, np.int64)
+@njit(cache=True, inline="always", _nrt=False)
+def _push(stack, top, x, i, j, c):
+    stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = x, i, j, c
+    return top + 1
+
+
+@njit(cache=True, _nrt=False)
+def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, count, heads,
+               stack):
+    """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
+    asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
+    rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
+    n = V.shape[1] - 1
+    if V[RTRI, 0, n, count] == NEG:  # the goal has no derivation with this count
+        return
     arc_shift = 1 if counting == KEPT else 0
-    stack = [(RTRI, 0, n, count)]
-    while len(stack) > 0:
-        x, i, j, c = stack.pop()
-        rule = R[x, i, j, c]
-        split = np.int64(S[x, i, j, c])
-        c1 = np.int64(C[x, i, j, c])
-        if rule == R_SKIP or rule == R_LTRI_0:
+    top = _push(stack, 0, RTRI, 0, n, count)
+    while top > 0:
+        top -= 1
+        x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
+        if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
+        rule, split, c1 = _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift,
+                                  cap, tie, x, i, j, c)
         if rule == R_RTRI_SKIP:
-            stack.append((SKIP, i, j, c1))
+            top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
-            stack.append((RTRAP, i, split, c1))
-            stack.append((RTRI, split, j, c - c1))
+            top = _push(stack, top, RTRAP, i, split, c1)
+            top = _push(stack, top, RTRI, split, j, c - c1)
         elif rule == R_LTRI:
-            stack.append((LTRI, i, split, c1))
-            stack.append((LTRAP, split, j, c - c1))
+            top = _push(stack, top, LTRI, i, split, c1)
+            top = _push(stack, top, LTRAP, split, j, c - c1)
         elif rule == R_BOX:
-            stack.append((RTRI, i, split, c1))
-            stack.append((LTRI, split + 1, j, c - c1))
+            top = _push(stack, top, RTRI, i, split, c1)
+            top = _push(stack, top, LTRI, split + 1, j, c - c1)
         elif rule == R_RTRAP or rule == R_LTRAP:
-            stack.append((BOX, i, j, c1))
+            top = _push(stack, top, BOX, i, j, c1)
         elif rule == R_RTRAP_FIRST:
-            stack.append((SKIP, i, split, c1))
-            stack.append((LTRI, split + 1, j, c - arc_shift - c1))
+            top = _push(stack, top, SKIP, i, split, c1)
+            top = _push(stack, top, LTRI, split + 1, j, c - arc_shift - c1)
         elif rule == R_RTRAP_NEXT:
-            stack.append((RTRAP, i, split, c1))
-            stack.append((BOX, split, j, c - arc_shift - c1))
+            top = _push(stack, top, RTRAP, i, split, c1)
+            top = _push(stack, top, BOX, split, j, c - arc_shift - c1)
         elif rule == R_LTRAP_FIRST:
-            stack.append((RTRI, i, j - 1, c1))
+            top = _push(stack, top, RTRI, i, j - 1, c1)
         elif rule == R_LTRAP_NEXT:
-            stack.append((BOX, i, split, c1))
-            stack.append((LTRAP, split, j, c - arc_shift - c1))
-        else:  # R_NONE: the goal has no derivation with this count
-            heads[:] = -1
-            return heads
+            top = _push(stack, top, BOX, i, split, c1)
+            top = _push(stack, top, LTRAP, split, j, c - arc_shift - c1)
+        else:
+            raise AssertionError("a chart item has no rule that reaches its value")
         if rule == R_RTRAP or rule == R_RTRAP_FIRST or rule == R_RTRAP_NEXT:
             heads[j] = i
         elif rule == R_LTRAP or rule == R_LTRAP_FIRST or rule == R_LTRAP_NEXT:
             heads[i] = j
-    return heads
 
 
 @dataclass(frozen=True)
@@ -256,31 +309,24 @@ class ChartScores:
     """A problem's scores laid out for the kernel, prepared once so that the chart can be filled again at any
     kept bonus (bisection fills one chart per lambda)."""
 
-    arc: np.ndarray
-    token: np.ndarray
+    attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m): the score of keeping m as a modifier of h
     bigram: np.ndarray
-    sibling: np.ndarray  # sibling[h, m, s] = sib(h, s, m); a (1, 1, 1) placeholder in first order
+    sibling: np.ndarray  # sibling[h, s, m] = sib(h, s, m); a (1, 1, 1) placeholder in first order
+    zeros: np.ndarray  # the per-split score of the rules that have none
     second_order: bool
     single_root: bool
 
     @classmethod
     def of(cls, problem: Problem) -> ChartScores:
         second_order = problem.sibling_scores is not None
-        # by_split[h, m, s] = sib(h, s, m): the rules read a head-modifier pair's siblings as one contiguous row
-        sibling = np.ascontiguousarray(problem.sibling_scores.transpose(0, 2, 1)) if second_order \
-            else np.zeros((1, 1, 1))
-        return cls(problem.arc_scores, problem.token_scores, problem.bigram_scores, sibling, second_order,
-                   problem.single_root)
+        sibling = problem.sibling_scores if second_order else np.zeros((1, 1, 1))
+        attach = problem.arc_scores.copy()
+        attach[:, 1:] += problem.token_scores
+        return cls(attach, problem.bigram_scores, sibling, np.zeros(problem.n + 1), second_order, problem.single_root)
 
     @property
     def n(self) -> int:
-        return len(self.token)
-
-    def attach(self, kept_bonus: float = 0.0) -> np.ndarray:
-        """``attach[h, m] = arc(h, m) + token(m) + kept_bonus``: the score of keeping m as a modifier of h."""
-        attach = self.arc.copy()
-        attach[:, 1:] += self.token + kept_bonus
-        return attach
+        return len(self.zeros) - 1
 
 
 @dataclass
@@ -297,10 +343,7 @@ class Chart:
 
     goal: np.ndarray
     kept: np.ndarray  # kept words of the best derivation at each count (the tie-break key)
-    counting: str
-    _rules: np.ndarray
-    _splits: np.ndarray
-    _counts: np.ndarray
+    _kernel_inputs: tuple  # what the backtrace needs: the chart's arrays, the scores and the fill's settings
 
     @classmethod
     def fill(cls, problem: Problem | ChartScores, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0,
@@ -315,13 +358,24 @@ class Chart:
         n = scores.n
         if n > MAX_N:
             raise ValueError(f"n = {n} exceeds the chart's limit of {MAX_N} tokens")
+        cap = 0 if counting == "none" else int(cap)
+        V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
+        T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
+        inputs = (V, T, scores.attach, float(kept_bonus), scores.bigram, scores.sibling, scores.zeros,
+                  scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
+        _fill(*inputs)
         if counting == "none":
-            cap = 0
-        V, T, R, S, C = _fill(scores.attach(kept_bonus), scores.bigram, scores.sibling, scores.second_order,
-                              scores.single_root, COUNTING[counting], int(cap), int(tie))
-        return cls(V[RTRI, 0, n].copy(), T[RTRI, 0, n].astype(np.int64), counting, R, S, C)
+            kept = T[RTRI, 0, n:n + 1].astype(np.int64)
+        else:
+            kept = np.arange(cap + 1) if counting == "kept" else n - np.arange(cap + 1)
+        return cls(V[RTRI, 0, n].copy(), kept, inputs)
 
     def heads(self, count: int) -> np.ndarray:
         """The heads of the goal's best derivation at ``count`` (all -1 when there is none)."""
-        n = self._rules.shape[1] - 1
-        return _backtrace(self._rules, self._splits, self._counts, n, int(count), COUNTING[self.counting])
+        V, T, attach, kept_bonus, _, *settings = self._kernel_inputs
+        n = V.shape[1] - 1
+        heads = np.full(n + 1, -1, np.int64)
+        # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
+        stack = np.empty((8 * (n + 2), 4), np.int64)
+        _backtrace(V, T, attach, kept_bonus, *settings, int(count), heads, stack)
+        return heads
