@@ -156,7 +156,7 @@ def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept,
     return -1, -1
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
 def _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, x, i, j,
             find):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
