@@ -146,11 +146,11 @@ def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept,
     best_kept = T[x, i, j]
     for s in range(lo, hi):
         v = V[a, i, s, 0] + (extra + sib_row[s]) + V[b, s + delta, j, 0]
-        if v > best:
-            best = v
-            best_kept = T[a, i, s] + kept + T[b, s + delta, j]
-        elif v == best and v != NEG and tie * (T[a, i, s] + kept + T[b, s + delta, j]) > tie * best_kept:
-            best_kept = T[a, i, s] + kept + T[b, s + delta, j]
+        if v > best or (v == best and v != NEG):  # the kept count only when it can matter
+            t = T[a, i, s] + kept + T[b, s + delta, j]
+            if v > best or tie * t > tie * best_kept:
+                best = v
+                best_kept = t
     V[x, i, j, 0] = best
     T[x, i, j] = best_kept
     return -1, -1
@@ -224,7 +224,7 @@ def _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root,
 
 
 @njit(cache=True, _nrt=False)
-def _fill(V, T, attach, kept_bonus, bigram, sibling, zeros, second_order, single_root, counting, cap, tie):
+def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie):
     # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
     # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
     N = V.shape[1]
@@ -361,9 +361,10 @@ class Chart:
         cap = 0 if counting == "none" else int(cap)
         V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
         T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
-        inputs = (V, T, scores.attach, float(kept_bonus), scores.bigram, scores.sibling, scores.zeros,
-                  scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
-        _fill(*inputs)
+        # the chart and everything its rules read, for the fill and again for the backtrace
+        inputs = (V, T, scores.attach, float(kept_bonus), scores.sibling, scores.zeros, scores.second_order,
+                  scores.single_root, COUNTING[counting], cap, int(tie))
+        _fill(scores.bigram, *inputs)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
@@ -372,10 +373,9 @@ class Chart:
 
     def heads(self, count: int) -> np.ndarray:
         """The heads of the goal's best derivation at ``count`` (all -1 when there is none)."""
-        V, T, attach, kept_bonus, _, *settings = self._kernel_inputs
-        n = V.shape[1] - 1
+        n = self._kernel_inputs[0].shape[1] - 1  # the chart's scores V: items x N x N x counts
         heads = np.full(n + 1, -1, np.int64)
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
-        _backtrace(V, T, attach, kept_bonus, *settings, int(count), heads, stack)
+        _backtrace(*self._kernel_inputs, int(count), heads, stack)
         return heads

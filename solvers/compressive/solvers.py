@@ -278,21 +278,20 @@ class Bisection(ChartSolver):
             bound = min(bound, dual)
             if chart.kept[0] == target:
                 return certified(chart, lam)
+            jumps_over = False  # the tie-broken counts at lambda lie on both sides of the target
             if chart.kept[0] < target:
                 chart = relaxed(lam, +1)
                 if chart.kept[0] == target:
                     return certified(chart, lam)
-                if chart.kept[0] > target:
-                    reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
-                    break
+                jumps_over = bool(chart.kept[0] > target)
+            # at the crossing, nothing beats both ends' lines: they are adjacent vertices of the hull of the optimum
+            # per length, the target lies strictly between them, and this is the dual's minimum
+            line = below[2] + lam * (below[1] - target)
+            on_lines = at_crossing and dual <= line + 1e-9 * (1.0 + abs(line))
+            if jumps_over or on_lines:  # a duality gap
+                reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
+                break
             end = (lam, int(chart.kept[0]), float(chart.goal[0]) - lam * int(chart.kept[0]))
-            if at_crossing:
-                line = below[2] + lam * (below[1] - target)
-                if dual <= line + 1e-9 * (1.0 + abs(line)):
-                    # nothing beats both ends' lines here: they are adjacent vertices of the hull of the optimum
-                    # per length, the target lies strictly between them (a duality gap), and this is the dual's minimum
-                    reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
-                    break
             if end[1] < target:
                 below = end
             else:
