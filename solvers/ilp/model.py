@@ -224,8 +224,8 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
                     rows.add(first, 1.0, -inf, 1)
             for s in range(1, n + 1):
                 if s != h:  # a modifier s of h has at most one successor
-                    rows.add(np.append(u_of[(h_ == h) & (s_ == s)], y_index[h, s]),
-                             np.append(np.ones(int(((h_ == h) & (s_ == s)).sum())), -1.0), -inf, 0)
+                    successors = u_of[(h_ == h) & (s_ == s)]
+                    rows.add(np.append(successors, y_index[h, s]), np.append(np.ones(len(successors)), -1.0), -inf, 0)
 
     # bigram chain 0 -> kept tokens ascending -> n+1
     rows.add(b_index[0, 1:], 1.0, 1, 1)
