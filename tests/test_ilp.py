@@ -1,4 +1,5 @@
-"""The joint ILP on five backends against brute force; the projectivity constraint; honest time limits."""
+"""Both ILP formulations on five backends against brute force; the joint model's projectivity rows; the dp model's
+derivations; the LP relaxations; honest time limits."""
 
 import itertools
 
@@ -9,7 +10,11 @@ import compbench
 from compbench import Length, Status, evaluate
 from compbench.evaluate import tree_violation
 from compbench.testing import assert_conforms, check_solver
-from solvers.ilp.model import build_model, model_size
+from compbench.testing import problems
+from hypothesis import HealthCheck, given, settings
+from solvers.compressive.chart import hypergraph
+from solvers.ilp.dp_flow import build_dp_model
+from solvers.ilp.model import build_joint_model, model_size
 
 BACKENDS = {  # name: (max_n, hypothesis examples)
     "ilp-highs": (8, 40),
@@ -17,7 +22,14 @@ BACKENDS = {  # name: (max_n, hypothesis examples)
     "ilp-pulp-cbc": (7, 25),
     "ilp-ortools-scip": (7, 25),
     "ilp-ortools-cpsat": (7, 25),
+    "ilp-dp-highs": (8, 40),
+    "ilp-dp-rcfix-highs": (8, 40),
+    "ilp-dp-pulp-highs": (7, 25),
+    "ilp-dp-pulp-cbc": (7, 25),
+    "ilp-dp-ortools-scip": (7, 25),
+    "ilp-dp-ortools-cpsat": (7, 25),
 }
+RELAXATIONS = ["lp-joint-highs", "lp-dp-highs"]
 
 
 @pytest.mark.parametrize("name", sorted(BACKENDS))
@@ -26,7 +38,8 @@ def test_backend_matches_brute_force(name):
     check_solver(name, max_n=max_n, max_examples=examples)
 
 
-@pytest.mark.parametrize("options", [{"flow": "multi"}, {"bigram_cuts": True}])
+@pytest.mark.parametrize("options", [{"flow": "multi"}, {"bigram_cuts": True}, {"tighten": True},
+                                     {"flow": "multi", "tighten": True}])
 def test_formulation_options_match_brute_force(options):
     check_solver("ilp-highs", max_n=7, max_examples=20, **options)
 
@@ -63,7 +76,7 @@ def _column_vector(model, n, heads):
 @pytest.mark.parametrize("n", [3, 4, 5])
 def test_model_accepts_exactly_the_projective_trees(n):
     p = compbench.generate("gaussian", n=n, seed=0)
-    model = build_model(p)
+    model = build_joint_model(p)
     projective = 0
     for assignment in itertools.product(range(n + 1), repeat=n):
         heads = np.array((-1, *assignment))
@@ -82,21 +95,19 @@ def test_model_accepts_exactly_the_projective_trees(n):
 
 @pytest.mark.parametrize("flow", ["single", "multi"])
 @pytest.mark.parametrize("second_order", [False, True])
-def test_model_size_formula(flow, second_order):
+@pytest.mark.parametrize("tighten", [False, True])
+def test_model_size_formula(flow, second_order, tighten):
     for n in (1, 2, 4, 7):
         p = compbench.generate("gaussian", n=n, seed=0, length=2 if n > 1 else 1, single_root=True,
                                second_order=second_order)
-        stats = build_model(p, flow=flow).stats()
-        expected = model_size(n, flow=flow, single_root=True, second_order=second_order)
+        stats = build_joint_model(p, flow=flow, tighten=tighten).stats()
+        expected = model_size(n, flow=flow, tighten=tighten, single_root=True, second_order=second_order)
         assert {k: stats[k] for k in expected} == expected
 
 
 @pytest.mark.parametrize("name", sorted(BACKENDS))
 def test_second_order_backend_matches_brute_force(name):
     # the kit draws sibling scores half the time; here every problem has them
-    from compbench.testing import problems
-    from hypothesis import HealthCheck, given, settings
-
     solver = compbench.get_solver(name)
 
     @settings(max_examples=BACKENDS[name][1], deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -107,7 +118,8 @@ def test_second_order_backend_matches_brute_force(name):
     run()
 
 
-@pytest.mark.parametrize("name", ["ilp-highs", "ilp-pulp-cbc", "ilp-ortools-cpsat"])
+@pytest.mark.parametrize("name", ["ilp-highs", "ilp-pulp-cbc", "ilp-ortools-cpsat", "ilp-dp-ortools-cpsat",
+                                  "ilp-dp-rcfix-highs"])
 def test_time_limit_never_yields_invalid_solution(name):
     p = compbench.generate("distance", n=22, seed=4, length=10)
     solution = compbench.get_solver(name).solve(p, time_limit=0.05)
@@ -116,3 +128,86 @@ def test_time_limit_never_yields_invalid_solution(name):
         assert evaluate(p, solution) == pytest.approx(solution.objective)
     if solution.status == Status.TIMEOUT and solution.bound is not None and solution.objective is not None:
         assert solution.bound >= solution.objective - 1e-6
+
+
+def _solutions(n: int, single_root: bool) -> int:
+    """The number of (kept set, projective tree over it) pairs, by enumerating every head assignment."""
+    count = 0
+    for assignment in itertools.product(range(-1, n + 1), repeat=n):
+        heads = np.array((-1, *assignment))
+        count += tree_violation(heads, single_root) is None
+    return count
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5])
+@pytest.mark.parametrize("single_root", [False, True])
+@pytest.mark.parametrize("second_order", [False, True])
+def test_hypergraph_has_one_derivation_per_solution(n, single_root, second_order):
+    # the dp model's integral points are the goal's hyperpaths: counting them (the count semiring over the listed
+    # hyperedges) must give exactly the number of solutions
+    p = compbench.generate("gaussian", n=n, seed=0, single_root=single_root, second_order=second_order)
+    g = hypergraph(p)
+    paths: dict[int, int] = {}
+    for e in range(len(g.score)):
+        ways = 1
+        for item in g.antecedents[e]:
+            ways *= paths.get(int(item), 0) if item >= 0 else 1
+        paths[int(g.conclusion[e])] = paths.get(int(g.conclusion[e]), 0) + ways
+    assert paths.get(g.goal, 0) == _solutions(n, single_root)
+
+
+def test_dp_model_is_cubic():
+    sizes = {n: build_dp_model(compbench.generate("gaussian", n=n, seed=0, length=n // 2)).stats() for n in (20, 40)}
+    assert 7 < sizes[40]["nonzeros"] / sizes[20]["nonzeros"] < 9  # doubling n: about 2^3
+    assert 3 < sizes[40]["constraints"] / sizes[20]["constraints"] < 5  # and 2^2 rows
+
+
+@pytest.mark.parametrize("second_order", [False, True])
+def test_dp_lp_is_integral_at_free_length(second_order):
+    # Martin, Rardin & Campbell: the flow polytope of the hypergraph is integral, so the LP answers exactly
+    solver = compbench.get_solver("lp-dp-highs")
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(problem=problems(max_n=8, length_modes=("free",), second_order=second_order))
+    def run(problem):
+        solution = assert_conforms(solver, problem)
+        reference = compbench.get_solver("brute-force").solve(problem)
+        assert solution.status == reference.status
+        if solution.status == Status.OPTIMAL:
+            assert solution.stats["lp_integral"]
+
+    run()
+
+
+@pytest.mark.parametrize("name", RELAXATIONS)
+def test_relaxation_claims_optimal_only_with_proof(name):
+    solver = compbench.get_solver(name)
+    claims = {"optimal": 0, "other": 0}
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(problem=problems(max_n=7, second_order=None))
+    def run(problem):
+        solution = assert_conforms(solver, problem)  # never a false optimal, never an invalid solution
+        if solution.status == Status.OPTIMAL:
+            claims["optimal"] += 1
+            assert solution.bound == pytest.approx(solution.objective)
+        else:
+            claims["other"] += 1
+            if solution.status == Status.FEASIBLE:
+                assert not solution.stats["lp_integral"]
+                assert solution.bound is not None
+        if name == "lp-joint-highs" and not solution.stats.get("lp_integral", True):
+            assert solution.heads is None  # a fractional joint LP is never rounded
+
+    run()
+    assert claims["optimal"] > 0 and claims["other"] > 0
+
+
+def test_reduced_cost_fixing_records_its_bound():
+    p = compbench.generate("distance", n=16, seed=2, length=7)
+    solution = compbench.get_solver("ilp-dp-rcfix-highs").solve(p)
+    reference = compbench.get_solver("resource-dp").solve(p)
+    assert solution.status == Status.OPTIMAL and solution.objective == pytest.approx(reference.objective)
+    stats = solution.stats
+    assert stats["lp_bound"] >= reference.objective - 1e-9
+    assert stats["kept_columns"] < stats["model"]["variables"]

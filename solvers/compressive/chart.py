@@ -74,6 +74,8 @@ R_RTRAP, R_LTRAP, R_RTRAP_FIRST, R_RTRAP_NEXT, R_LTRAP_FIRST, R_LTRAP_NEXT = 5, 
 MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
 FILL = -1  # the ``find`` argument of the rules when they fill the chart
+EMIT = -2  # ... when they list their hyperedges instead (see :func:`hypergraph`)
+EDGE_COLUMNS = 11  # an emitted hyperedge: x i j (conclusion), a ai aj, b bi bj (antecedents), kept, score
 
 
 def chart_bytes(n: int, cap: int) -> int:
@@ -86,7 +88,7 @@ def chart_bytes(n: int, cap: int) -> int:
 # and a rule that takes the arrays as arguments then costs no atomic increments per call.
 
 @njit(cache=True, inline="always", _nrt=False)
-def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find):
+def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find, edges, n_edges):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
 
     With ``find`` = c >= 0 nothing is written: the result is the count c1 of (a ai aj) in the first derivation
@@ -96,8 +98,20 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
     With cap = 0 (the max semiring) T holds the kept count of the best derivation: ``kept`` words join it, and
     among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
     With counts, the count fixes the kept words of every item, so there is nothing to break.
+
+    With ``find`` = EMIT nothing is computed: the offer is appended to ``edges`` as a hyperedge (its conclusion,
+    antecedents, kept words and score) when both antecedents have a derivation in the filled max chart V.
     """
     if extra == NEG:
+        return -1
+    if find == EMIT:
+        if V[a, ai, aj, 0] != NEG and V[b, bi, bj, 0] != NEG:
+            e = n_edges[0]
+            edges[e, 0], edges[e, 1], edges[e, 2] = x, i, j
+            edges[e, 3], edges[e, 4], edges[e, 5] = a, ai, aj
+            edges[e, 6], edges[e, 7], edges[e, 8] = b, bi, bj
+            edges[e, 9], edges[e, 10] = kept, extra
+            n_edges[0] = e + 1
         return -1
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
@@ -128,7 +142,7 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept, cap, tie, find):
+def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept, cap, tie, find, edges, n_edges):
     """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ (extra + sib_row[s]): a rule with a split point.
 
     With ``find`` = c >= 0: the first (split, c1) that reaches (x i j)'s value at count c, or (-1, -1).  In the max
@@ -136,9 +150,10 @@ def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept,
     """
     if extra == NEG:
         return -1, -1
-    if find >= 0 or cap > 0 or shift > 0:
+    if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
-            c1 = _offer(V, T, x, i, j, a, i, s, b, s + delta, j, extra + sib_row[s], shift, kept, cap, tie, find)
+            c1 = _offer(V, T, x, i, j, a, i, s, b, s + delta, j, extra + sib_row[s], shift, kept, cap, tie, find,
+                        edges, n_edges)
             if c1 >= 0:
                 return s, c1
         return -1, -1
@@ -158,73 +173,92 @@ def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept,
 
 @njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
 def _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, x, i, j,
-            find):
+            find, edges, n_edges):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
 
     With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach (x i j)'s value at
-    count c, or R_NONE.  This is the only place where the rules are written.
+    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``edges`` instead.  This is the
+    only place where the rules are written.
     """
     n = V.shape[1] - 1
     attach_right = attach[i, j] + kept_bonus  # attach(i, j): i is the head
     attach_left = attach[j, i] + kept_bonus  # attach(j, i): j is the head
     if x == BOX:
         # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-        s, c1 = _split_rule(V, T, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, cap, tie, find)
+        s, c1 = _split_rule(V, T, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, cap, tie, find, edges, n_edges)
         if s >= 0:
             return R_BOX, s, c1
     elif x == RTRAP and not second_order:
         # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-        c1 = _offer(V, T, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find)
+        c1 = _offer(V, T, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find, edges,
+                    n_edges)
         if c1 >= 0:
             return R_RTRAP, 0, c1
     elif x == LTRAP and not second_order and i >= 1:
         # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-        c1 = _offer(V, T, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find)
+        c1 = _offer(V, T, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find, edges,
+                    n_edges)
         if c1 >= 0:
             return R_LTRAP, 0, c1
     elif x == RTRAP:
         # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
         s, c1 = _split_rule(V, T, RTRAP, i, j, SKIP, LTRI, i, j, 1, attach_right + sibling[i, i, j], zeros,
-                            arc_shift, 1, cap, tie, find)
+                            arc_shift, 1, cap, tie, find, edges, n_edges)
         if s >= 0:
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
         if not (single_root and i == 0):
             s, c1 = _split_rule(V, T, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, sibling[i, :, j],
-                                arc_shift, 1, cap, tie, find)
+                                arc_shift, 1, cap, tie, find, edges, n_edges)
             if s >= 0:
                 return R_RTRAP_NEXT, s, c1
     elif x == LTRAP and i >= 1:
         # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
         c1 = _offer(V, T, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j, attach_left + sibling[j, j, i], arc_shift, 1,
-                    cap, tie, find)
+                    cap, tie, find, edges, n_edges)
         if c1 >= 0:
             return R_LTRAP_FIRST, 0, c1
         # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
         s, c1 = _split_rule(V, T, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, sibling[j, :, i], arc_shift, 1,
-                            cap, tie, find)
+                            cap, tie, find, edges, n_edges)
         if s >= 0:
             return R_LTRAP_NEXT, s, c1
     elif x == RTRI:
         # [rtri-skip] (rtri i j) <- (skip i j)
-        c1 = _offer(V, T, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, cap, tie, find)
+        c1 = _offer(V, T, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, cap, tie, find, edges, n_edges)
         if c1 >= 0:
             return R_RTRI_SKIP, 0, c1
         # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
         if not (single_root and i == 0 and j < n):
-            s, c1 = _split_rule(V, T, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, cap, tie, find)
+            s, c1 = _split_rule(V, T, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, cap, tie, find,
+                                edges, n_edges)
             if s >= 0:
                 return R_RTRI, s, c1
     elif x == LTRI and i >= 1:
         # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-        s, c1 = _split_rule(V, T, LTRI, i, j, LTRI, LTRAP, i, j, 0, 0.0, zeros, 0, 0, cap, tie, find)
+        s, c1 = _split_rule(V, T, LTRI, i, j, LTRI, LTRAP, i, j, 0, 0.0, zeros, 0, 0, cap, tie, find, edges, n_edges)
         if s >= 0:
             return R_LTRI, s, c1
     return R_NONE, 0, 0
 
 
 @njit(cache=True, _nrt=False)
-def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie):
+def _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, find, edges,
+           n_edges):
+    """Every rule of every cell, narrow spans first (``find`` = FILL fills the chart, EMIT lists its hyperedges)."""
+    N = V.shape[1]
+    for w in range(N):
+        for i in range(N - w):
+            j = i + w
+            # a cell's items in the order they read each other: box, trapezoids, then the triangles
+            for x in range(BOX if w > 0 else RTRI, LTRI + 1 if w > 0 else RTRI + 1):
+                _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie,
+                        x, i, j, find, edges, n_edges)
+
+
+@njit(cache=True, _nrt=False)
+def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, edges,
+          n_edges):
     # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
     # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
     N = V.shape[1]
@@ -239,13 +273,27 @@ def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single
             c = j - i if counting == DROPPED else 0
             if c <= cap:
                 V[SKIP, i, j, c] = bigram[i, j + 1]
-    for w in range(N):
-        for i in range(N - w):
-            j = i + w
-            # a cell's items in the order they read each other: box, trapezoids, then the triangles
-            for x in range(BOX if w > 0 else RTRI, LTRI + 1 if w > 0 else RTRI + 1):
-                _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie,
-                        x, i, j, FILL)
+    _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, FILL, edges,
+           n_edges)
+
+
+@njit(cache=True, _nrt=False)
+def _emit(bigram, V, T, attach, sibling, zeros, second_order, single_root, edges, n_edges):
+    """Fill the max chart, then list into ``edges`` every hyperedge whose antecedents have a derivation: first the
+    [skip] axioms (no antecedents, their score as [skip] set it), then every rule instance in fill order, so that
+    every hyperedge comes after all hyperedges that conclude its antecedents."""
+    _fill(bigram, V, T, attach, 0.0, sibling, zeros, second_order, single_root, NONE, 0, 0, edges, n_edges)
+    N = V.shape[1]
+    for i in range(N):
+        for j in range(i, N):
+            if V[SKIP, i, j, 0] != NEG:
+                e = n_edges[0]
+                edges[e, 0], edges[e, 1], edges[e, 2] = SKIP, i, j
+                for column in range(3, 9):
+                    edges[e, column] = -1
+                edges[e, 9], edges[e, 10] = 0, V[SKIP, i, j, 0]
+                n_edges[0] = e + 1
+    _sweep(V, T, attach, 0.0, sibling, zeros, second_order, single_root, 0, 0, 0, EMIT, edges, n_edges)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -255,8 +303,8 @@ def _push(stack, top, x, i, j, c):
 
 
 @njit(cache=True, _nrt=False)
-def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, count, heads,
-               stack):
+def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, edges,
+               n_edges, count, heads, stack):
     """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
     asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
     rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
@@ -271,7 +319,7 @@ def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_ro
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
         rule, split, c1 = _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift,
-                                  cap, tie, x, i, j, c)
+                                  cap, tie, x, i, j, c, edges, n_edges)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
@@ -302,6 +350,10 @@ def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_ro
             heads[j] = i
         elif rule == R_LTRAP or rule == R_LTRAP_FIRST or rule == R_LTRAP_NEXT:
             heads[i] = j
+
+
+_NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hyperedges
+_NO_EDGE_COUNT = np.zeros(1, np.int64)
 
 
 @dataclass(frozen=True)
@@ -363,7 +415,7 @@ class Chart:
         T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
         # the chart and everything its rules read, for the fill and again for the backtrace
         inputs = (V, T, scores.attach, float(kept_bonus), scores.sibling, scores.zeros, scores.second_order,
-                  scores.single_root, COUNTING[counting], cap, int(tie))
+                  scores.single_root, COUNTING[counting], cap, int(tie), _NO_EDGES, _NO_EDGE_COUNT)
         _fill(scores.bigram, *inputs)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
@@ -379,3 +431,66 @@ class Chart:
         stack = np.empty((8 * (n + 2), 4), np.int64)
         _backtrace(*self._kernel_inputs, int(count), heads, stack)
         return heads
+
+
+@dataclass(frozen=True)
+class Hypergraph:
+    """The deduction system of a problem as a hypergraph: one hyperedge per rule instance (axioms included) whose
+    antecedents have a derivation and whose score is finite.  Items are numbered ``(x * N + i) * N + j`` with
+    N = n + 1; an antecedent of -1 is none (the axioms' missing antecedents, and the (ltri i i) axioms, which are
+    the semiring's one: every unary rule's second antecedent is (ltri 0 0)).  The derivations of the goal are
+    exactly the solutions: a hyperpath from the goal down to the axioms is one projective tree over one kept set.
+
+    >>> import compbench
+    >>> g = hypergraph(compbench.generate("gaussian", n=3, seed=0))
+    >>> int(g.goal), bool((g.modifier[g.conclusion == g.goal] == -1).all())
+    (67, True)
+    """
+
+    conclusion: np.ndarray  # (E,) item id of each hyperedge's conclusion
+    antecedents: np.ndarray  # (E, 2) item ids, -1 for none
+    modifier: np.ndarray  # (E,) the word an attachment keeps (a [rtrap*] / [ltrap*] rule), else -1
+    head: np.ndarray  # (E,) the attachment's head, else -1
+    score: np.ndarray  # (E,) float: bigram for [skip], attach (+ sibling) for attachments, 0 otherwise
+    goal: int  # the item (rtri 0 n)
+    n: int
+
+    @property
+    def num_items(self) -> int:
+        return ITEMS * (self.n + 1) ** 2
+
+
+def max_hyperedges(n: int) -> int:
+    """An upper bound on the hyperedges of an n-token problem: per cell of width w >= 1 at most w [box], 2w
+    [rtrap*], w [ltrap*], w + 1 [rtri*] and w [ltri] instances; [rtri-skip] on the diagonal; the [skip] axioms."""
+    N = n + 1
+    return sum((N - w) * (6 * w + 2) for w in range(1, N)) + N + N * (N + 1) // 2
+
+
+def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
+    """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive` in EMIT
+    mode), in an order where every hyperedge follows those that conclude its antecedents."""
+    scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
+    n = scores.n
+    N = n + 1
+    V = np.full((ITEMS, N, N, 1), NEG)
+    T = np.zeros((ITEMS, N, N), np.int16)
+    edges = np.empty((max_hyperedges(n), EDGE_COLUMNS))
+    count = np.zeros(1, np.int64)
+    _emit(scores.bigram, V, T, scores.attach, scores.sibling, scores.zeros, scores.second_order, scores.single_root,
+          edges, count)
+    edges = edges[:count[0]]
+    ids = edges[:, :9].astype(np.int64)
+
+    def item(columns: slice) -> np.ndarray:
+        x, i, j = ids[:, columns].T
+        unit = (x < 0) | ((x == LTRI) & (i == j))
+        return np.where(unit, -1, (x * N + i) * N + j)
+
+    conclusion = item(slice(0, 3))
+    antecedents = np.stack([item(slice(3, 6)), item(slice(6, 9))], axis=1)
+    x, i, j = ids[:, 0], ids[:, 1], ids[:, 2]
+    attachment = edges[:, 9] == 1
+    modifier = np.where(attachment, np.where(x == RTRAP, j, i), -1)  # (rtrap h m) is (x h m), (ltrap m h) is (x m h)
+    head = np.where(attachment, np.where(x == RTRAP, i, j), -1)
+    return Hypergraph(conclusion, antecedents, modifier, head, edges[:, 10].copy(), (RTRI * N + 0) * N + n, n)

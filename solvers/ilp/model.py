@@ -1,7 +1,13 @@
-"""The joint compression ILP (tree + bigram chain + projectivity + length + single_root) as sparse numpy arrays.
+"""The ILP formulations as sparse numpy arrays, and the joint compression ILP (tree + bigram chain + projectivity +
+length + single_root).
 
-Built once by :func:`build_model`; every backend adapter loads the same arrays.  Maximize ``cost @ x`` subject to
-``row_lower <= A x <= row_upper``, ``col_lower <= x <= col_upper``, ``x[j]`` integer where ``integrality[j]``.
+Every formulation builds a :class:`Model` once; every backend adapter loads the same arrays.  Maximize ``cost @ x``
+subject to ``row_lower <= A x <= row_upper``, ``col_lower <= x <= col_upper``, ``x[j]`` integer where
+``integrality[j]``; the model decodes a column vector into heads.  The formulations (:data:`FORMULATIONS`):
+``joint``, this module's model (Thadani & McKeown 2013 style; ``flow`` and tightening options below), and
+``dp``, the flow polytope of the hook-trick chart's hypergraph (:mod:`solvers.ilp.dp_flow`).
+
+The joint model:
 
 Variables (n tokens, arcs = n² pairs (h, k) with h in 0..n, k in 1..n, h != k):
 
@@ -19,6 +25,8 @@ Constraints (rows):
 - single flow: root emits Σ_k z_k (1 row), each token absorbs z_k (n rows), f_hk <= n y_hk (n² rows);
   multi flow: for each commodity t the root emits z_t, t absorbs z_t, others conserve (n(n+1) rows) and
   f^t_hk <= y_hk (n³ rows);
+- optional ``tighten``: single-flow capacities hi (root arcs) and hi - 1 (other arcs) instead of n, with hi the
+  largest allowed length, f_hk >= y_hk (n² rows), and no 2-cycles y_hk + y_kh <= 1 (n(n-1)/2 rows);
 - projectivity: for every pair l < r with r - l >= 2 and every j with l < j < r:
   y_lr + y_rl + Σ_{g not in [l, r]} y_gj <= 1 (about n³/6 rows of about n+2 nonzeros: O(n⁴) nonzeros);
 - bigram chain: Σ_b b_0b = 1, Σ_a b_a,n+1 = 1, Σ_a b_ak = z_k, Σ_b b_kb = z_k (2n+2 rows);
@@ -56,6 +64,7 @@ contradict the tree.  ``tests/test_ilp.py`` checks the equivalence by enumeratin
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,11 +73,12 @@ import numpy as np
 from compbench import Problem, sibling_triples
 
 FLOWS = ("single", "multi")
+INTEGRALITY_TOLERANCE = 1e-5
 
 
 @dataclass
 class Model:
-    """The ILP as arrays (maximize ``cost @ x``); the ``*_index`` arrays map z / y / b to columns."""
+    """An ILP as arrays (maximize ``cost @ x``), built by one of the formulations."""
 
     cost: np.ndarray  # (num_cols,)
     col_lower: np.ndarray
@@ -79,11 +89,8 @@ class Model:
     row_values: np.ndarray
     row_lower: np.ndarray
     row_upper: np.ndarray
-    z_index: np.ndarray  # (n+1,), z_index[k] for k >= 1
-    y_index: np.ndarray  # (n+1, n+1), -1 where no variable
-    b_index: np.ndarray  # (n+2, n+2), -1 where no variable
-    flow: str
-    flow_capacity: int  # the coefficient of y in the single-flow capacity rows
+
+    formulation = ""
 
     @property
     def num_cols(self) -> int:
@@ -94,14 +101,113 @@ class Model:
         return len(self.row_lower)
 
     def stats(self) -> dict[str, Any]:
-        return {"variables": self.num_cols, "integer": int(self.integrality.sum()), "constraints": self.num_rows,
-                "nonzeros": int(len(self.row_values)), "flow": self.flow}
+        return {"formulation": self.formulation, "variables": self.num_cols, "integer": int(self.integrality.sum()),
+                "constraints": self.num_rows, "nonzeros": int(len(self.row_values))}
 
     def rows(self):
         """Yield (lower, upper, cols, values) per row."""
         for i in range(self.num_rows):
             s, e = self.row_starts[i], self.row_starts[i + 1]
             yield self.row_lower[i], self.row_upper[i], self.row_cols[s:e], self.row_values[s:e]
+
+    def activity(self, values: np.ndarray) -> np.ndarray:
+        """A x for the column vector ``values``."""
+        products = self.row_values * values[self.row_cols]
+        return np.bincount(np.repeat(np.arange(self.num_rows), np.diff(self.row_starts)), products,
+                           minlength=self.num_rows)
+
+    def restricted(self, keep: np.ndarray) -> Model:
+        """The model on the columns where ``keep`` is true (the others fixed at 0), as a plain :class:`Model`."""
+        entries = keep[self.row_cols]
+        row_of_entry = np.repeat(np.arange(self.num_rows), np.diff(self.row_starts))
+        new_index = np.cumsum(keep) - 1
+        starts = np.zeros(self.num_rows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_of_entry[entries], minlength=self.num_rows), out=starts[1:])
+        return Model(cost=self.cost[keep], col_lower=self.col_lower[keep], col_upper=self.col_upper[keep],
+                     integrality=self.integrality[keep], row_starts=starts, row_cols=new_index[self.row_cols[entries]],
+                     row_values=self.row_values[entries], row_lower=self.row_lower, row_upper=self.row_upper)
+
+    def dual_bound(self, row_duals: np.ndarray) -> tuple[float, np.ndarray]:
+        """(UB, d): an upper bound on ``cost @ x`` over the box-and-row polyhedron from any row multipliers y, and
+        the reduced costs d = cost - A^T y.
+
+        For every x in the model, cost @ x = y @ (A x) + d @ x <= Σ_r (y_r hi_r if y_r > 0 else y_r lo_r)
+        + Σ_j (d_j u_j if d_j > 0 else d_j l_j) = UB (a multiplier whose row bound on its side is infinite is set
+        to 0 first).  Weak duality needs no optimality, so the bound is valid whatever solver gave y.  Moreover a
+        solution with x_j = 1 where d_j < 0 and l_j = 0 is worth at most UB + d_j: a column with -d_j > UB - v
+        can take no part in a solution worth more than v.
+        """
+        y = np.where(((row_duals > 0) & np.isinf(self.row_upper)) | ((row_duals < 0) & np.isinf(self.row_lower)),
+                     0.0, row_duals)
+        rows = np.repeat(np.arange(self.num_rows), np.diff(self.row_starts))
+        d = self.cost - np.bincount(self.row_cols, self.row_values * y[rows], minlength=self.num_cols)
+        row_part = np.where(y > 0, y * np.where(y > 0, self.row_upper, 0.0), y * np.where(y < 0, self.row_lower, 0.0))
+        col_part = np.where(d > 0, d * self.col_upper, d * self.col_lower)
+        return float(row_part.sum() + col_part.sum()), d
+
+    def relaxed(self) -> Model:
+        """The LP relaxation: the same model with no integer columns."""
+        return dataclasses.replace(self, integrality=np.zeros_like(self.integrality))
+
+    @property
+    def n(self) -> int:
+        """The problem's number of tokens."""
+        raise NotImplementedError
+
+    def decode(self, values: np.ndarray) -> np.ndarray | None:
+        """Heads from a column vector, or None when it does not encode one solution."""
+        raise NotImplementedError
+
+
+def csr_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, num_rows: int):
+    """(row_starts, row_cols, row_values) of a matrix given by its entries (rows, cols, values)."""
+    order = np.argsort(rows, kind="stable")
+    starts = np.zeros(num_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=num_rows), out=starts[1:])
+    return starts, cols[order].astype(np.int64), values[order].astype(np.float64)
+
+
+@dataclass
+class JointModel(Model):
+    """The joint ILP; the ``*_index`` arrays map z / y / b to columns."""
+
+    z_index: np.ndarray  # (n+1,), z_index[k] for k >= 1
+    y_index: np.ndarray  # (n+1, n+1), -1 where no variable
+    b_index: np.ndarray  # (n+2, n+2), -1 where no variable
+    flow: str
+    flow_capacity: int  # the coefficient of y in the single-flow capacity rows
+
+    formulation = "joint"
+
+    @property
+    def n(self) -> int:
+        return len(self.z_index) - 1
+
+    def stats(self) -> dict[str, Any]:
+        return {**super().stats(), "flow": self.flow}
+
+    def decode(self, values: np.ndarray) -> np.ndarray | None:
+        """Heads from z / y, or None when they are not integral or do not form a head assignment."""
+        n = len(self.z_index) - 1
+        z = values[self.z_index[1:]]
+        heads = np.full(n + 1, -1, dtype=np.int64)
+        if n == 0:
+            return heads
+        y_cols = self.y_index[:, 1:]
+        y = np.where(y_cols >= 0, values[np.maximum(y_cols, 0)], 0.0)
+        for block in (z, y):
+            if np.any(np.abs(block - np.round(block)) > INTEGRALITY_TOLERANCE):
+                return None
+        z, y = np.round(z).astype(int), np.round(y).astype(int)
+        for k in range(1, n + 1):
+            chosen = np.flatnonzero(y[:, k - 1])
+            if z[k - 1] == 1:
+                if len(chosen) != 1:
+                    return None
+                heads[k] = chosen[0]
+            elif len(chosen):
+                return None
+        return heads
 
 
 class _Rows:
@@ -118,11 +224,12 @@ class _Rows:
         self.upper.append(upper)
 
 
-def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = False) -> Model:
-    """Build the ILP of ``problem``.
+def build_joint_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = False,
+                      tighten: bool = False) -> JointModel:
+    """Build the joint ILP of ``problem``.
 
     >>> import compbench
-    >>> m = build_model(compbench.generate("gaussian", n=4, seed=0, length=2))
+    >>> m = build_joint_model(compbench.generate("gaussian", n=4, seed=0, length=2))
     >>> m.stats()["variables"] == model_size(4)["variables"]
     True
     """
@@ -181,8 +288,14 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
             outflow = f_index[k, [j for j in range(1, n + 1) if j != k]]
             rows.add(np.concatenate([inflow, outflow, [z_index[k]]]),
                      np.concatenate([np.ones(len(inflow)), -np.ones(len(outflow)), [-1.0]]), 0, 0)
+        # capacity: an arc carries at most the kept words below it, hi at most from the root and hi - 1 below a
+        # kept head (tighten), else n; tighten also makes a used arc carry at least its modifier's unit
+        hi = problem.length_bounds()[1]
         for a in range(num_arcs):
-            rows.add([flow_start + a, n + a], [1.0, -float(n)], -inf, 0)
+            capacity = (hi if heads[a] == 0 else hi - 1) if tighten else n
+            rows.add([flow_start + a, n + a], [1.0, -float(capacity)], -inf, 0)
+            if tighten:
+                rows.add([flow_start + a, n + a], [1.0, -1.0], 0, inf)
     else:
         for t in range(1, n + 1):
             base = flow_start + (t - 1) * num_arcs
@@ -227,6 +340,11 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
                     successors = u_of[(h_ == h) & (s_ == s)]
                     rows.add(np.append(successors, y_index[h, s]), np.append(np.ones(len(successors)), -1.0), -inf, 0)
 
+    if tighten:  # no 2-cycles
+        for h in range(1, n + 1):
+            for k in range(h + 1, n + 1):
+                rows.add([y_index[h, k], y_index[k, h]], 1.0, -inf, 1)
+
     # bigram chain 0 -> kept tokens ascending -> n+1
     rows.add(b_index[0, 1:], 1.0, 1, 1)
     rows.add(b_index[:n + 1, n + 1], 1.0, 1, 1)
@@ -249,7 +367,7 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
     row_starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=row_starts[1:])
     empty = np.zeros(0)
-    return Model(cost=cost, col_lower=col_lower, col_upper=col_upper, integrality=integrality,
+    return JointModel(cost=cost, col_lower=col_lower, col_upper=col_upper, integrality=integrality,
                  row_starts=row_starts,
                  row_cols=np.concatenate(rows.cols) if rows.cols else np.zeros(0, dtype=np.int64),
                  row_values=np.concatenate(rows.values) if rows.values else empty,
@@ -258,9 +376,9 @@ def build_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = F
                  flow_capacity=n)
 
 
-def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, length: bool = True,
+def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, tighten: bool = False, length: bool = True,
                single_root: bool = False, second_order: bool = False) -> dict[str, int]:
-    """Variables, constraints and nonzeros of :func:`build_model` as functions of n (exact counts).
+    """Variables, constraints and nonzeros of :func:`build_joint_model` as functions of n (exact counts).
 
     Second order adds one sibling variable per triple (Σ_{h, k} |k - h|, about n³/3), 2n² + O(n) rows, and
     2 nonzeros per sibling variable plus 2n².
@@ -280,6 +398,12 @@ def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, lengt
     else:
         rows += n * (1 + n) + n * arcs
         nnz += n * (n + 1 + n * (2 * n - 1) + 1) + 2 * n * arcs
+    if tighten:
+        if flow == "single":
+            rows += arcs
+            nnz += 2 * arcs
+        rows += n * (n - 1) // 2
+        nnz += n * (n - 1)
     if bigram_cuts:
         triples = sum(b - a - 1 for a in range(n + 1) for b in range(a + 2, n + 2))
         rows += triples
