@@ -1,75 +1,252 @@
-"""Median build and solve time of the joint ILP per backend and formulation, with the root LP-relaxation gap.
+"""Every ILP formulation x backend beside the dynamic programs, in one run: time, proofs, root gap, nodes.
 
-    .venv/bin/python benchmarks/bench_ilp.py --sizes 10 15 20 25 30 --instances 5
+    .venv/bin/python benchmarks/bench_ilp.py --out reports/runs/ilp.jsonl \
+        --real google-test.jsonl            # optional: instances from compbench build-instances
+    .venv/bin/python benchmarks/bench_ilp.py --summarize reports/runs/ilp.jsonl   # tables and figure only
 
-Instances: ``compbench.generate("distance", n, seed, length=round(0.45 n))`` (closest to real scores).  The LP
-gap is computed with HiGHS on the same arrays with integrality dropped: (LP - ILP optimum) / |ILP optimum|.
-One thread per backend.  Solves that hit ``--time-limit`` are counted at the limit and marked.
+Instances: ``compbench.generate(kind, n, seed, length=round(0.45 n))`` for the kinds ``distance`` (closest to real
+scores) and ``gaussian``, ``--per-size`` of each per n; with ``--real``, up to ``--per-size`` sentences per
+10-token bin of a real instance file, at their own (gold) length.  Every solve runs through the harness
+(:func:`compbench.harness.sweep.run_sweep`): its own process, one thread, a hard wall-clock limit, results
+appended as they finish (``--resume`` continues a killed run); a solver whose solves time out on more than half
+the instances of one size is skipped at larger sizes of that kind.
+
+The summary (``--summarize``, also printed at the end of a run) gives per kind, n and solver the median build
+(``setup``) and solve seconds, the proven count and the median branch-and-bound nodes; the root LP gap of both
+formulations, (LP bound - optimum) / |optimum| from ``lp-dp-highs`` and ``lp-joint-highs`` against
+``resource-dp``'s optimum; and the ratio of the fastest ILP that proves every instance of a size to
+``resource-dp``, both as medians of the total time measured in the same run.  It writes ``README.md`` and
+``ilp-vs-dp.png`` next to the run file's ``--report`` directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
-
-import numpy as np
+from collections import defaultdict
+from pathlib import Path
 
 import compbench
-from solvers.ilp.model import build_model
+from compbench.harness.sweep import make_tasks, read_records, run_sweep
 
-FORMULATIONS = {"single": {"flow": "single"}, "single+cuts": {"flow": "single", "bigram_cuts": True},
-                "multi": {"flow": "multi"}}
-BACKENDS = ["ilp-highs", "ilp-pulp-highs", "ilp-pulp-cbc", "ilp-ortools-scip", "ilp-ortools-cpsat"]
+SOLVERS = [
+    "resource-dp", "bisection-exact",
+    # the chart's hypergraph flow (dp) on every backend
+    "ilp-dp-rcfix-highs", "ilp-dp-highs", "ilp-dp-pulp-highs", "ilp-dp-pulp-cbc", "ilp-dp-ortools-scip",
+    "ilp-dp-ortools-cpsat", "ilp-dp-gurobi",
+    # the joint (Thadani & McKeown) model on every backend, and its tightened variant
+    "ilp-highs", "ilp-highs[tighten=true]", "ilp-pulp-highs", "ilp-pulp-cbc", "ilp-ortools-scip",
+    "ilp-ortools-cpsat", "ilp-gurobi",
+    # the LP relaxations (their bounds give the root gaps)
+    "lp-dp-highs", "lp-joint-highs",
+]
+KINDS = ["distance", "gaussian"]
+SIZES = [10, 15, 20, 25, 30, 40, 50, 60, 70, 80]
+DP = "resource-dp"
 
 
-def lp_value(problem, options) -> float:
-    import highspy
+def real_problems(path: str, per_bin: int, low: int, high: int) -> list[compbench.Problem]:
+    """Up to ``per_bin`` problems per 10-token bin of n in [low, high], in file order, marked kind ``real``."""
+    chosen: dict[int, list] = defaultdict(list)
+    for problem in compbench.read_instances(path):
+        if low <= problem.n <= high and len(chosen[problem.n // 10]) < per_bin:
+            meta = dict(problem.extra.get("meta") or {}, kind="real")
+            chosen[problem.n // 10].append(problem.replace(extra={**problem.extra, "meta": meta}))
+    return [p for bin_ in sorted(chosen) for p in chosen[bin_]]
 
-    model = build_model(problem, **options)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    inf = highspy.kHighsInf
-    h.addCols(model.num_cols, -model.cost, model.col_lower, model.col_upper, 0, np.zeros(1, dtype=np.int32),
-              np.zeros(0, dtype=np.int32), np.zeros(0))
-    h.addRows(model.num_rows, np.where(np.isinf(model.row_lower), -inf, model.row_lower),
-              np.where(np.isinf(model.row_upper), inf, model.row_upper), len(model.row_values),
-              model.row_starts[:-1].astype(np.int32), model.row_cols.astype(np.int32), model.row_values)
-    h.run()
-    return -h.getInfo().objective_function_value
+
+def size_group(record: dict) -> int:
+    """n, or for real sentences the lower end of its 10-token bin."""
+    return record["n"] // 10 * 10 if record["kind"] == "real" else record["n"]
+
+
+def median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """``digits`` significant figures, no exponent below 100, whole numbers above."""
+    if value is None:
+        return "-"
+    if value >= 100 or value == 0:
+        return f"{value:.0f}"
+    return f"{value:.{max(0, digits - 1 - math.floor(math.log10(abs(value))))}f}"
+
+
+def summarize(run: str, report_dir: Path) -> str:
+    results = [r for r in read_records(run) if r.get("type") == "result"]
+    cells: dict[tuple[str, int, str], list[dict]] = defaultdict(list)
+    optimum: dict[str, float] = {}
+    for r in results:
+        cells[r["kind"], size_group(r), r["solver"]].append(r)
+        if r["solver"] == DP and r.get("status") == "optimal":
+            optimum[r["instance"]] = float(r["objective"])
+    kinds = [k for k in ("distance", "gaussian", "real") if any(c[0] == k for c in cells)]
+    solvers = sorted({c[2] for c in cells}, key=lambda s: (SOLVERS.index(s) if s in SOLVERS else len(SOLVERS), s))
+    lines = ["# The ILP side beside the dynamic programs", "",
+             f"Generated by `benchmarks/bench_ilp.py` from `{run}` (one thread per solve, one solve at a time; "
+             "times are medians over the instances of a size; `proven` counts `optimal`/`infeasible` answers; "
+             "`-`: no finished solve, or skipped after timeouts at a smaller size).", ""]
+    figure_data: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for kind in kinds:
+        sizes = sorted({c[1] for c in cells if c[0] == kind})
+        lines += [f"## {kind} instances" + (" (real sentences, n binned by tens, gold length)" if kind == "real"
+                                            else " (m = round(0.45 n))"), ""]
+        lines += ["### Root LP gap, % of the optimum (median)", "",
+                  "| n | " + " | ".join(str(n) for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+        for lp in ("lp-dp-highs", "lp-joint-highs"):
+            row = []
+            for n in sizes:
+                gaps = [100 * (float(r["bound"]) - optimum[r["instance"]]) / abs(optimum[r["instance"]])
+                        for r in cells[kind, n, lp] if r.get("bound") is not None and r["instance"] in optimum
+                        and optimum[r["instance"]] != 0]
+                row.append(fmt(median(gaps), 2))
+            lines.append(f"| {lp} | " + " | ".join(row) + " |")
+        lines += ["", "### Total seconds (median) and proven / instances", "",
+                  "| solver | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+        for solver in solvers:
+            row = []
+            for n in sizes:
+                records = [r for r in cells[kind, n, solver] if r.get("status") != "skipped"]
+                if not records:
+                    row.append("-")
+                    continue
+                proven = sum(r.get("status") in ("optimal", "infeasible") for r in records)
+                unsupported = sum(r.get("status") == "unsupported" for r in records)
+                if unsupported == len(records):
+                    row.append("unsupported")
+                    continue
+                times = [r["seconds"].get("total", r["seconds"].get("wall")) for r in records
+                         if r.get("status") in ("optimal", "infeasible", "feasible") and r.get("seconds")]
+                t = median(times)
+                row.append(f"{fmt(t)} ({proven}/{len(records)})")
+                if t is not None and (proven == len(records) or solver.startswith("lp-")):
+                    figure_data[kind][solver][n] = t
+            lines.append(f"| `{solver}` | " + " | ".join(row) + " |")
+        lines += ["", "### Build / solve seconds and nodes (median) of the proven ILP solves", "",
+                  "| solver | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+        for solver in solvers:
+            if not solver.startswith("ilp"):
+                continue
+            row = []
+            for n in sizes:
+                proven = [r for r in cells[kind, n, solver] if r.get("status") == "optimal"]
+                if not proven:
+                    row.append("-")
+                    continue
+                build = median([r["seconds"]["setup"] for r in proven])
+                solve = median([r["seconds"]["solve"] for r in proven])
+                nodes = median([r["stats"]["nodes"] for r in proven if (r.get("stats") or {}).get("nodes")
+                                is not None])
+                row.append(f"{fmt(build)} / {fmt(solve)} / {fmt(nodes, 0)}")
+            lines.append(f"| `{solver}` | " + " | ".join(row) + " |")
+        lines += ["", "### The fastest ILP that proves every instance, against resource-dp (same run)", "",
+                  "| n | fastest ILP | its median s | resource-dp median s | ILP / DP |", "|---|---|---|---|---|"]
+        for n in sizes:
+            dp = figure_data[kind].get(DP, {}).get(n)
+            ilps = {s: t[n] for s, t in figure_data[kind].items() if s.startswith("ilp") and n in t}
+            if not ilps or dp is None:
+                lines.append(f"| {n} | none | - | {fmt(dp)} | - |")
+                continue
+            best = min(ilps, key=ilps.get)
+            lines.append(f"| {n} | `{best}` | {fmt(ilps[best])} | {fmt(dp)} | {ilps[best] / dp:.0f} |")
+        lines.append("")
+    figure = plot_ilp_vs_dp(figure_data, report_dir / "ilp-vs-dp.png")
+    lines += [f"![ILP vs DP runtime]({figure.name})", ""]
+    report_dir.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(lines)
+    (report_dir / "README.md").write_text(text)
+    return text
+
+
+FAMILY_STYLE = {  # one line style per family: DPs solid, dp-flow ILPs dashed, joint ILPs dotted, LPs dash-dot
+    "dp": "-", "ilp-dp": "--", "ilp": ":", "lp": "-.",
+}
+
+
+def family(solver: str) -> str:
+    if solver.startswith("lp-"):
+        return "lp"
+    if solver.startswith("ilp-dp"):
+        return "ilp-dp"
+    return "ilp" if solver.startswith("ilp") else "dp"
+
+
+def plot_ilp_vs_dp(data: dict[str, dict[str, dict[int, float]]], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    kinds = list(data)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6.0 * len(kinds) + 3.0, 5.2), squeeze=False, sharey=True)
+    names = sorted({s for k in kinds for s in data[k]}, key=lambda s: SOLVERS.index(s) if s in SOLVERS else 99)
+    colours = {s: plt.get_cmap("tab20")(i % 20) for i, s in enumerate(names)}
+    for ax, kind in zip(axes[0], kinds):
+        for solver in names:
+            points = sorted(data[kind].get(solver, {}).items())
+            if not points:
+                continue
+            ax.plot([n for n, _ in points], [t for _, t in points], FAMILY_STYLE[family(solver)], marker="o",
+                    markersize=3, color=colours[solver], label=solver, lw=2.2 if solver in (DP, "ilp-dp-rcfix-highs",
+                                                                                         "ilp-highs") else 1.2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        sizes = sorted({n for s in data[kind].values() for n in s})
+        ax.set_xticks(sizes)
+        ax.set_title(f"{kind} instances" + (" (n binned by tens)" if kind == "real" else ", m = round(0.45 n)"))
+        ax.set_xlabel("n (tokens)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("seconds per instance (median, build + solve)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.legend(handles, labels, loc="center right", fontsize=8,
+               title="solid: DP, dashed: dp-flow ILP,\ndotted: joint ILP, dash-dot: LP only")
+    fig.suptitle("Exact solvers: the DP's own polytope as an ILP vs the joint ILP vs the DPs\n"
+                 "(a point only where every instance of that size was proven; LPs: wherever they finished)")
+    fig.tight_layout(rect=(0, 0, (6.0 * len(kinds)) / (6.0 * len(kinds) + 3.0), 1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 15, 20, 25, 30])
-    parser.add_argument("--instances", type=int, default=5)
-    parser.add_argument("--backends", nargs="+", default=BACKENDS)
-    parser.add_argument("--formulations", nargs="+", default=list(FORMULATIONS))
-    parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--out", default="reports/runs/ilp.jsonl", help="run file (JSON lines)")
+    parser.add_argument("--report", default="reports/ilp", help="directory of the summary and figure")
+    parser.add_argument("--summarize", metavar="RUN", help="only summarize an existing run file")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--per-size", type=int, default=3)
+    parser.add_argument("--real", metavar="SET", help="real instances (compbench build-instances)")
+    parser.add_argument("--solvers", default=",".join(SOLVERS))
+    parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
-    print("| backend | formulation | n | m | vars | rows | nnz | build s | solve s | LP gap % | optimal |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for formulation in args.formulations:
-        options = FORMULATIONS[formulation]
-        for n in args.sizes:
-            m = round(0.45 * n)
-            problems = [compbench.generate("distance", n=n, seed=s, length=m) for s in range(args.instances)]
-            gaps = []
-            for name in args.backends:
-                solver = compbench.get_solver(name)
-                builds, solves, proven = [], [], 0
-                for i, p in enumerate(problems):
-                    sol = solver.solve(p, time_limit=args.time_limit, **options)
-                    builds.append(sol.seconds["setup"])
-                    solves.append(sol.seconds["solve"])
-                    proven += sol.status == compbench.Status.OPTIMAL
-                    if name == args.backends[0] and sol.status == compbench.Status.OPTIMAL and len(gaps) <= i:
-                        gaps.append(100 * (lp_value(p, options) - sol.objective) / abs(sol.objective))
-                size = sol.stats.get("model", {})
-                gap = f"{statistics.median(gaps):.2f}" if gaps else "-"
-                print(f"| {name} | {formulation} | {n} | {m} | {size.get('variables')} | {size.get('constraints')} "
-                      f"| {size.get('nonzeros')} | {statistics.median(builds):.3f} | {statistics.median(solves):.3f} "
-                      f"| {gap} | {proven}/{len(problems)} |", flush=True)
+    if args.summarize:
+        print(summarize(args.summarize, Path(args.report)))
+        return
+    sizes = [int(n) for n in args.sizes.split(",")]
+    problems = [compbench.generate(kind, n=n, seed=seed, length=round(0.45 * n))
+                for kind in args.kinds.split(",") for n in sizes for seed in range(args.per_size)]
+    if args.real:
+        problems += real_problems(args.real, args.per_size, min(sizes), max(sizes))
+    from compbench.registry import split_solver_list
+
+    solvers = split_solver_list(args.solvers)
+    counts = run_sweep(make_tasks(problems, solvers, args.time_limit), args.out, resume=args.resume,
+                       settings={"benchmark": "bench_ilp", "time_limit": args.time_limit, "solvers": solvers})
+    print(f"{len(problems)} instances x {len(solvers)} solvers: {counts}")
+    print(summarize(args.out, Path(args.report)))
 
 
 if __name__ == "__main__":

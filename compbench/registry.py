@@ -10,11 +10,17 @@ Example (in your package's ``pyproject.toml``)::
 
     [project.entry-points."compbench.solvers"]
     my-solver = "my_package.solver:MySolver"
+
+A solver name may carry solve options in brackets, ``NAME[key=value,...]`` (values read as JSON when they parse,
+else as strings; ``a.b=v`` sets key ``b`` of the dict option ``a``): ``ilp-highs[tighten=true,flow=multi]`` or
+``ilp-dp-highs[settings.presolve=off]``.  :func:`get_solver`, ``compbench solve``, ``check`` and ``bench`` take
+such names; the options are passed to every ``solve`` call.
 """
 
 from __future__ import annotations
 
 import time
+import json
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -66,6 +72,7 @@ class Solver:
     """
 
     name: str = ""
+    options: dict[str, Any] = {}  # solve options fixed by a NAME[key=value] spec (see get_solver)
     description: str = ""
     exact: bool = True  # its "optimal" claims are proofs
     complexity: str = ""
@@ -80,6 +87,7 @@ class Solver:
         reason = self.supports.reason_unsupported(problem, all_lengths)
         if reason is not None:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
+        options = {**self.options, **options}
         start = time.perf_counter()
         try:
             solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
@@ -121,16 +129,72 @@ def solver_names() -> list[str]:
     return sorted(_entry_points())
 
 
+def parse_solver_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME[key=value,...]`` as (NAME, options).
+
+    >>> parse_solver_spec("ilp-highs[tighten=true,settings.presolve=off,flow=multi]")
+    ('ilp-highs', {'tighten': True, 'settings': {'presolve': 'off'}, 'flow': 'multi'})
+    """
+    spec = spec.strip()
+    if "[" not in spec:
+        return spec, {}
+    name, _, rest = spec.partition("[")
+    if not rest.endswith("]") or not name:
+        raise KeyError(f"bad solver name {spec!r}: expected NAME or NAME[key=value,...]")
+    options: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in rest[:-1].split(","))):
+        key, equals, text = item.partition("=")
+        if not equals or not key.strip():
+            raise KeyError(f"bad solver option {item!r} in {spec!r}: expected key=value")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text.strip()
+        *outer, inner = key.strip().split(".")
+        target = options
+        for part in outer:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise KeyError(f"bad solver option {item!r} in {spec!r}: {part} is not a dict option")
+        target[inner] = value
+    return name.strip(), options
+
+
+def split_solver_list(text: str) -> list[str]:
+    """A comma-separated list of solver names, commas inside brackets kept.
+
+    >>> split_solver_list("hook-dp,ilp-highs[tighten=true,flow=multi]")
+    ['hook-dp', 'ilp-highs[tighten=true,flow=multi]']
+    """
+    names, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            names.append(current.strip())
+            current = ""
+        else:
+            current += char
+    names.append(current.strip())
+    return [name for name in names if name]
+
+
 def get_solver(name: str, **options: Any) -> Solver:
-    """The registered solver called ``name`` (``options`` go to its constructor)."""
+    """The registered solver called ``name`` (``options`` go to its constructor).
+
+    ``name`` may fix solve options in brackets: ``get_solver("ilp-highs[tighten=true]")``.
+    """
+    base, solve_options = parse_solver_spec(name)
     eps = _entry_points()
-    if name not in eps:
+    if base not in eps:
         known = ", ".join(sorted(eps)) or "none"
-        raise KeyError(f"no solver named {name!r} is registered (known: {known})")
-    factory = eps[name].load()
+        raise KeyError(f"no solver named {base!r} is registered (known: {known})")
+    factory = eps[base].load()
     solver = factory(**options)
     if not isinstance(solver, Solver):
-        raise TypeError(f"entry point {name!r} did not produce a compbench.Solver")
+        raise TypeError(f"entry point {base!r} did not produce a compbench.Solver")
+    if solve_options:
+        solver.options = solve_options
+        solver.name = name
     return solver
 
 

@@ -28,6 +28,8 @@ BACKENDS = {  # name: (max_n, hypothesis examples)
     "ilp-dp-pulp-cbc": (7, 25),
     "ilp-dp-ortools-scip": (7, 25),
     "ilp-dp-ortools-cpsat": (7, 25),
+    "ilp-gurobi": (7, 25),  # inside the size-limited licence of the package index
+    "ilp-dp-gurobi": (7, 25),
 }
 RELAXATIONS = ["lp-joint-highs", "lp-dp-highs"]
 
@@ -211,3 +213,13 @@ def test_reduced_cost_fixing_records_its_bound():
     stats = solution.stats
     assert stats["lp_bound"] >= reference.objective - 1e-9
     assert stats["kept_columns"] < stats["model"]["variables"]
+
+
+@pytest.mark.parametrize("name", ["ilp-gurobi", "ilp-dp-gurobi"])
+def test_gurobi_licence_limit_is_unsupported_not_a_crash(name):
+    pytest.importorskip("gurobipy", reason="the gurobi extra is not installed")
+    solution = compbench.get_solver(name).solve(compbench.generate("distance", n=30, seed=0, length=13))
+    # the package index's licence stops at 2,000 variables and constraints; a full licence solves it
+    assert solution.status in (Status.UNSUPPORTED, Status.OPTIMAL), solution.message
+    if solution.status == Status.UNSUPPORTED:
+        assert "licen" in solution.message

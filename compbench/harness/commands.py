@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from compbench.cli import UsageError
-from compbench.registry import solver_names
+from compbench.registry import parse_solver_spec, solver_names, split_solver_list
 
 from .check import check
 from .plots import plot_runs
@@ -32,8 +32,11 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     known = solver_names()
     if args.solvers is None or args.all:
         return known
-    names = [s.strip() for s in args.solvers.split(",") if s.strip()]
-    unknown = [s for s in names if s not in known]
+    names = split_solver_list(args.solvers)
+    try:
+        unknown = [s for s in names if parse_solver_spec(s)[0] not in known]
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
     if unknown or not names:
         raise UsageError(f"unknown solver(s) {', '.join(unknown) or '(none given)'} (registered: {', '.join(known)})")
     return names

@@ -92,6 +92,10 @@ def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
     return max(0.01, left - min(1.0, 0.1 * left))
 
 
+class BackendLimit(SolverError):
+    """The backend cannot take this model (a size-limited licence): the answer is ``unsupported``."""
+
+
 def trivially_infeasible(model: Model) -> bool:
     """Whether a row with no entries excludes 0 (the dp model of a problem whose goal has no derivation)."""
     empty = np.diff(model.row_starts) == 0
@@ -107,6 +111,12 @@ class ILPSolver(Solver):
     formulation = "joint"
     relax = False  # solve the LP relaxation only
     defaults: dict[str, dict[str, Any]] = {}  # backend settings per formulation
+
+    @property
+    def complexity(self) -> str:
+        size = {"joint": "O(n^3) rows, O(n^4) nonzeros", "dp": "O(n^3) columns and nonzeros, O(n^2) rows"}
+        method = "LP (polynomial)" if self.relax else "MIP (NP-hard in general)"
+        return f"{method}; {self.formulation} model {size[self.formulation]}"
 
     def _load(self) -> Any:
         raise NotImplementedError
@@ -133,8 +143,11 @@ class ILPSolver(Solver):
                                  "settings": settings}
         if trivially_infeasible(model):
             return Solution(Status.INFEASIBLE, seconds={"setup": setup, "solve": 0.0}, stats=stats)
-        status, values, bound, backend_stats = self._run(model, backend_time_limit(time_limit, setup), threads,
-                                                         settings)
+        try:
+            status, values, bound, backend_stats = self._run(model, backend_time_limit(time_limit, setup), threads,
+                                                             settings)
+        except BackendLimit as exc:
+            return Solution(Status.UNSUPPORTED, seconds={"setup": setup}, stats=stats, message=f"{self.name}: {exc}")
         solve = time.perf_counter() - start - setup
         stats.update(backend_stats)
         if time_limit is not None:
@@ -226,11 +239,21 @@ def run_highs(highspy: Any, h: Any, is_mip: bool) -> tuple[str, np.ndarray | Non
     return "error", values, bound, {**stats, "model_status": h.modelStatusToString(status)}
 
 
+# HiGHS settings chosen by measurement (README, "The ILP side"; benchmarks/bench_ilp.py).  The dp model's LP is
+# extremely degenerate for the dual simplex, the interior-point method solves it fast; the root sub-MIP heuristics
+# and symmetry detection cost 1-2 s at n = 25 and find nothing the LP does not.  Presolve on the joint model costs
+# more than it saves.
+HIGHS_DP_MIP = {"mip_lp_solver": "ipm", "mip_heuristic_run_rens": False, "mip_heuristic_run_rins": False,
+                "mip_heuristic_run_feasibility_jump": False, "mip_heuristic_run_root_reduced_cost": False,
+                "mip_detect_symmetry": False}
+HIGHS_JOINT_MIP = {"presolve": "off"}
+
+
 class HighsILP(ILPSolver):
     name = "ilp-highs"
     backend = "highspy"
     description = "Joint ILP (tree, bigrams, projectivity) on HiGHS through highspy, loaded from numpy arrays"
-    defaults = {"joint": {}, "dp": {}}
+    defaults = {"joint": HIGHS_JOINT_MIP, "dp": HIGHS_DP_MIP}
 
     def _load(self):
         import highspy
@@ -415,6 +438,65 @@ class OrtoolsCpSatILP(ILPSolver):
         return "error", values, bound, stats
 
 
+class GurobiILP(ILPSolver):
+    """Gurobi through gurobipy (the ``gurobi`` extra).  The licence bundled with gurobipy is size-limited (2,000
+    variables and 2,000 constraints): a larger model is answered ``unsupported`` with Gurobi's reason."""
+
+    name = "ilp-gurobi"
+    backend = "gurobipy"
+    description = "Joint ILP on Gurobi through gurobipy (the size-limited licence of the package index, or yours)"
+
+    def _load(self):
+        import gurobipy
+        return gurobipy
+
+    def _run(self, model, time_limit, threads, settings):
+        gp = self._load()
+        try:
+            with quiet_fds():
+                env = gp.Env(empty=True)
+                env.setParam("OutputFlag", 0)
+                env.start()
+                m = gp.Model(env=env)
+            m.Params.Threads = int(threads)
+            m.Params.MIPGap = 0.0
+            if time_limit is not None:
+                m.Params.TimeLimit = float(time_limit)
+            for name, value in settings.items():
+                m.setParam(name, value)
+            x = m.addMVar(model.num_cols, lb=model.col_lower, ub=model.col_upper, obj=model.cost,
+                          vtype=np.where(model.integrality, gp.GRB.INTEGER, gp.GRB.CONTINUOUS))
+            m.ModelSense = gp.GRB.MAXIMIZE
+            xs = x.tolist()
+            for lo, hi, cols, vals in model.rows():
+                expr = gp.LinExpr(vals.tolist(), [xs[c] for c in cols])
+                if lo == hi:
+                    m.addLConstr(expr, gp.GRB.EQUAL, float(lo))
+                else:
+                    if math.isfinite(lo):
+                        m.addLConstr(expr, gp.GRB.GREATER_EQUAL, float(lo))
+                    if math.isfinite(hi):
+                        m.addLConstr(expr, gp.GRB.LESS_EQUAL, float(hi))
+            m.optimize()
+        except gp.GurobiError as exc:
+            if exc.errno == gp.GRB.Error.SIZE_LIMIT_EXCEEDED:
+                raise BackendLimit(f"Gurobi's licence: {exc} ({model.num_cols} variables)") from None
+            raise SolverError(f"Gurobi: {exc}") from None
+        G = gp.GRB
+        is_mip = bool(model.integrality.any())
+        values = np.array(x.X) if m.SolCount > 0 else None
+        bound = float(m.ObjBound) if is_mip and m.SolCount > 0 else None
+        stats = {"nodes": int(m.NodeCount), "gap": float(m.MIPGap) if is_mip and m.SolCount else None} if is_mip \
+            else {"iterations": int(m.IterCount)}
+        if m.Status == G.OPTIMAL:
+            return "optimal", values, bound, stats
+        if m.Status in (G.INFEASIBLE, G.INF_OR_UNBD):
+            return "infeasible", None, None, stats
+        if m.Status in (G.TIME_LIMIT, G.INTERRUPTED, G.NODE_LIMIT, G.ITERATION_LIMIT, G.SOLUTION_LIMIT):
+            return "timeout", values, bound, stats
+        return "error", values, bound, {**stats, "gurobi_status": int(m.Status)}
+
+
 # The hypergraph flow formulation on every backend, and the LP relaxations.
 
 class HighsDPILP(HighsILP):
@@ -447,17 +529,25 @@ class OrtoolsCpSatDPILP(OrtoolsCpSatILP):
     description = "The chart's hypergraph flow on CP-SAT (every hyperedge a 0/1 variable, objective scaled)"
 
 
+class GurobiDPILP(GurobiILP):
+    name = "ilp-dp-gurobi"
+    formulation = "dp"
+    description = "The chart's hypergraph flow as an ILP on Gurobi (size-limited licence: small n only)"
+
+
 class HighsJointLP(HighsILP):
     name = "lp-joint-highs"
     relax = True
     exact = False
     description = "LP relaxation of the joint ILP on HiGHS: optimal only when the LP optimum is an integral solution"
+    defaults = {"joint": {}, "dp": {"solver": "ipm"}}
 
 
 class HighsDPLP(HighsDPILP):
     name = "lp-dp-highs"
     relax = True
     exact = False
+    defaults = {"joint": {}, "dp": {"solver": "ipm"}}  # with crossover: a vertex
     description = ("LP relaxation of the hypergraph flow on HiGHS (the Lagrangian bound of the length); optimal when "
                    "the best derivation over its support reaches the LP value")
 
@@ -478,7 +568,7 @@ class HighsReducedCostDPILP(HighsDPILP):
     name = "ilp-dp-rcfix-highs"
     description = ("The hypergraph flow ILP on HiGHS after root reduced-cost fixing (LP duals drop the columns that "
                    "cannot be in a better solution)")
-    lp_settings = {"solver": "ipm", "run_crossover": "off"}
+    lp_settings = {"solver": "ipm", "run_crossover": "off", "presolve": "off"}
     first_delta = 0.005
 
     def _run(self, model, time_limit, threads, settings):
