@@ -28,6 +28,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import compbench
+from compbench.harness.plots import FAMILY_STYLE, family, integer_log_axis, solver_colour, solver_marker
+from compbench.harness.report import fastest_ilp_per_size
 from compbench.harness.sweep import make_tasks, read_records, run_sweep
 
 SOLVERS = [
@@ -143,14 +145,10 @@ def summarize(run: str, report_dir: Path) -> str:
             lines.append(f"| `{solver}` | " + " | ".join(row) + " |")
         lines += ["", "### The fastest ILP that proves every instance, against resource-dp (same run)", "",
                   "| n | fastest ILP | its median s | resource-dp median s | ILP / DP |", "|---|---|---|---|---|"]
-        for n in sizes:
-            dp = figure_data[kind].get(DP, {}).get(n)
-            ilps = {s: t[n] for s, t in figure_data[kind].items() if s.startswith("ilp") and n in t}
-            if not ilps or dp is None:
-                lines.append(f"| {n} | none | - | {fmt(dp)} | - |")
-                continue
-            best = min(ilps, key=ilps.get)
-            lines.append(f"| {n} | `{best}` | {fmt(ilps[best])} | {fmt(dp)} | {ilps[best] / dp:.0f} |")
+        kind_results = [dict(r, n=size_group(r)) for r in results if r["kind"] == kind]
+        for n, best, t_best, t_dp in fastest_ilp_per_size(kind_results, DP):
+            ratio = f"{t_best / t_dp:.0f}" if best and t_dp else "-"
+            lines.append(f"| {n} | {f'`{best}`' if best else 'none'} | {fmt(t_best)} | {fmt(t_dp)} | {ratio} |")
         lines.append("")
     figure = plot_ilp_vs_dp(figure_data, report_dir / "ilp-vs-dp.png")
     lines += [f"![ILP vs DP runtime]({figure.name})", ""]
@@ -160,44 +158,26 @@ def summarize(run: str, report_dir: Path) -> str:
     return text
 
 
-FAMILY_STYLE = {  # one line style per family: DPs solid, dp-flow ILPs dashed, joint ILPs dotted, LPs dash-dot
-    "dp": "-", "ilp-dp": "--", "ilp": ":", "lp": "-.",
-}
-
-
-def family(solver: str) -> str:
-    if solver.startswith("lp-"):
-        return "lp"
-    if solver.startswith("ilp-dp"):
-        return "ilp-dp"
-    return "ilp" if solver.startswith("ilp") else "dp"
-
-
 def plot_ilp_vs_dp(data: dict[str, dict[str, dict[int, float]]], path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     kinds = list(data)
     fig, axes = plt.subplots(1, len(kinds), figsize=(6.0 * len(kinds) + 3.0, 5.2), squeeze=False, sharey=True)
     names = sorted({s for k in kinds for s in data[k]}, key=lambda s: SOLVERS.index(s) if s in SOLVERS else 99)
-    colours = {s: plt.get_cmap("tab20")(i % 20) for i, s in enumerate(names)}
     for ax, kind in zip(axes[0], kinds):
         for solver in names:
             points = sorted(data[kind].get(solver, {}).items())
             if not points:
                 continue
-            ax.plot([n for n, _ in points], [t for _, t in points], FAMILY_STYLE[family(solver)], marker="o",
-                    markersize=3, color=colours[solver], label=solver, lw=2.2 if solver in (DP, "ilp-dp-rcfix-highs",
+            ax.plot([n for n, _ in points], [t for _, t in points], FAMILY_STYLE[family(solver)],
+                    marker=solver_marker(solver),
+                    markersize=3, color=solver_colour(solver), label=solver, lw=2.2 if solver in (DP, "ilp-dp-rcfix-highs",
                                                                                          "ilp-highs") else 1.2)
-        ax.set_xscale("log")
+        integer_log_axis(ax, [n for s in data[kind].values() for n in s])
         ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        sizes = sorted({n for s in data[kind].values() for n in s})
-        ax.set_xticks(sizes)
         ax.set_title(f"{kind} instances" + (" (n binned by tens)" if kind == "real" else ", m = round(0.45 n)"))
         ax.set_xlabel("n (tokens)")
         ax.grid(True, which="both", alpha=0.3)

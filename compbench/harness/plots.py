@@ -48,11 +48,66 @@ def solver_infos(environments: list[dict]) -> dict[str, dict]:
     return infos
 
 
+# One line style per solver family, the same in every figure: the dynamic programs solid, the ILP over the DP's own
+# polytope dashed, the joint ILP dotted, the LP relaxations dash-dot.
+FAMILY_STYLE = {"dp": "-", "ilp-dp": "--", "ilp": ":", "lp": "-."}
+
+
+def family(solver: str) -> str:
+    """``lp``, ``ilp-dp`` (the dp formulation), ``ilp`` (the joint model) or ``dp`` (everything else)."""
+    if solver.startswith("lp-"):
+        return "lp"
+    if solver.startswith("ilp-dp") or "formulation=dp" in solver:
+        return "ilp-dp"
+    return "ilp" if solver.startswith("ilp") else "dp"
+
+
+# Colours, the same in every figure: one per dynamic program, and one per MIP backend shared by both formulations
+# (the family's line style tells them apart); a solver with options in brackets keeps its colour, square markers.
+DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca02c", "bisection-exact": "#98df8a",
+              "signature-dp": "#9467bd", "ql-subgradient": "#c5b0d5", "brute-force": "#7f7f7f"}
+BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "#e377c2", "pulp-cbc": "#8c564b",
+                   "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
+LP_COLOURS = {"lp-dp-highs": "#fd8d3c", "lp-joint-highs": "#9e9ac8"}
+OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52")
+
+
+def solver_colour(solver: str) -> Any:
+    """A solver's colour in every figure (see DP_COLOURS and BACKEND_COLOURS; plug-ins by a stable hash); a
+    variant with options in brackets gets a lighter shade of its solver's colour."""
+    from matplotlib.colors import to_rgb
+
+    base = solver.partition("[")[0]
+    colour = DP_COLOURS.get(base) or LP_COLOURS.get(base)
+    for prefix in ("ilp-dp-", "ilp-"):
+        if colour is None and base.startswith(prefix) and base[len(prefix):] in BACKEND_COLOURS:
+            colour = BACKEND_COLOURS[base[len(prefix):]]
+    colour = to_rgb(colour or OTHER_COLOURS[sum(map(ord, base)) % len(OTHER_COLOURS)])
+    return tuple(0.55 * c + 0.45 for c in colour) if base != solver else colour
+
+
+def solver_marker(solver: str) -> str:
+    return "s" if "[" in solver else "o"
+
+
+def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
+    """A log-scale n axis labelled with the plain sizes measured (no 2x10^1)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, ScalarFormatter
+
+    sizes = sorted(set(sizes))
+    ax.set_xscale("log")
+    step = max(1, len(sizes) // 10)
+    ax.xaxis.set_major_locator(FixedLocator(sizes[::step]))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def theory(solver: str, infos: dict[str, dict]) -> str:
     if solver in THEORY:
         return THEORY[solver]
-    if solver.startswith("ilp-"):
-        return "none"
+    if solver.startswith(("ilp-", "lp-")):
+        return "none" if solver.startswith("ilp-") else "poly"
     return infos.get(solver, {}).get("complexity") or "?"
 
 
@@ -124,11 +179,8 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
     for r in results:
         if r.get("status") == "timeout":
             timeouts[r["solver"]][r["n"]].append(float(r.get("time_limit") or runtime(r) or 1.0))
-    solvers = sorted(set(times) | set(timeouts))
-    from matplotlib import colormaps
-
-    # 20 distinct colours: tab20's ten dark shades first, then its light ones
-    colors = {s: colormaps["tab20"]((2 * i + i // 10) % 20) for i, s in enumerate(solvers)}
+    solvers = sorted(set(times) | set(timeouts), key=lambda s: (list(FAMILY_STYLE).index(family(s)), s))
+    colors = {s: solver_colour(s) for s in solvers}
     for solver in solvers:
         sizes = sorted(n for n in times[solver] if n > 0)
         if sizes:
@@ -136,7 +188,8 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
             slope = fitted_exponent(sizes, list(q[:, 1]))
             fit = f"fit n^{slope:.1f}" if slope is not None else "fit -"
             label = f"{solver}: {fit}, theory {theory(solver, infos)}"
-            ax.plot(sizes, q[:, 1], "o-", color=colors[solver], label=label, markersize=3)
+            ax.plot(sizes, q[:, 1], FAMILY_STYLE[family(solver)], marker=solver_marker(solver), color=colors[solver],
+                    label=label, markersize=3)
             ax.fill_between(sizes, q[:, 0], q[:, 2], color=colors[solver], alpha=0.2)
         marks = sorted(timeouts[solver].items())
         if marks:
@@ -148,12 +201,15 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
     if not solvers:
         _note(ax, "no completed solves in these runs")
     else:
-        ax.set_xscale("log")
+        integer_log_axis(ax, [n for s in solvers for n in (*times[s], *timeouts[s]) if n > 0])
         ax.set_yscale("log")
         ax.set_xlabel("n (tokens)")
         ax.set_ylabel("seconds (setup + solve)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        fig.set_size_inches(13.0, 6.0)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                  title="solid: DP, dashed: ILP over the DP's polytope,\ndotted: joint ILP, dash-dot: LP only",
+                  title_fontsize=7)
     return _save(fig, out, "runtime")
 
 

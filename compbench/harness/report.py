@@ -97,6 +97,48 @@ def solver_table(results: list[dict], infos: dict[str, dict]) -> list[str]:
     return lines
 
 
+def fastest_ilp_per_size(results: list[dict], dp: str = "resource-dp") -> list[tuple[int, str | None, float | None,
+                                                                                    float | None]]:
+    """Per n: the ILP solver (name starting with ``ilp``) with the lowest median time among those that proved every
+    instance of that size, its median, and ``dp``'s median (None where there is none)."""
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for r in results:
+        groups[r["solver"], r["n"]].append(r)
+    rows = []
+    for n in sorted({n for _, n in groups}):
+        medians = {}
+        for (solver, size), records in groups.items():
+            proven = [runtime(r) for r in records if r.get("status") in ("optimal", "infeasible")]
+            if size == n and proven and len(proven) == len(records) and None not in proven:
+                medians[solver] = float(np.median(proven))
+        ilps = {s: t for s, t in medians.items() if s.startswith("ilp")}
+        best = min(ilps, key=ilps.get) if ilps else None
+        rows.append((n, best, ilps.get(best), medians.get(dp)))
+    return rows
+
+
+def ilp_lines(results: list[dict], infos: dict[str, dict]) -> list[str]:
+    """Each ILP / LP solver's formulation, and per n the fastest ILP that proves every instance vs resource-dp."""
+    ilps = sorted({r["solver"] for r in results if r["solver"].startswith(("ilp", "lp"))})
+    if not ilps:
+        return []
+    lines = ["## The ILP side", "", "| solver | formulation | what it solves |", "|---|---|---|"]
+    for solver in ilps:
+        info = infos.get(solver.partition("[")[0], {})
+        lines.append(f"| {solver} | {info.get('formulation', '-')} | {info.get('description', '-')} |")
+    lines += ["", "Formulations: `dp`, the hook-trick chart's hypergraph flow (one column per rule instance, one "
+              "flow-conservation row per item, z integer: the DP's own polytope, integral at free length); `joint`, "
+              "the joint model of tree (single-commodity flow), bigram chain and projectivity rows "
+              "(Thadani & McKeown 2013 style).", "",
+              "| n | fastest ILP proving every instance | its median | resource-dp median | ILP / DP |",
+              "|---|---|---|---|---|"]
+    for n, best, t_best, t_dp in fastest_ilp_per_size(results):
+        ratio = f"{t_best / t_dp:.0f}x" if best and t_dp else "-"
+        lines.append(f"| {n} | {best or 'none'} | {_seconds(t_best) if best else '-'} | "
+                     f"{_seconds(t_dp) if t_dp else '-'} | {ratio} |")
+    return lines + [""]
+
+
 def environment_lines(environments: list[dict]) -> list[str]:
     if not environments:
         return ["(no environment record in the run files)"]
@@ -142,7 +184,7 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
              "the solver, measured in a warm worker process; medians over the instances of each size.", "",
              "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
              "## Solvers", "", *solver_table(results, infos), "",
-             "## Per solver and size", "", *size_table(results), ""]
+             "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
     for name, caption in PLOTS:
         lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "",
                   f"([SVG](plots/{name}.svg))", ""]

@@ -112,6 +112,9 @@ class ILPSolver(Solver):
     relax = False  # solve the LP relaxation only
     defaults: dict[str, dict[str, Any]] = {}  # backend settings per formulation
 
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "formulation": self.formulation, "relaxation": self.relax}
+
     @property
     def complexity(self) -> str:
         size = {"joint": "O(n^3) rows, O(n^4) nonzeros", "dp": "O(n^3) columns and nonzeros, O(n^2) rows"}
