@@ -1,4 +1,4 @@
-"""The ``compbench`` command.
+"""The ``compbench`` command line.
 
 Each group of subcommands lives in a module with a ``register(subparsers)`` function that adds its parsers and
 sets ``func`` (called with the parsed arguments, returns the exit status).  Bad input raises :class:`UsageError`
@@ -14,6 +14,7 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from .evaluate import InvalidSolution, evaluate
@@ -27,8 +28,41 @@ DEFAULT_SOLVER = "resource-dp"
 COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands", "compbench.corpora.commands")
 
 
+DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
+               "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
+
+
 class UsageError(Exception):
     """Bad input from the user: reported in one line, exit status 2."""
+
+
+def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output") -> Path:
+    """Check an output path before any work starts: its directory is created, an existing file is refused unless
+    ``force``; a path that cannot be written is a :class:`UsageError`."""
+    out = Path(path)
+    if out.exists() and out.is_dir():
+        raise UsageError(f"{out}: is a directory, expected a file for the {what}")
+    if out.exists() and not force:
+        raise UsageError(f"{out} exists (pass --force to overwrite it)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create its directory ({exc.strerror})") from None
+    if not os.access(out.parent, os.W_OK):
+        raise UsageError(f"{out}: its directory is not writable")
+    return out
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
+    out = Path(path)
+    partial = out.with_name(f".{out.name}.partial{out.suffix}")
+    try:
+        yield partial
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -140,16 +174,26 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return status
 
 
+SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "
+                  "exact: its 'optimal' answers are proofs; lengths: length conditions it takes; root1: handles "
+                  "single_root; curve: gives the optimum for every length (--all-lengths); 2nd: sibling scores")
+
+
 def cmd_solvers(args: argparse.Namespace) -> int:
     infos = list_solvers()
     if args.json:
         print(json.dumps(infos, indent=1))
         return 0
-    print(f"{'name':<20} {'exact':<6} {'lengths':<18} {'root1':<6} {'curve':<6} {'complexity':<22} description")
-    for info in infos:
-        print(f"{info['name']:<20} {'yes' if info['exact'] else 'no':<6} {','.join(info['lengths']):<18} "
-              f"{'yes' if info['single_root'] else 'no':<6} {'yes' if info['all_lengths'] else 'no':<6} "
-              f"{info['complexity']:<22} {info['description']}")
+    yes = lambda flag: "yes" if flag else "no"  # noqa: E731
+    rows = [("name", "exact", "lengths", "root1", "curve", "2nd", "complexity")]
+    rows += [(i["name"], yes(i["exact"]), ",".join(i["lengths"]), yes(i["single_root"]), yes(i["all_lengths"]),
+              yes(i["second_order"]), i["complexity"]) for i in infos]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
+    for row, info in zip(rows, [None, *infos]):
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
+        if info is not None and args.verbose:
+            print(" " * 4 + info["description"])
+    print(f"\n{SOLVER_COLUMNS}" + ("" if args.verbose else "; --verbose adds each solver's description"))
     return 0
 
 
@@ -159,9 +203,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     ratio = None if args.free else args.length_ratio
     if ratio is not None and not 0.0 <= ratio <= 1.0:
         raise UsageError(f"--length-ratio must lie in 0..1, got {ratio}")
+    out = output_path(args.out, force=args.force, what="instances")
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
                             single_root=args.single_root, second_order=args.second_order)
-    write_instances(args.out, problems)
+    with atomic_output(out) as partial:
+        write_instances(partial, problems)
     print(f"wrote {len(problems)} {args.kind} instances with n = {args.n} to {args.out}")
     return 0
 
@@ -173,33 +219,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lengths = solve.add_mutually_exclusive_group()
     lengths.add_argument("--length", type=int, metavar="M", help="keep exactly M tokens")
     lengths.add_argument("--free", action="store_true", help="no length condition")
-    solve.add_argument("--min-length", type=int, metavar="LO")
-    solve.add_argument("--max-length", type=int, metavar="HI")
+    solve.add_argument("--min-length", type=int, metavar="LO", help="keep at least LO tokens (with --max-length)")
+    solve.add_argument("--max-length", type=int, metavar="HI", help="keep at most HI tokens (with --min-length)")
     solve.add_argument("--all-lengths", action="store_true", help="also print the optimum for every length m")
-    solve.add_argument("--time-limit", type=float, metavar="S")
+    solve.add_argument("--time-limit", type=float, metavar="S", help="time limit per instance in seconds")
     solve.add_argument("--json", action="store_true", help="print one JSON object per instance")
     solve.add_argument("--verbose", action="store_true", help="also print the solver's statistics")
     solve.set_defaults(func=cmd_solve)
 
     solvers = subparsers.add_parser("solvers", help="list the registered solvers")
-    solvers.add_argument("--json", action="store_true")
+    solvers.add_argument("--json", action="store_true", help="print the solvers as a JSON list")
+    solvers.add_argument("--verbose", action="store_true", help="add each solver's description")
     solvers.set_defaults(func=cmd_solvers)
 
     gen = subparsers.add_parser("generate", help="write a reproducible synthetic instance set")
-    gen.add_argument("--kind", choices=KINDS, default="gaussian")
-    gen.add_argument("--n", type=int, required=True)
-    gen.add_argument("--count", type=int, default=1)
+    gen.add_argument("--kind", choices=KINDS, default="gaussian", help="score distribution (default gaussian)")
+    gen.add_argument("--n", type=int, required=True, help="tokens per instance")
+    gen.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
     gen.add_argument("--length-ratio", type=float, default=0.45, metavar="R", help="m = round(R n) (default 0.45)")
     gen.add_argument("--free", action="store_true", help="free length instead of a length ratio")
-    gen.add_argument("--single-root", action="store_true")
+    gen.add_argument("--single-root", action="store_true", help="the root takes at most one modifier")
     gen.add_argument("--second-order", action="store_true", help="add sibling scores")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     gen.add_argument("--out", required=True, help="output file (.jsonl, .json or .npz)")
+    gen.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     gen.set_defaults(func=cmd_generate)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="compbench", description=__doc__.splitlines()[0])
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="compbench", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"compbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -217,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("compbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `compbench solvers --json | head`: the reader left, end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

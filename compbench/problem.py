@@ -58,7 +58,7 @@ def length_mode(length: Length | None) -> str:
     return "exact" if length.is_exact else "range"
 
 
-def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
+def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n: int | None = None) -> np.ndarray:
     try:
         array = np.array(values, dtype=np.float64)  # copies: a Problem owns its arrays
     except (TypeError, ValueError) as exc:
@@ -68,7 +68,8 @@ def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None) -
             raise ProblemError(name, f"expected an (n+1) x (n+1) matrix, got shape {array.shape}")
         shape = (array.shape[0], array.shape[0])
     if array.shape != shape:
-        raise ProblemError(name, f"expected shape {shape}, got {array.shape}")
+        source = "" if n is None else f" for n = {n} (scores.arc is {n + 1} x {n + 1})"
+        raise ProblemError(name, f"expected shape {shape}{source}, got {array.shape}")
     if np.isnan(array).any():
         raise ProblemError(name, f"NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(array))[0])}")
     if np.isposinf(array).any():
@@ -104,8 +105,8 @@ class Problem:
     def __post_init__(self) -> None:
         arc = _score_array("scores.arc", self.arc_scores)  # defines n; the other arrays must match it
         n = arc.shape[0] - 1
-        token = _score_array("scores.token", self.token_scores, (n,))
-        bigram = _score_array("scores.bigram", self.bigram_scores, (n + 2, n + 2))
+        token = _score_array("scores.token", self.token_scores, (n,), n)
+        bigram = _score_array("scores.bigram", self.bigram_scores, (n + 2, n + 2), n)
         # Entries the contract ignores are stored as -inf so that no solver can use them by accident.
         arc[:, 0] = NEG_INF
         np.fill_diagonal(arc, NEG_INF)
@@ -124,7 +125,7 @@ class Problem:
             object.__setattr__(self, "tokens", tokens)
         object.__setattr__(self, "extra", dict(self.extra))
         if self.sibling_scores is not None:
-            sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1))
+            sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1), n)
             sibling[~sibling_triples(n)] = NEG_INF  # triples that cannot occur
             sibling.setflags(write=False)
             object.__setattr__(self, "sibling_scores", sibling)

@@ -93,3 +93,38 @@ def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_version_and_broken_pipe_end_quietly() -> None:
+    assert run("--version").stdout.strip() == f"compbench {compbench.__version__}"
+    piped = subprocess.run(f"{sys.executable} -m compbench solvers --json | head -1", shell=True, capture_output=True,
+                           text=True, env=ENV, timeout=300)
+    assert piped.stdout.strip() == "[" and "Traceback" not in piped.stderr and "Error" not in piped.stderr
+
+
+def test_generate_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    assert run("generate", "--n", "4", "--out", str(out)).returncode == 0
+    before = out.read_text()
+    refused = run("generate", "--n", "5", "--out", str(out))
+    assert refused.returncode == 2 and refused.stderr.strip() == f"compbench: error: {out} exists (pass --force to " \
+                                                                 "overwrite it)"
+    assert out.read_text() == before
+    assert run("generate", "--n", "5", "--out", str(out), "--force").returncode == 0
+    assert out.read_text() != before and not list(tmp_path.glob(".*partial*"))
+
+
+def test_output_path_checked_before_work(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run("train", "--corpus", "google", "--data", str(tmp_path), "--out", str(blocker / "models" / "m.npz"))
+    assert result.returncode == 2 and "cannot create its directory" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_solver_spec_with_options_runs_from_the_command_line(example: Path) -> None:
+    result = run("solve", str(example), "--solver", "ilp-highs[tighten=true,settings.presolve=on]", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "optimal"
+    bad = run("solve", str(example), "--solver", "ilp-highs[tighten]")
+    assert bad.returncode == 2 and "expected key=value" in bad.stderr

@@ -7,11 +7,10 @@ import json
 import platform
 import sys
 import time
-from pathlib import Path
 
 from tqdm import tqdm
 
-from ..cli import UsageError, load_solver, stdout_to_stderr
+from ..cli import UsageError, atomic_output, load_solver, output_path, stdout_to_stderr
 from ..io import write_instances
 from ..problem import Length
 from .accuracy import System, evaluate_systems, format_table, target_lengths
@@ -54,6 +53,7 @@ def _length(text: str) -> str | float:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    out = output_path(args.out, what="model")  # before the training, not after it
     corpus = _corpus(args)
     parts = split_corpus(corpus)
     solver = load_solver(args.solver)
@@ -77,8 +77,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                          max_n=args.max_n, seed=args.seed, progress=_progress,
                          log=lambda line: print(line, file=sys.stderr))
     model.info["train_seconds"] = time.perf_counter() - start
-    model.save(args.out)
-    print(f"wrote {args.out}: epoch {model.info['chosen_epoch']} chosen on dev, trained in "
+    with atomic_output(out) as partial:
+        model.save(partial)
+    print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev, trained in "
           f"{model.info['train_seconds']:.1f} s")
     return 0
 
@@ -95,6 +96,7 @@ def _split(corpus, name: str):
 
 
 def cmd_build_instances(args: argparse.Namespace) -> int:
+    out = output_path(args.out, what="instances")
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
@@ -104,12 +106,14 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
             continue
         m = target_lengths(sentence, length)[0]
         problems.append(model.problem(sentence, Length.exact(m)))
-    write_instances(args.out, problems)
-    print(f"wrote {len(problems)} instances of {corpus.name} ({args.split} split) to {args.out}")
+    with atomic_output(out) as partial:
+        write_instances(partial, problems)
+    print(f"wrote {len(problems)} instances of {corpus.name} ({args.split} split) to {out}")
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    out = output_path(args.json_out, what="results") if args.json_out else None
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
@@ -130,15 +134,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
               "model": model.info, "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
               "systems": summary, "python": platform.python_version(), "machine": platform.machine()}
-    out = Path(args.json_out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1))
-    print(f"wrote {out}")
+    if out is not None:
+        with atomic_output(out) as partial:
+            partial.write_text(json.dumps(record, indent=1))
+        print(f"wrote {out}")
     return 0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", required=True, choices=CORPORA)
+    parser.add_argument("--corpus", required=True, choices=CORPORA, help="which corpus the directory holds")
     parser.add_argument("--data", required=True, metavar="DIR", help="the corpus directory (files found by prefix)")
 
 
@@ -147,33 +151,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(train)
     train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
-    train.add_argument("--epochs", type=int, default=8)
+    train.add_argument("--epochs", type=int, default=8, help="perceptron passes over the train split; the epoch "
+                                                              "with the best dev F1 is kept (default 8)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
-    train.add_argument("--batch-size", type=int, default=8)
+    train.add_argument("--batch-size", type=int, default=8, help="sentences per averaged update (default 8)")
     train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
-    train.add_argument("--tagger-epochs", type=int, default=4)
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--tagger-epochs", type=int, default=4, help="POS tagger training passes (default 4)")
+    train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
     train.set_defaults(func=cmd_train)
 
     build = subparsers.add_parser("build-instances", help="write instances with a model's learned scores")
     _common(build)
-    build.add_argument("--model", required=True)
+    build.add_argument("--model", required=True, help="model file written by compbench train")
     build.add_argument("--out", required=True, metavar="SET", help="instance file (.jsonl, .json or .npz)")
     build.add_argument("--length", default="gold", help="'gold' (first annotator's length) or a ratio R")
-    build.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
+    build.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
+                       help="which part of the corpus (default test)")
     build.set_defaults(func=cmd_build_instances)
 
     evaluate = subparsers.add_parser("evaluate", help="token F1 of solvers and baselines against gold compressions")
     _common(evaluate)
-    evaluate.add_argument("--model", required=True)
+    evaluate.add_argument("--model", required=True, help="model file written by compbench train")
     evaluate.add_argument("--solvers", default=DEFAULT_SOLVER, help="comma-separated; the first also runs the "
                                                                     "bigram-only and tree-only baselines")
     evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
-    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
+    evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
+                          help="which part of the corpus (default test)")
     evaluate.add_argument("--max-n", type=int, help="only sentences with at most this many tokens")
     evaluate.add_argument("--time-limit", type=float, metavar="S", help="per solve")
-    evaluate.add_argument("--json-out", default="accuracy.json", metavar="FILE")
+    evaluate.add_argument("--json-out", metavar="FILE", help="also write the results as JSON (for compbench plot)")
     evaluate.set_defaults(func=cmd_evaluate)

@@ -218,7 +218,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",
                      help="where disagreeing or invalid answers are written as instance files (default check-failures)")
     chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file")
-    chk.add_argument("--executor", choices=("local", "dask"), default="local")
+    chk.add_argument("--executor", choices=("local", "dask"), default="local",
+                     help="where solves run: local worker processes or a Dask cluster (default local)")
     chk.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
     chk.set_defaults(func=cmd_check)
 
@@ -226,7 +227,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_sweep_options(bench)
     bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
     bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
-    bench.add_argument("--executor", choices=("local", "dask"), default="local")
+    bench.add_argument("--executor", choices=("local", "dask"), default="local",
+                       help="where solves run: local worker processes or a Dask cluster (default local)")
     bench.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
     bench.add_argument("--skip-larger-after", type=float, default=0.5, metavar="F",
                        help="skip larger sizes for a solver once more than F of a size's instances timed out "
@@ -234,13 +236,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.set_defaults(func=cmd_bench)
 
     plot = subparsers.add_parser("plot", help="plots (PNG and SVG) of run files")
-    plot.add_argument("runs", nargs="+", metavar="RUN.jsonl")
+    plot.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
     plot.add_argument("--out", default="reports/plots", help="output directory (default reports/plots)")
     plot.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
     plot.set_defaults(func=cmd_plot)
 
     report = subparsers.add_parser("report", help="write OUT/README.md: tables, plots, environment, how to reproduce")
-    report.add_argument("runs", nargs="+", metavar="RUN.jsonl")
+    report.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
     report.add_argument("--out", default="reports", help="output directory (default reports)")
     report.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
     report.set_defaults(func=cmd_report)
@@ -263,7 +265,7 @@ def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> N
                                                                 " (default 5)"))
     parser.add_argument("--kinds", default="gaussian", metavar="K1,K2", help="instance kinds (default gaussian)")
     if not demo:
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
         length = parser.add_mutually_exclusive_group()
         length.add_argument("--length-ratio", type=float, default=0.45, metavar="R",
                             help="m = round(R n) (default 0.45)")
