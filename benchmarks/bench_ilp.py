@@ -50,6 +50,7 @@ DP = "resource-dp"
 
 def real_problems(path: str, per_bin: int, low: int, high: int) -> list[compbench.Problem]:
     """Up to ``per_bin`` problems per 10-token bin of n in [low, high], in file order, marked kind ``real``."""
+    low, high = low // 10 * 10, high // 10 * 10 + 9
     chosen: dict[int, list] = defaultdict(list)
     for problem in compbench.read_instances(path):
         if low <= problem.n <= high and len(chosen[problem.n // 10]) < per_bin:
@@ -211,6 +212,7 @@ def main() -> None:
     parser.add_argument("--solvers", default=",".join(SOLVERS))
     parser.add_argument("--time-limit", type=float, default=30.0)
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="solves at the same time (each on one thread)")
     args = parser.parse_args()
     if args.summarize:
         print(summarize(args.summarize, Path(args.report)))
@@ -223,8 +225,9 @@ def main() -> None:
     from compbench.registry import split_solver_list
 
     solvers = split_solver_list(args.solvers)
-    counts = run_sweep(make_tasks(problems, solvers, args.time_limit), args.out, resume=args.resume,
-                       settings={"benchmark": "bench_ilp", "time_limit": args.time_limit, "solvers": solvers})
+    counts = run_sweep(make_tasks(problems, solvers, args.time_limit), args.out, resume=args.resume, jobs=args.jobs,
+                       settings={"benchmark": "bench_ilp", "time_limit": args.time_limit, "solvers": solvers,
+                                 "jobs": args.jobs})
     print(f"{len(problems)} instances x {len(solvers)} solvers: {counts}")
     print(summarize(args.out, Path(args.report)))
 

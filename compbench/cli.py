@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .evaluate import InvalidSolution, evaluate
+from .agreement import judge
 from .generate import KINDS, generate_set
 from .io import InstanceError, read_instances, write_instances
 from .problem import Length, Problem, ProblemError, Solution
@@ -158,12 +158,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
             except ProblemError as exc:
                 raise UsageError(f"{args.file}: id {problem.id}: {exc}") from None
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
-        if solution.has_solution:
-            try:
-                evaluate(problem, solution)
-            except InvalidSolution as exc:
-                print(f"compbench: {args.solver} returned an invalid solution for {problem.id}: {exc}", file=sys.stderr)
-                status = 1
+        verdict = judge(problem, solution)
+        if verdict != "ok":
+            print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
+            status = 1
         if args.json:
             record = solution_record(problem, args.solver, solution)
             if solution.by_length is not None:

@@ -217,7 +217,11 @@ class Solution:
     def __post_init__(self) -> None:
         self.status = Status(self.status)
         if self.heads is not None:
-            self.heads = np.asarray(self.heads, dtype=np.int64)
+            heads = np.asarray(self.heads)
+            if heads.ndim != 1 or not (np.issubdtype(heads.dtype, np.integer) or (
+                    np.issubdtype(heads.dtype, np.floating) and np.all(heads == np.round(heads)))):
+                raise ValueError(f"heads must be a vector of integers, got {heads.tolist()!r}"[:200])
+            self.heads = heads.astype(np.int64)
         if self.objective is not None:
             self.objective = float(self.objective)
         if self.bound is not None:

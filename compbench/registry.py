@@ -93,6 +93,11 @@ class Solver:
             solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
         except SolverError as exc:
             solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
+        except Exception as exc:  # a faulty solver is an error answer, never a crash of the caller
+            solution = Solution(Status.ERROR, message=f"{self.name} raised {type(exc).__name__}: {exc}")
+        if not isinstance(solution, Solution):
+            solution = Solution(Status.ERROR, message=f"{self.name} returned {type(solution).__name__}, "
+                                                      "not a compbench.Solution")
         total = time.perf_counter() - start
         solution.seconds.setdefault("setup", 0.0)
         solution.seconds.setdefault("solve", max(0.0, total - solution.seconds["setup"]))

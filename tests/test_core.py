@@ -218,3 +218,34 @@ def test_sibling_scores_by_hand() -> None:
     heads = np.array([-1, 0, 3, 0, 3])
     assert evaluate(p, heads) == 1111.0
     assert compbench.get_solver("brute-force").solve(p).objective >= 5e4
+
+
+def test_faulty_solvers_are_classified_not_crashed():
+    from compbench import Capabilities, Solver
+    from compbench.agreement import judge
+
+    p = compbench.generate("gaussian", n=4, seed=0, length=2)
+
+    class Faulty(Solver):
+        supports = Capabilities()
+
+        def __init__(self, answer):
+            self.answer = answer
+
+        def _solve(self, problem, **options):
+            return self.answer()
+
+    def raises():
+        raise ZeroDivisionError("boom")
+
+    def fractional_heads():
+        return Solution(Status.FEASIBLE, np.array([-1, 0.6, -1, -1, -1]), 0.0)
+
+    def not_a_solution():
+        return {"status": "optimal"}
+
+    assert Faulty(raises).solve(p).message.endswith("raised ZeroDivisionError: boom")
+    answer = Faulty(fractional_heads).solve(p)
+    assert answer.status == Status.ERROR and "heads must be a vector of integers" in answer.message
+    assert Faulty(not_a_solution).solve(p).status == Status.ERROR
+    assert judge(p, Faulty(lambda: Solution(Status.OPTIMAL)).solve(p)) == "invalid: status optimal without a solution"
