@@ -94,6 +94,18 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class WarmupCrasher(Base):
+        name = "warmup-crasher"
+        description = "exits at once on the warm-up's tiny problem (n = 4), after a line on stderr"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n <= 4:
+                import sys
+                print("warm-up crasher going down", file=sys.stderr, flush=True)
+                os._exit(3)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
     class Slow(Base):
         name = "slow"
         description = "brute force after a 0.25 s nap"
@@ -106,7 +118,7 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
-                  "crasher": "Crasher", "slow": "Slow"}
+                  "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher"}
 
 
 @pytest.fixture
@@ -172,6 +184,7 @@ def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path, mon
     assert got["sleeper", 4]["status"] == "optimal"
     timeout = got["sleeper", 5]
     assert timeout["status"] == "timeout" and timeout["killed"] and "killed after" in timeout["message"]
+    assert timeout["seconds"]["wall"] >= 1.5  # when the kill came (limit + grace), not the limit
     assert got["sleeper", 6]["status"] == "skipped"  # it timed out on every instance of n = 5
     (helper,) = [int(pid) for pid in (tmp_path / "pids").read_text().split()]
     assert not running(helper)  # the hung solver's own child process was killed with it
@@ -325,3 +338,17 @@ def test_second_order_sweep_is_recorded_and_plotted(tmp_path: Path) -> None:
     assert by_solver["resource-dp"] == "optimal" and by_solver["signature-dp"] == "unsupported"
     assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
     assert (tmp_path / "plots" / "runtime.png").stat().st_size > 1000
+
+
+def test_a_crash_in_the_warm_up_is_a_crash_not_a_timeout(plugins: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    tasks = make_tasks(source_problems("gen:gaussian:6:1"), ["crasher", "warmup-crasher"], time_limit=5.0)
+    started = time.monotonic()
+    run_sweep(tasks, run, jobs=1, warmup_limit=60.0)
+    assert time.monotonic() - started < 30  # not the 60 s warm-up limit
+    got = {r["solver"]: r for r in results(run)}
+    crash = got["warmup-crasher"]
+    assert crash["status"] == "error" and "died in the warm-up (exit status 3)" in crash["message"]
+    assert "warm-up crasher going down" in crash["message"]
+    # the crasher died before it (signal 9 at n = 6): its message carries its own stderr only
+    assert "going down" not in got["crasher"]["message"]

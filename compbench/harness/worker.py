@@ -180,6 +180,7 @@ class SolveProcess:
         self._stderr = None
         self._warmed: set[tuple] = set()
         self._buffer = b""
+        self._stderr_start = 0
 
     def _start(self) -> None:
         self._stderr = tempfile.TemporaryFile()
@@ -191,9 +192,10 @@ class SolveProcess:
         self._buffer = b""
 
     def _stderr_tail(self) -> str:
+        """The last line the child wrote to stderr since the current task started."""
         if self._stderr is None:
             return ""
-        self._stderr.seek(0)
+        self._stderr.seek(self._stderr_start)
         lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln.strip()]
         return lines[-1].strip()[:300] if lines else ""
 
@@ -244,16 +246,21 @@ class SolveProcess:
                bool(problem.get("scores", {}).get("sibling")))  # what the warm-up problem mirrors
         warm_up = key not in self._warmed
         message = {**task, "warm_up": warm_up}
+        self._stderr.seek(0, os.SEEK_END)
+        self._stderr_start = self._stderr.tell()  # a crash reports this task's stderr, not an earlier one's
         try:
             self._process.stdin.write((json.dumps(message, allow_nan=False) + "\n").encode())
             self._process.stdin.flush()
         except BrokenPipeError:
             return self._died(task)
         if warm_up:
-            reply = self._read_line(time.monotonic() + self.warmup_limit)
+            warm_started = time.monotonic()
+            reply = self._read_line(warm_started + self.warmup_limit)
             if reply is None:
+                if self._process.poll() is not None:  # it died in the warm-up: a crash, not a timeout
+                    return self._died(task, "in the warm-up")
                 return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
-                                           f"{self.warmup_limit:g} s")
+                                           f"{self.warmup_limit:g} s", time.monotonic() - warm_started)
             self._warmed.add(key)
         limit = task.get("time_limit")
         started = time.monotonic()
@@ -261,23 +268,24 @@ class SolveProcess:
         reply = self._read_line(deadline)
         if reply is None:
             if time.monotonic() >= deadline:
-                return self._overran(task, f"killed after {time.monotonic() - started:.1f} s "
-                                           f"(time limit {limit:g} s + {self.grace:g} s grace)")
+                wall = time.monotonic() - started
+                return self._overran(task, f"killed after {wall:.1f} s (time limit {limit:g} s + {self.grace:g} s "
+                                           "grace)", wall)
             return self._died(task)
         return reply
 
-    def _overran(self, task: dict[str, Any], why: str) -> dict[str, Any]:
+    def _overran(self, task: dict[str, Any], why: str, wall: float) -> dict[str, Any]:
         self.close()
         return {"status": "timeout", "message": f"{task['solver']}: {why}", "killed": True,
-                "seconds": {"wall": task.get("time_limit")}}
+                "seconds": {"wall": wall}}
 
-    def _died(self, task: dict[str, Any]) -> dict[str, Any]:
+    def _died(self, task: dict[str, Any], when: str = "") -> dict[str, Any]:
         code = self._process.wait()
         tail = self._stderr_tail()
         how = f"signal {-code}" if code < 0 else f"exit status {code}"
         self.close()
-        return {"status": "error", "message": f"{task['solver']}: worker process died ({how})"
-                                              + (f": {tail}" if tail else "")}
+        return {"status": "error", "message": f"{task['solver']}: worker process died{' ' + when if when else ''} "
+                                              f"({how})" + (f": {tail}" if tail else "")}
 
 
 _local = threading.local()
