@@ -92,6 +92,18 @@ def run_solver(solver, problem: Problem, time_limit: float | None = None, all_le
         return solver.solve(problem, time_limit=time_limit, all_lengths=all_lengths)
 
 
+def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float) -> Solution:
+    """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
+    limit plus the grace period, as ``compbench bench`` does."""
+    from .io import problem_to_dict
+
+    result = worker.run({"solver": name, "problem": problem_to_dict(problem), "time_limit": time_limit})
+    number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
+    return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
+                    bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
+                    message=result.get("message", ""))
+
+
 def _length_override(args: argparse.Namespace) -> Length | None | str:
     """The length the user asked for on the command line, or "keep" to use the file's."""
     if args.free:
@@ -151,25 +163,39 @@ def cmd_solve(args: argparse.Namespace) -> int:
     problems = list(read_instances(args.file))
     solver = load_solver(args.solver)
     status = 0
-    for problem in problems:
-        if length != "keep":
-            try:
-                problem = problem.replace(length=length)
-            except ProblemError as exc:
-                raise UsageError(f"{args.file}: id {problem.id}: {exc}") from None
-        solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
-        verdict = judge(problem, solution)
-        if verdict != "ok":
-            print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
-            status = 1
-        if args.json:
-            record = solution_record(problem, args.solver, solution)
-            if solution.by_length is not None:
-                record["curve"] = [solution_record(problem, args.solver, s) for s in solution.by_length]
-            print(json.dumps(record))
-        else:
-            _print_solution(problem, solution, args.solver, args.verbose)
+    worker = None
+    if args.time_limit is not None and not args.all_lengths:  # a hard limit, as in bench: a child process
+        from .harness.worker import SolveProcess
+
+        worker = SolveProcess()
+    with worker or contextlib.nullcontext():
+        for problem in problems:
+            status = max(status, _solve_one(args, solver, worker, problem, length))
     return status
+
+
+def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length) -> int:
+    """Solve, judge and print one instance; 1 when the answer does not hold up."""
+    if length != "keep":
+        try:
+            problem = problem.replace(length=length)
+        except ProblemError as exc:
+            raise UsageError(f"{args.file}: id {problem.id}: {exc}") from None
+    if worker is not None:
+        solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit)
+    else:
+        solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
+    verdict = judge(problem, solution)
+    if verdict != "ok":
+        print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
+    if args.json:
+        record = solution_record(problem, args.solver, solution)
+        if solution.by_length is not None:
+            record["curve"] = [solution_record(problem, args.solver, s) for s in solution.by_length]
+        print(json.dumps(record))
+    else:
+        _print_solution(problem, solution, args.solver, args.verbose)
+    return 0 if verdict == "ok" else 1
 
 
 SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "

@@ -352,3 +352,15 @@ def test_a_crash_in_the_warm_up_is_a_crash_not_a_timeout(plugins: Path, tmp_path
     assert "warm-up crasher going down" in crash["message"]
     # the crasher died before it (signal 9 at n = 6): its message carries its own stderr only
     assert "going down" not in got["crasher"]["message"]
+
+
+def test_solve_holds_the_time_limit_hard(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    instances = tmp_path / "set.jsonl"
+    compbench.write_instances(instances, source_problems("gen:gaussian:6:1"))
+    started = time.monotonic()
+    status = main(["solve", str(instances), "--solver", "sleeper", "--time-limit", "1", "--json"])
+    assert time.monotonic() - started < 20  # the sleeper sleeps 600 s
+    record = json.loads(capsys.readouterr().out)
+    assert status == 0 and record["status"] == "timeout" and record["seconds"]["wall"] >= 1.0
+    assert main(["solve", str(instances), "--solver", "brute-force", "--time-limit", "30", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "optimal"
