@@ -161,6 +161,8 @@ def _print_solution(problem: Problem, solution: Solution, solver_name: str, verb
 def cmd_solve(args: argparse.Namespace) -> int:
     length = _length_override(args)
     problems = list(read_instances(args.file))
+    if not problems:
+        raise UsageError(f"{args.file}: no instances in the file")
     solver = load_solver(args.solver)
     status = 0
     worker = None

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import zipfile
 from os import PathLike
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from .limits import available_memory
 from .problem import Length, Problem, ProblemError, sibling_triples
 
 FORMAT = "compbench.instance/1"
@@ -33,12 +35,19 @@ def _where(path: str | PathLike, line: int | None, instance_id: str | None) -> s
     return ": ".join(parts)
 
 
-def _nulls_to_neg_inf(values: Any) -> Any:
-    if values is None:
-        return -math.inf
-    if isinstance(values, list):
-        return [_nulls_to_neg_inf(v) for v in values]
-    return values
+def _nulls_to_neg_inf(values: Any, field: str = "scores") -> Any:
+    """A JSON score array with null as -inf; anything but numbers, null and arrays is refused (a number written
+    as a string, a boolean) with the index where it is."""
+    def convert(value: Any, index: tuple[int, ...]) -> Any:
+        if value is None:
+            return -math.inf
+        if isinstance(value, list):
+            return [convert(v, (*index, i)) for i, v in enumerate(value)]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProblemError(field, f"expected a number or null at index {index}, got {value!r}"[:200])
+        return value
+
+    return convert(values, ())
 
 
 def _neg_inf_to_nulls(array: np.ndarray) -> Any:
@@ -94,8 +103,8 @@ def problem_from_dict(data: Any) -> Problem:
     sibling = scores.get("sibling")
     if sibling is not None:
         sibling = _dense_sibling_scores(sibling, n)
-    return Problem(_nulls_to_neg_inf(token), _nulls_to_neg_inf(scores["arc"]), _nulls_to_neg_inf(scores["bigram"]),
-                   sibling_scores=sibling, **metadata)
+    return Problem(_nulls_to_neg_inf(token, "scores.token"), _nulls_to_neg_inf(scores["arc"], "scores.arc"),
+                   _nulls_to_neg_inf(scores["bigram"], "scores.bigram"), sibling_scores=sibling, **metadata)
 
 
 def _dense_sibling_scores(entries: Any, n: int) -> np.ndarray:
@@ -155,8 +164,17 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not allowed (use null for a forbidden score)")
 
 
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > 18:  # beyond any length and any score (see compbench.limits)
+        raise ValueError(f"integer literal of {len(text)} digits")
+    return int(text)
+
+
 def _parse_json(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _json_line(problem: Problem) -> str:
@@ -203,9 +221,15 @@ def read_instances(path: str | PathLike) -> Iterator[Problem]:
         if suffix == ".npz":
             yield from _read_npz(path)
             return
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InstanceError(f"{_where(path, line, None)}: not UTF-8 text (byte {exc.start}: "
+                            f"{data[exc.start:exc.start + 1]!r})") from None
     if suffix == ".json":
         yield _problem_from_text(text, path, None)
         return
@@ -276,12 +300,41 @@ def _write_npz(path: Path, problems: list[Problem]) -> None:
         np.savez_compressed(out, **arrays)
 
 
+def _check_npz_members(path: Path) -> None:
+    """Refuse an archive that is not a zip of plain numeric .npy members, or whose members declare more memory
+    than a quarter of what is available, before anything is allocated."""
+    with path.open("rb") as handle:
+        if handle.read(4) != b"PK\x03\x04":
+            raise InstanceError(f"{path}: not an NPZ archive (no zip header; a .npy file or something else)")
+    budget = available_memory() // 4
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, _, dtype = read_header(member)
+                name = info.filename.removesuffix(".npy")
+                if dtype.kind not in "iufU" or (dtype.kind == "U" and name != "meta"):
+                    raise InstanceError(f"{path}: {name}: expected an array of real numbers, got {dtype}")
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if declared > budget:
+                    raise InstanceError(f"{path}: {name}: declares shape {shape} ({declared / 2**30:.1f} GiB), more "
+                                        f"than a quarter of the memory available ({budget * 4 / 2**30:.1f} GiB)")
+    except InstanceError:
+        raise
+    except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+        raise InstanceError(f"{path}: not a readable NPZ archive ({exc})") from None
+
+
 def _read_npz(path: Path) -> Iterator[Problem]:
+    _check_npz_members(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             meta = _parse_json(str(archive["meta"]))
             arrays = {key: archive[key] for key in archive.files if key != "meta"}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
         raise InstanceError(f"{path}: not a compbench NPZ file ({exc})") from None
     if not isinstance(meta, list):
         raise InstanceError(f"{path}: meta: expected a list of instance records")

@@ -20,6 +20,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .limits import MAX_SCORE
+
 NEG_INF = -np.inf
 
 
@@ -60,8 +62,14 @@ def length_mode(length: Length | None) -> str:
 
 def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n: int | None = None) -> np.ndarray:
     try:
-        array = np.array(values, dtype=np.float64)  # copies: a Problem owns its arrays
-    except (TypeError, ValueError) as exc:
+        given = np.asarray(values)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProblemError(name, f"not an array of numbers ({exc})") from None
+    if given.dtype.kind not in "iuf":  # booleans, complex numbers, strings, objects, ragged lists
+        raise ProblemError(name, f"expected real numbers, got an array of {given.dtype}")
+    try:
+        array = np.array(given, dtype=np.float64)  # copies: a Problem owns its arrays
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ProblemError(name, f"not an array of numbers ({exc})") from None
     if shape is None:  # the arc matrix defines n: (n+1) x (n+1)
         if array.ndim != 2 or array.shape[0] < 1:
@@ -74,6 +82,11 @@ def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n
         raise ProblemError(name, f"NaN at index {tuple(int(i) for i in np.argwhere(np.isnan(array))[0])}")
     if np.isposinf(array).any():
         raise ProblemError(name, f"+inf at index {tuple(int(i) for i in np.argwhere(np.isposinf(array))[0])}")
+    too_large = np.isfinite(array) & (np.abs(array) > MAX_SCORE)
+    if too_large.any():
+        index = tuple(int(i) for i in np.argwhere(too_large)[0])
+        raise ProblemError(name, f"{float(array[index])!r} at index {index} is outside the score range "
+                                 f"[-{MAX_SCORE:g}, {MAX_SCORE:g}] (see compbench.limits)")
     return np.ascontiguousarray(array)
 
 
@@ -122,7 +135,12 @@ class Problem:
             tokens = tuple(self.tokens)
             if len(tokens) != n or not all(isinstance(t, str) for t in tokens):
                 raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
+            for i, token in enumerate(tokens):
+                _check_text(f"tokens[{i}]", token)
             object.__setattr__(self, "tokens", tokens)
+        if not isinstance(self.id, str):
+            raise ProblemError("id", f"expected a string, got {self.id!r}")
+        _check_text("id", self.id)
         object.__setattr__(self, "extra", dict(self.extra))
         if self.sibling_scores is not None:
             sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1), n)
@@ -155,6 +173,14 @@ class Problem:
     def replace(self, **changes: Any) -> Problem:
         """A copy with some fields changed (e.g. ``p.replace(length=Length.exact(3))``)."""
         return dataclasses.replace(self, **changes)
+
+
+def _check_text(name: str, text: str) -> None:
+    """Text must be valid Unicode (a lone UTF-16 surrogate, e.g. from JSON's "\\ud800", cannot be printed)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ProblemError(name, f"not valid Unicode ({exc.reason} at character {exc.start})") from None
 
 
 def sibling_triples(n: int) -> np.ndarray:

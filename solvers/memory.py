@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from compbench import Solution, Status
+from compbench.limits import available_memory
 
 DEFAULT_MEMORY_FRACTION = 0.25  # of the memory available when the solver is created
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (MemAvailable on Linux, else total physical memory)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def default_memory_limit(memory_limit: int | None = None) -> int:

@@ -87,7 +87,7 @@ BAD = [
     ("bigram shape", _with(("scores", "bigram"), [[0.0] * 3] * 3), "scores.bigram: expected shape (4, 4)"),
     ("missing arc", _with(("scores", "arc"), _DELETE), "scores.arc: missing"),
     ("missing scores", _with(("scores",), _DELETE), "scores: missing"),
-    ("text score", _with(("scores", "token"), ["a", 0.0]), "scores.token: not an array of numbers"),
+    ("text score", _with(("scores", "token"), ["a", 0.0]), "scores.token: expected a number or null at index (0,)"),
     ("length above n", _with(("length",), 3), "length: 3 is outside 0..2"),
     ("negative length", _with(("length",), -1), "length: -1 is outside 0..2"),
     ("range reversed", _with(("length",), {"min": 2, "max": 1}), "length: min 2 > max 1"),

@@ -93,7 +93,10 @@ def source_problems(source: str) -> list[Problem]:
     ``gen:all:1-9:3`` gives 3 instances of each kind for each n = 1..9 (m = round(0.45 n)).
     """
     if not source.startswith("gen:"):
-        return list(read_instances(source))
+        problems = list(read_instances(source))
+        if not problems:
+            raise SpecError(f"{source}: no instances in the file")
+        return problems
     parts = source[4:].split(":")
     if len(parts) not in (3, 4):
         raise SpecError(f"bad generator spec {source!r} (expected gen:KINDS:SIZES:COUNT[:SEED], "
