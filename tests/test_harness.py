@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections import Counter
@@ -364,3 +365,41 @@ def test_solve_holds_the_time_limit_hard(plugins: Path, tmp_path: Path, capsys: 
     assert status == 0 and record["status"] == "timeout" and record["seconds"]["wall"] >= 1.0
     assert main(["solve", str(instances), "--solver", "brute-force", "--time-limit", "30", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "optimal"
+
+
+def test_killing_a_sweep_leaves_no_process_and_no_file(plugins: Path, tmp_path: Path) -> None:
+    # a sweep killed with -9 (its whole process group) while a worker runs a solve with a child of its own
+    pids = tmp_path / "pids"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "SLEEPER_PIDS": str(pids), "TMPDIR": str(scratch)}
+    sweep = subprocess.Popen([sys.executable, "-m", "compbench", "bench", "--instances", "gen:gaussian:6:1",
+                              "--solvers", "sleeper", "--time-limit", "60", "--out", str(tmp_path / "run.jsonl")],
+                             env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (helper,) = [int(pid) for pid in pids.read_text().split()]
+    assert list(scratch.glob("compbench-worker-*"))  # the worker's scratch directory exists while it runs
+    os.killpg(sweep.pid, signal.SIGKILL)
+    sweep.wait()
+    deadline = time.monotonic() + 10
+    while running(helper) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(helper)  # the worker took its child with it
+    # the next worker started from this scratch area removes the dead sweep's directory
+    from compbench.harness.worker import SolveProcess
+
+    os.environ["TMPDIR"], saved = str(scratch), os.environ.get("TMPDIR")
+    try:
+        tempfile.tempdir = None
+        with SolveProcess() as worker:
+            worker._start()
+            assert [p.name for p in scratch.glob("compbench-worker-*")] == [Path(worker._scratch).name]
+    finally:
+        tempfile.tempdir = None
+        if saved is None:
+            os.environ.pop("TMPDIR")
+        else:
+            os.environ["TMPDIR"] = saved
+    assert not list(scratch.glob("compbench-worker-*"))

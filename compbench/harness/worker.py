@@ -23,6 +23,7 @@ import json
 import os
 import resource
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import tempfile
 import threading
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 GRACE_SECONDS = 2.0  # beyond the time limit before the child is killed
@@ -134,13 +136,18 @@ def _warm_up(task: dict[str, Any]) -> None:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (so a killed sweep leaves no solve running)."""
+    """When the parent dies (a sweep killed with -9 included), kill this process's whole group: the worker and
+    whatever its backend started (CBC under PuLP), so that no solve outlives the sweep.  Linux sends SIGTERM
+    (PR_SET_PDEATHSIG); the worker leads its own process group."""
+    signal.signal(signal.SIGTERM, lambda *_: os.killpg(os.getpgrp(), signal.SIGKILL))
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
 def main() -> None:
@@ -184,7 +191,10 @@ class SolveProcess:
 
     def _start(self) -> None:
         self._stderr = tempfile.TemporaryFile()
-        env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1"}
+        _remove_orphaned_scratch()
+        # the worker's own temporary directory (PuLP writes its .mps/.sol files there): removed with the worker
+        self._scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
+        env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self._scratch}
         self._process = subprocess.Popen([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._stderr, env=env,
                                          start_new_session=True)  # its own process group: see close()
@@ -212,6 +222,9 @@ class SolveProcess:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if getattr(self, "_scratch", None):
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def __enter__(self) -> SolveProcess:
         return self
@@ -257,7 +270,7 @@ class SolveProcess:
             warm_started = time.monotonic()
             reply = self._read_line(warm_started + self.warmup_limit)
             if reply is None:
-                if self._process.poll() is not None:  # it died in the warm-up: a crash, not a timeout
+                if time.monotonic() < warm_started + self.warmup_limit:  # its output ended: a crash, not a timeout
                     return self._died(task, "in the warm-up")
                 return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
                                            f"{self.warmup_limit:g} s", time.monotonic() - warm_started)
@@ -286,6 +299,21 @@ class SolveProcess:
         self.close()
         return {"status": "error", "message": f"{task['solver']}: worker process died{' ' + when if when else ''} "
                                               f"({how})" + (f": {tail}" if tail else "")}
+
+
+SCRATCH_PREFIX = "compbench-worker-"
+
+
+def _remove_orphaned_scratch() -> None:
+    """Remove the scratch directories of workers whose parent (a sweep) no longer runs, e.g. after kill -9."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        try:
+            owner = int(path.name[len(SCRATCH_PREFIX):].split("-")[0])
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (ValueError, PermissionError):
+            continue
 
 
 _local = threading.local()
