@@ -292,7 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"compbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("compbench: interrupted", file=sys.stderr)
+        resume = ""
+        if getattr(args, "out", None) and getattr(args, "resume", None) is not None:
+            resume = (f"; finished results are kept in {args.out}: run the same command with --resume to continue"
+                      if args.command == "bench" else "; run the same command with --resume to continue its sweep")
+        print(f"compbench: interrupted{resume}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `compbench solvers --json | head`: the reader left, end quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

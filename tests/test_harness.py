@@ -403,3 +403,29 @@ def test_killing_a_sweep_leaves_no_process_and_no_file(plugins: Path, tmp_path: 
         else:
             os.environ["TMPDIR"] = saved
     assert not list(scratch.glob("compbench-worker-*"))
+
+
+def test_resume_with_repeated_and_missing_ids(tmp_path: Path) -> None:
+    base = compbench.generate("gaussian", n=4, seed=0, length=2)
+    problems = [base.replace(id="x"), base.replace(id="x"), base.replace(id="x"), base.replace(id=""),
+                base.replace(id="y")]
+    instances = tmp_path / "set.jsonl"
+    compbench.write_instances(instances, problems)
+    run = tmp_path / "run.jsonl"
+    tasks = make_tasks(source_problems(str(instances))[:2], ["brute-force"], 30)
+    run_sweep(tasks, run)  # a first part: two of the five
+    counts = run_sweep(make_tasks(source_problems(str(instances)), ["brute-force"], 30), run, resume=True)
+    assert counts["resumed"] == 2 and counts["optimal"] == 3
+    assert sorted(r["instance"] for r in results(run)) == ["instance#3", "x#0", "x#1", "x#2", "y#4"]
+
+
+def test_repro_files_of_long_and_clashing_ids(plugins: Path, tmp_path: Path) -> None:
+    base = compbench.generate("gaussian", n=5, seed=0, length=2)
+    instances = tmp_path / "set.jsonl"
+    compbench.write_instances(instances, [base.replace(id="a/b"), base.replace(id="a_b"),
+                                          base.replace(id="z" * 300)])
+    repro = tmp_path / "repro"
+    assert main(["check", str(instances), "--solvers", "brute-force,wrong-optimum", "--repro-dir", str(repro)]) == 1
+    files = sorted(repro.glob("*.json"))
+    assert len(files) == 3 and all(len(f.name) < 150 for f in files)
+    assert {compbench.read_instance(f).id for f in files} == {"a/b", "a_b", "z" * 300}

@@ -15,6 +15,7 @@ carrying both answers (a ready regression case).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import defaultdict
@@ -28,7 +29,7 @@ from compbench.agreement import judge, objectives_agree
 from compbench.io import problem_to_dict
 from compbench.problem import Problem, Solution, Status
 
-from .sweep import LocalExecutor, make_tasks, run_tasks
+from .sweep import LocalExecutor, make_tasks, run_tasks, unique_ids
 
 COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing")
 
@@ -101,7 +102,12 @@ class CheckReport:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    """A file-name part for ``name``: safe characters, at most 60 of them, and a hash of the whole name when
+    anything was replaced or cut (so ``a/b`` and ``a_b`` never share a file)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    if safe == name and len(name) <= 60:
+        return name
+    return f"{safe[:60]}-{hashlib.sha1(name.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
 
 def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, record: dict[str, Any],
@@ -120,8 +126,7 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
 def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0, jobs: int = 1,
           repro_dir: str | os.PathLike | None = None, executor: Any = None, on_record: Any = None) -> CheckReport:
     """Run every solver on every problem and judge all answers (see the module docstring)."""
-    if len({p.id for p in problems}) != len(problems):  # answers are grouped by id: make the ids unique
-        problems = [p.replace(id=f"{p.id or 'instance'}#{i}") for i, p in enumerate(problems)]
+    problems = unique_ids(problems)  # answers are grouped by id
     by_id = {p.id: p for p in problems}
     tasks = make_tasks(problems, solvers, time_limit)
     results: dict[str, list[dict[str, Any]]] = defaultdict(list)

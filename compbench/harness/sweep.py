@@ -121,11 +121,21 @@ def problem_kind(problem: Problem) -> str:
     return f"{kind}+sibling" if problem.second_order else kind
 
 
+def unique_ids(problems: Iterable[Problem]) -> list[Problem]:
+    """The problems with unique, non-empty ids: when some id repeats or is missing, every problem becomes
+    ``ID#i`` (its place in the list), the same on every run over the same file, so results and resume agree."""
+    problems = list(problems)
+    ids = [p.id for p in problems]
+    if all(ids) and len(set(ids)) == len(ids):
+        return problems
+    return [p.replace(id=f"{p.id or 'instance'}#{i}") for i, p in enumerate(problems)]
+
+
 def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None) -> list[dict]:
-    """One task per (problem, solver), by increasing n so that size skipping can act."""
+    """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first)."""
     solvers = list(solvers)
     tasks = []
-    for problem in sorted(problems, key=lambda p: p.n):
+    for problem in sorted(unique_ids(problems), key=lambda p: p.n):
         lo, hi = problem.length_bounds()
         header = {"instance": problem.id, "n": problem.n, "m": lo if lo == hi else None,
                   "length": problem.length_mode if problem.length is None or lo != hi else "exact",
