@@ -73,7 +73,8 @@ def _problems(source: str) -> list:
 
 
 def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
-              out: str | None = None, summary: list[str] | None = None, scheduler: str | None = None) -> int:
+              out: str | None = None, summary: list[str] | None = None, scheduler: str | None = None,
+              grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
@@ -83,7 +84,8 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     writer = RecordWriter(out) if out else None
     if writer:
         writer.write(environment({"check": source, "time_limit": time_limit}))
-    executor = DaskExecutor(scheduler) if scheduler else LocalExecutor(jobs)
+    executor = (DaskExecutor(scheduler, grace, warmup_limit) if scheduler
+                else LocalExecutor(jobs, grace, warmup_limit))
     try:
         report = check(problems, solvers, time_limit=time_limit, repro_dir=repro_dir, executor=executor,
                        on_record=writer.write if writer else None)
@@ -108,7 +110,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out,
-                     scheduler=args.scheduler if args.executor == "dask" else None)
+                     scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
+                     warmup_limit=args.warmup_limit)
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -189,7 +192,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_run.unlink(missing_ok=True)
     check_lines: list[str] = []
     status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
-                       check_lines)
+                       check_lines, grace=args.grace, warmup_limit=args.warmup_limit)
     sweep_run = runs / "demo.jsonl"
     if not args.resume:
         sweep_run.unlink(missing_ok=True)
