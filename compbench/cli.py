@@ -223,6 +223,18 @@ def cmd_solvers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_warm_up(args: argparse.Namespace) -> int:
+    from .registry import solver_names, split_solver_list
+
+    names = split_solver_list(args.solvers) if args.solvers else solver_names()
+    for name in names:
+        solver = load_solver(name)
+        with stdout_to_stderr():
+            seconds = solver.warm_up()
+        print(f"warm-up {name}: {seconds:.1f} s", flush=True)
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     if args.n < 0 or args.count < 1:
         raise UsageError("--n must be >= 0 and --count >= 1")
@@ -257,6 +269,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solvers.add_argument("--json", action="store_true", help="print the solvers as a JSON list")
     solvers.add_argument("--verbose", action="store_true", help="add each solver's description")
     solvers.set_defaults(func=cmd_solvers)
+
+    warm = subparsers.add_parser("warm-up", help="compile and load every solver once (numba kernels are compiled "
+                                                 "once per machine and cached), so that the first real solve is fast")
+    warm.add_argument("--solvers", metavar="A,B,...", help="only these solvers (default: every registered one)")
+    warm.set_defaults(func=cmd_warm_up)
 
     gen = subparsers.add_parser("generate", help="write a reproducible synthetic instance set")
     gen.add_argument("--kind", choices=KINDS, default="gaussian", help="score distribution (default gaussian)")

@@ -107,6 +107,17 @@ class Solver:
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
 
+    def warm_up(self) -> float:
+        """Solve a tiny problem of every kind this solver supports (imports, compilation, caches); the seconds."""
+        from .generate import generate
+
+        start = time.perf_counter()
+        caps = self.supports
+        for second_order in sorted({False, caps.second_order}):
+            length = 2 if "exact" in caps.lengths else None
+            self.solve(generate("gaussian", 4, seed=0, length=length, second_order=second_order), time_limit=60.0)
+        return time.perf_counter() - start
+
     def info(self) -> dict[str, Any]:
         caps = self.supports
         return {

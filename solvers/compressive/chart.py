@@ -52,6 +52,7 @@ are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -352,6 +353,20 @@ def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_ro
             heads[i] = j
 
 
+def announce_compile(kernels: tuple, what: str, seconds: str) -> None:
+    """Say once on stderr that ``kernels`` (numba dispatchers) are about to be compiled, when numba's cache holds no
+    version of them for this source file (a fresh machine, or the source changed)."""
+    try:
+        cached = all(kernel._cache._cache_file._load_index() for kernel in kernels)
+    except Exception:  # numba's cache layout is private: say nothing rather than fail
+        return
+    if not cached and what not in _announced:
+        _announced.add(what)
+        print(f"compbench: compiling {what} with numba, once per machine (about {seconds} on 2 cores); later runs "
+              "load them from the cache in under a second", file=sys.stderr, flush=True)
+
+
+_announced: set[str] = set()
 _NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hyperedges
 _NO_EDGE_COUNT = np.zeros(1, np.int64)
 
@@ -471,6 +486,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive` in EMIT
     mode), in an order where every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
+    announce_compile((_emit,), "the chart's hyperedge listing (for the dp ILP)", "20-35 s")
     n = scores.n
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)

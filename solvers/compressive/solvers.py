@@ -11,7 +11,7 @@ import numpy as np
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 
 from ..memory import default_memory_limit, refuse_if_too_big
-from .chart import MAX_N, Chart, ChartScores, chart_bytes
+from .chart import MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
 
 
 def _solution_at(chart: Chart, index: int) -> Solution:
@@ -37,6 +37,7 @@ def load_kernels() -> float:
     if _loaded:
         return 0.0
     start = time.perf_counter()
+    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "40-70 s")
     tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
     for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
         Chart.fill(problem, counting="kept", cap=1).heads(0)
