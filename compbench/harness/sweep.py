@@ -87,10 +87,13 @@ def generated_problems(kinds: Iterable[str], sizes: Iterable[int], per_size: int
 
 
 def source_problems(source: str) -> list[Problem]:
-    """The problems of an instance file (.json, .jsonl, .npz) or a generator spec ``gen:KINDS:SIZES:COUNT[:SEED]``.
+    """The problems of an instance file (.json, .jsonl, .npz) or a generator spec
+    ``gen:KINDS:SIZES:COUNT[:SEED[:LENGTH]]``.
 
     In a spec, KINDS is e.g. ``gaussian+forbidden`` (``all``: every kind) and SIZES ``6``, ``1-9`` or ``10-40/10``;
-    ``gen:all:1-9:3`` gives 3 instances of each kind for each n = 1..9 (m = round(0.45 n)).
+    ``gen:all:1-9:3`` gives 3 instances of each kind for each n = 1..9 (m = round(0.45 n)).  LENGTH is a ratio R
+    (m = round(R n), default 0.45), ``free``, or ``mixed``: as many free-length instances again, so that solvers of
+    free length only (``hook-dp``) are checked too.
     """
     if not source.startswith("gen:"):
         problems = list(read_instances(source))
@@ -98,8 +101,8 @@ def source_problems(source: str) -> list[Problem]:
             raise SpecError(f"{source}: no instances in the file")
         return problems
     parts = source[4:].split(":")
-    if len(parts) not in (3, 4):
-        raise SpecError(f"bad generator spec {source!r} (expected gen:KINDS:SIZES:COUNT[:SEED], "
+    if len(parts) not in (3, 4, 5):
+        raise SpecError(f"bad generator spec {source!r} (expected gen:KINDS:SIZES:COUNT[:SEED[:LENGTH]], "
                         f"e.g. gen:gaussian+forbidden:4-9:3)")
     kinds = list(KINDS) if parts[0] == "all" else parse_kinds(parts[0])
     sizes_text = parts[1]
@@ -108,10 +111,20 @@ def source_problems(source: str) -> list[Problem]:
         stop, _, step = rest.partition("/")
         sizes_text = f"{lo}:{stop}:{step or 1}"
     try:
-        count, seed = int(parts[2]), int(parts[3]) if len(parts) == 4 else 0
+        count, seed = int(parts[2]), int(parts[3]) if len(parts) >= 4 else 0
     except ValueError:
         raise SpecError(f"bad generator spec {source!r}: COUNT and SEED are integers") from None
-    return generated_problems(kinds, parse_sizes(sizes_text), count, seed=seed)
+    length = parts[4] if len(parts) == 5 else "0.45"
+    sizes = parse_sizes(sizes_text)
+    if length in ("free", "mixed"):
+        free = [p.replace(id=f"{p.id}-free") for p in generated_problems(kinds, sizes, count, seed, None)]
+        return free if length == "free" else sorted(generated_problems(kinds, sizes, count, seed) + free,
+                                                     key=lambda p: p.n)
+    try:
+        ratio = float(length)
+    except ValueError:
+        raise SpecError(f"bad generator spec {source!r}: LENGTH is a ratio, free or mixed") from None
+    return generated_problems(kinds, sizes, count, seed=seed, length_ratio=ratio)
 
 
 def problem_kind(problem: Problem) -> str:
