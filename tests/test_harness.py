@@ -275,7 +275,7 @@ def synthetic_run(path: Path) -> None:
                           "objective": best if i else best - 0.5, "seconds": {"total": 1e-4 * n ** 3},
                           "stats": {"certificate": bool(i), "iterations": 10 + n}})
             lines.append({**base, "solver": "greedy", "status": "optimal" if n == 10 and i == 0 else "feasible",
-                          "objective": best - 0.25 * i, "seconds": {"total": 1e-4 * n}})
+                          "objective": best - 0.25 * (i + 1), "seconds": {"total": 1e-4 * n}})  # a wrong claim
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
@@ -291,6 +291,15 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     readme = (tmp_path / "report" / "README.md").read_text()
     assert "compbench bench --sizes 10:40:10" in readme and f"compbench report {run}" in readme
     assert all(f"plots/{name}.png" in readme for name in names)
+    # with nothing to show, a figure is not drawn and the report says why in one line
+    agreeing = tmp_path / "agreeing.jsonl"
+    agreeing.write_text("".join(line for line in run.read_text().splitlines(keepends=True)
+                                if '"greedy"' not in line and '"lagr"' not in line))
+    assert main(["report", str(agreeing), "--out", str(tmp_path / "quiet")]) == 0
+    quiet = (tmp_path / "quiet" / "README.md").read_text()
+    assert "no heat map" in quiet and "No Lagrangian solver" in quiet  # the ILP's timeouts still have gaps
+    assert sorted(p.name for p in (tmp_path / "quiet" / "plots").glob("*.png")) == ["gap.png", "runtime.png",
+                                                                                  "speedup.png"]
     assert "| lagr | 10 | 3 |" in readme and "| 67% |" in readme  # certificate rate: 2 of 3
     assert "| greedy | yes" not in readme and "| greedy | no |" in readme
     assert "| ilp-x | 40 | 3 | - | 0 | 3 |" in readme  # three timeouts, no median time

@@ -4,8 +4,8 @@
 >>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 >>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
 >>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
->>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))[:2]
-['agreement.png', 'certificates.png']
+>>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))  # nothing else to show
+['runtime.png', 'speedup.png']
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca
 BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "#e377c2", "pulp-cbc": "#8c564b",
                    "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
 LP_COLOURS = {"lp-dp-highs": "#fd8d3c", "lp-joint-highs": "#9e9ac8"}
-OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52")
+OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52", "#3182bd",
+                 "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6")
 
 
 def solver_colour(solver: str) -> Any:
@@ -128,10 +129,16 @@ def by_solver_size(results: list[dict], statuses: tuple[str, ...] = SOLVED) -> d
 
 
 def fitted_exponent(sizes: list[int], medians: list[float]) -> float | None:
-    """Slope of log(median time) against log(n); with 6 sizes or more over the larger half only (small sizes
-    measure overhead).  None with fewer than 3 sizes."""
+    """Slope of log(median time) against log(n) (see :func:`fit_points`); None with too few sizes."""
+    fit = fit_points(sizes, medians)
+    return None if fit is None else fit[0]
+
+
+def fit_points(sizes: list[int], medians: list[float], min_sizes: int = 3) -> tuple[float, int, int] | None:
+    """(slope, first n, last n) of log(median time) against log(n); with 6 sizes or more over the larger half only
+    (small sizes measure overhead).  None with fewer than ``min_sizes`` sizes."""
     points = [(n, t) for n, t in zip(sizes, medians) if n > 0 and t > 0]
-    if len(points) < 3:
+    if len(points) < min_sizes:
         return None
     if len(points) >= 6:
         points = points[len(points) // 2:]
@@ -139,7 +146,7 @@ def fitted_exponent(sizes: list[int], medians: list[float]) -> float | None:
     y = np.log([t for _, t in points])
     if np.ptp(x) == 0:
         return None
-    return float(np.polyfit(x, y, 1)[0])
+    return float(np.polyfit(x, y, 1)[0]), points[0][0], points[-1][0]
 
 
 def _figure(title: str, ncols: int = 1):
@@ -185,9 +192,11 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
         sizes = sorted(n for n in times[solver] if n > 0)
         if sizes:
             q = np.array([np.percentile(times[solver][n], [25, 50, 75]) for n in sizes])
-            slope = fitted_exponent(sizes, list(q[:, 1]))
-            fit = f"fit n^{slope:.1f}" if slope is not None else "fit -"
-            label = f"{solver}: {fit}, theory {theory(solver, infos)}"
+            # a fit only over sizes with at least 3 instances, and at least 4 such sizes
+            enough = [i for i, n in enumerate(sizes) if len(times[solver][n]) >= 3]
+            fit = fit_points([sizes[i] for i in enough], [q[i, 1] for i in enough], min_sizes=4)
+            fitted = f"n^{fit[0]:.1f} over n = {fit[1]}-{fit[2]}" if fit else "no fit (too few sizes)"
+            label = f"{solver}: {fitted}; theory {theory(solver, infos)}"
             ax.plot(sizes, q[:, 1], FAMILY_STYLE[family(solver)], marker=solver_marker(solver), color=colors[solver],
                     label=label, markersize=3)
             ax.fill_between(sizes, q[:, 0], q[:, 2], color=colors[solver], alpha=0.2)
@@ -198,6 +207,16 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
             for n, v in marks:
                 ax.annotate(str(len(v)), (n, max(v)), textcoords="offset points", xytext=(4, 4), fontsize=7,
                             color=colors[solver])
+    absent = sorted({r["solver"] for r in results} - set(solvers))
+    if absent:  # say why a solver has no curve
+        reasons = []
+        for solver in absent:
+            statuses = defaultdict(int)
+            for r in results:
+                if r["solver"] == solver:
+                    statuses[r.get("status")] += 1
+            reasons.append(f"{solver} ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})")
+        fig.text(0.01, 0.01, "no solved instance, not drawn: " + "; ".join(reasons), fontsize=7, wrap=True)
     if not solvers:
         _note(ax, "no completed solves in these runs")
     else:
@@ -213,47 +232,65 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
     return _save(fig, out, "runtime")
 
 
-def choose_baseline(results: list[dict], infos: dict[str, dict]) -> tuple[str | None, str]:
-    """The default baseline: the fastest ILP backend in the runs, else the slowest exact solver; and why."""
-    times = by_solver_size(results, ("optimal", "infeasible"))
-    total = {s: float(np.median([t for ts in sizes.values() for t in ts])) for s, sizes in times.items() if sizes}
-    ilp = [s for s in total if s.startswith("ilp-")]
-    if ilp:
-        best = min(ilp, key=total.get)
-        return best, f"baseline {best} (the fastest ILP backend in these runs)"
-    exact = [s for s in total if infos.get(s, {}).get("exact", True) and s != "brute-force"] or list(total)
-    if not exact:
-        return None, "no baseline: no proven results"
-    slowest = max(exact, key=total.get)
-    return slowest, f"baseline {slowest} (no ILP backend in these runs: the slowest exact solver)"
+def baselines_per_size(results: list[dict], infos: dict[str, dict]) -> tuple[dict[int, str], str]:
+    """Per n, the fastest (median) ILP solver that proved every instance of that size; without any ILP the slowest
+    exact solver that did; and a sentence saying which rule chose them."""
+    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for r in results:
+        groups[r["solver"], r["n"]].append(r)
+    chosen: dict[int, str] = {}
+    any_ilp = any(s.startswith("ilp") for s, _ in groups)
+    for n in sorted({n for _, n in groups}):
+        proven = {}
+        for (solver, size), records in groups.items():
+            times = [runtime(r) for r in records if r.get("status") in ("optimal", "infeasible")]
+            if size == n and len(times) == len(records) and None not in times:
+                proven[solver] = float(np.median(times))
+        ilps = {s: t for s, t in proven.items() if s.startswith("ilp")}
+        exact = {s: t for s, t in proven.items() if infos.get(s.partition("[")[0], {}).get("exact", True)
+                 and s != "brute-force"}
+        if ilps:
+            chosen[n] = min(ilps, key=ilps.get)
+        elif exact and not any_ilp:
+            chosen[n] = max(exact, key=exact.get)
+    why = ("baseline per n: the fastest ILP that proved every instance of that size (named under the axis)" if any_ilp
+           else "baseline per n: the slowest exact solver that proved every instance (no ILP in these runs)")
+    return chosen, why
 
 
 def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baseline: str | None = None) -> list[str]:
     if baseline is None:
-        baseline, why = choose_baseline(results, infos)
+        chosen, why = baselines_per_size(results, infos)
     else:
-        why = f"baseline {baseline} (chosen)"
-    fig, (ax,) = _figure(f"Speed-up over the baseline per instance (median)\n{why}")
-    base = {r["instance"]: runtime(r) for r in results
-            if r["solver"] == baseline and r.get("status") in ("optimal", "infeasible")}
+        chosen, why = {r["n"]: baseline for r in results}, f"baseline {baseline} (chosen)"
+    fig, (ax,) = _figure(f"Speed-up over the baseline, per instance both solved (median)\n{why}")
+    base = {r["instance"]: runtime(r) for r in results if r["solver"] == chosen.get(r["n"])
+            and r.get("status") in ("optimal", "infeasible")}
     ratios: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         t = runtime(r)
-        if r["solver"] != baseline and r["instance"] in base and r.get("status") in SOLVED and t:
+        if r["solver"] != chosen.get(r["n"]) and r["instance"] in base and r.get("status") in SOLVED and t:
             ratios[r["solver"]][r["n"]].append(base[r["instance"]] / max(t, 1e-7))
     if not ratios:
         _note(ax, f"{why}\nno instance solved by both the baseline and another solver")
-    for solver, sizes in sorted(ratios.items()):
-        ns = sorted(sizes)
-        ax.plot(ns, [np.median(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
-    if ratios:
-        ax.axhline(1.0, color="gray", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("n (tokens)")
-        ax.set_ylabel(f"time({baseline}) / time(solver)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        return _save(fig, out, "speedup")
+    for solver in sorted(ratios, key=lambda s: (list(FAMILY_STYLE).index(family(s)), s)):
+        ns = sorted(ratios[solver])
+        ax.plot(ns, [np.median(ratios[solver][n]) for n in ns], FAMILY_STYLE[family(solver)],
+                marker=solver_marker(solver), color=solver_colour(solver), label=solver, markersize=3)
+    ax.axhline(1.0, color="gray", lw=0.8)
+    sizes = sorted({n for s in ratios.values() for n in s})
+    integer_log_axis(ax, sizes)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (tokens); the baseline at each n below it", labelpad=34)
+    ax.set_ylabel("time(baseline) / time(solver)")
+    ax.grid(True, which="both", alpha=0.3)
+    for n in sizes:  # which solver was the baseline at each size
+        if n in chosen:
+            ax.annotate(chosen[n], (n, 0), xycoords=("data", "axes fraction"), xytext=(0, -30),
+                        textcoords="offset points", fontsize=7, rotation=15, ha="center", color="dimgray")
+    fig.set_size_inches(13.0, 6.0)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return _save(fig, out, "speedup")
 
 
@@ -287,24 +324,30 @@ def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
 
 
 def plot_certificates(results: list[dict], out: Path) -> list[str]:
-    fig, (left, right) = _figure("Lagrangian solvers: how often the optimum is certified, and the work it takes", 2)
+    """Certificate rate and iterations of the Lagrangian solvers; nothing is drawn when none of them ran."""
     certs, iters = certificate_stats(results)
-    for solver, sizes in sorted(certs.items()):
-        ns = sorted(sizes)
-        left.plot(ns, [100.0 * np.mean(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
-    for solver, sizes in sorted(iters.items()):
-        ns = sorted(sizes)
-        right.plot(ns, [np.median(sizes[n]) for n in ns], "o-", label=solver, markersize=3)
-    for ax, data, ylabel in ((left, certs, "certified (%)"), (right, iters, "iterations (median)")):
+    if not certs and not iters:
+        return []
+    fig, (left, right) = _figure("Lagrangian solvers: how often the optimum is certified, and the work it takes", 2)
+    markers = "osD^v<>"
+    for ax, data, reduce in ((left, certs, lambda v: 100.0 * np.mean(v)), (right, iters, np.median)):
+        for i, solver in enumerate(sorted(data)):
+            ns = sorted(data[solver])
+            counts = sorted({len(data[solver][n]) for n in ns})
+            per = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+            ax.plot(ns, [reduce(data[solver][n]) for n in ns], FAMILY_STYLE[family(solver)],
+                    color=solver_colour(solver), marker=markers[i % len(markers)], markersize=7 - 2 * (i % 3),
+                    alpha=0.85, label=f"{solver} ({per} instances per n)")
         if not data:
-            _note(ax, "no solver reported stats['certificate']" if ax is left else "no solver reported "
-                                                                                   "stats['iterations']")
+            _note(ax, "no solver reported this")
             continue
+        integer_log_axis(ax, [n for s in data.values() for n in s])
         ax.set_xlabel("n (tokens)")
-        ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    left.set_ylim(-5, 105) if certs else None
+    left.set_ylabel("certified (% of the instances of that size)")
+    right.set_ylabel("iterations (median)")
+    left.set_ylim(-5, 105)
     return _save(fig, out, "certificates")
 
 
@@ -328,25 +371,31 @@ def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dic
 
 
 def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    fig, (ax,) = _figure("Objective gap of results not proven optimal: (optimum - value) / max(1, |optimum|)")
-    gaps = objective_gaps(results, infos)
+    """Objective gaps of the answers not proven optimal; nothing is drawn when there is none."""
+    gaps = {s: sizes for s, sizes in objective_gaps(results, infos).items()
+            if any(v > 0 for values in sizes.values() for v in values)}
+    if not gaps:
+        return []
+    fig, (ax,) = _figure("Objective gap of the answers not proven optimal: (optimum - value) / max(1, |optimum|)\n"
+                         "(line: mean over the instances of that size; triangle: the largest)")
     for solver, sizes in sorted(gaps.items()):
         ns = sorted(sizes)
-        ax.plot(ns, [np.mean(sizes[n]) for n in ns], "o-", label=f"{solver} (mean)", markersize=3)
-        ax.plot(ns, [np.max(sizes[n]) for n in ns], "^", color=ax.lines[-1].get_color(), label=f"{solver} (max)")
-    if gaps:
-        ax.set_xlabel("n (tokens)")
-        ax.set_ylabel("relative gap")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    else:
-        _note(ax, "every result with a known optimum was proven optimal: no gaps to show")
+        ax.plot(ns, [np.mean(sizes[n]) for n in ns], FAMILY_STYLE[family(solver)], marker="o",
+                color=solver_colour(solver), label=solver, markersize=3)
+        ax.plot(ns, [np.max(sizes[n]) for n in ns], "^", color=solver_colour(solver))
+    integer_log_axis(ax, [n for s in gaps.values() for n in s])
+    ax.set_xlabel("n (tokens)")
+    ax.set_ylabel("relative gap")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     return _save(fig, out, "gap")
 
 
 def plot_agreement(results: list[dict], out: Path) -> list[str]:
-    fig, (ax,) = _figure("Agreement of optimal claims: share of common instances with equal objectives")
     solvers, both, agree = agreement_matrix(results)
+    if not solvers or np.array_equal(agree, both):  # nothing disagrees: the report says so in one line
+        return []
+    fig, (ax,) = _figure("Agreement of optimal claims: share of common instances with equal objectives")
     if solvers:
         rate = np.divide(agree, both, out=np.full(both.shape, np.nan), where=both > 0)
         image = ax.imshow(rate, vmin=0.0, vmax=1.0, cmap="RdYlGn")
@@ -415,6 +464,9 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
         return written
     results, environments = load_runs(paths)
     infos = solver_infos(environments)
+    for name in ("runtime", "speedup", "certificates", "gap", "agreement"):  # no stale figure of an earlier run
+        for ext in ("png", "svg"):
+            (out / f"{name}.{ext}").unlink(missing_ok=True)
     written += plot_runtime(results, infos, out)
     written += plot_speedup(results, infos, out, baseline)
     written += plot_certificates(results, out)

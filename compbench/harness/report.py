@@ -27,6 +27,10 @@ from .plots import SOLVED, certificate_stats, load_runs, plot_runs, runtime, sol
 PLOTS = (("runtime", "Runtime vs n"), ("speedup", "Speed-up over the baseline"),
          ("certificates", "Certificates and iterations of the Lagrangian solvers"),
          ("gap", "Objective gap of results not proven optimal"), ("agreement", "Agreement of optimal claims"))
+NOT_DRAWN = {"certificates": "No Lagrangian solver reported certificates or iterations in these runs.",
+             "gap": "Every answer with a known optimum was proven optimal or matched it: no gap to plot.",
+             "agreement": "Every optimal claim agrees with every other on the instances they share: no heat map "
+                          "to draw."}
 
 
 def _seconds(value: float) -> str:
@@ -174,7 +178,7 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     results, environments = load_runs(runs)
     infos = solver_infos(environments)
     plots_dir = out / "plots"
-    plot_runs(runs, plots_dir, baseline)
+    drawn = {Path(p).stem for p in plot_runs(runs, plots_dir, baseline)}
     commands = reproduce or reproduce_commands(environments, runs, str(out))
     limits = sorted({r.get("time_limit") for r in results if r.get("time_limit") is not None})
     lines = [f"# {title}", "",
@@ -186,8 +190,10 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
              "## Solvers", "", *solver_table(results, infos), "",
              "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
     for name, caption in PLOTS:
-        lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "",
-                  f"([SVG](plots/{name}.svg))", ""]
+        if name in drawn:
+            lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "", f"([SVG](plots/{name}.svg))", ""]
+        else:
+            lines += [f"## {caption}", "", NOT_DRAWN.get(name, "Nothing to draw in these runs."), ""]
     lines += ["## Environment", "", *environment_lines(environments), "",
               "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
     readme = out / "README.md"
