@@ -104,7 +104,8 @@ def summarize(run: str, report_dir: Path) -> str:
                 gaps = [100 * (float(r["bound"]) - optimum[r["instance"]]) / abs(optimum[r["instance"]])
                         for r in cells[kind, n, lp] if r.get("bound") is not None and r["instance"] in optimum
                         and optimum[r["instance"]] != 0]
-                row.append(fmt(median(gaps), 2))
+                gap = median(gaps)
+                row.append("-" if gap is None else f"{max(gap, 0.0):.2f}")
             lines.append(f"| {lp} | " + " | ".join(row) + " |")
         lines += ["", "### Total seconds (median) and proven / instances", "",
                   "| solver | " + " | ".join(f"n={n}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]

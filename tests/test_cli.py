@@ -128,3 +128,10 @@ def test_solver_spec_with_options_runs_from_the_command_line(example: Path) -> N
     assert json.loads(result.stdout)["status"] == "optimal"
     bad = run("solve", str(example), "--solver", "ilp-highs[tighten]")
     assert bad.returncode == 2 and "expected key=value" in bad.stderr
+
+
+def test_warm_up_reports_each_solver() -> None:
+    result = run("warm-up", "--solvers", "brute-force,ilp-highs[tighten=true]")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["warm-up brute-force", "warm-up ilp-highs[tighten=true]"]
