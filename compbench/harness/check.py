@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,10 +139,20 @@ def check(problems: list[Problem], solvers: list[str], *, time_limit: float | No
         if on_record is not None:
             on_record(record)
 
+    from tqdm import tqdm
+
     pool = executor or LocalExecutor(jobs)
+    progress = tqdm(total=len(tasks), disable=not sys.stderr.isatty(), unit="solve", desc="check", leave=False,
+                    dynamic_ncols=True)
+
+    def collect_and_count(record: dict[str, Any]) -> None:
+        collect(record)
+        progress.update(1)
+
     try:
-        run_tasks(tasks, pool, collect)
+        run_tasks(tasks, pool, collect_and_count, progress=progress)
     finally:
+        progress.close()
         if executor is None:
             pool.close()
     table = {s: dict.fromkeys(COLUMNS, 0) for s in solvers}
