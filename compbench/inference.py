@@ -1,0 +1,63 @@
+"""Probabilistic inference over the solutions of a problem: the partition function and posterior marginals.
+
+p(solution) ∝ exp(objective): ``log_partition(problem)`` is log Σ exp(objective) over every valid solution (its
+length condition, root mode and order; -inf when there is none) and ``marginals(problem)`` the posterior
+probability of every token, arc, bigram and, in second order, sibling triple.  The computation (inside and outside
+over the hook-trick chart's hypergraph) is provided through the ``compbench.inference`` entry-point group, as the
+solvers are, so the core imports no solver.
+
+>>> import compbench, numpy as np
+>>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
+>>> m = compbench.marginals(p)
+>>> round(float(m.token.sum()), 6)          # every solution keeps 3 tokens
+3.0
+>>> bool(np.isclose(m.log_partition, compbench.log_partition(p)))
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+import numpy as np
+
+from .problem import Problem
+
+GROUP = "compbench.inference"
+
+
+@dataclass(frozen=True)
+class Marginals:
+    """Posterior probabilities under p(solution) ∝ exp(objective), in the problem's own layouts.
+
+    ``token[k-1]``: token k is kept; ``arc[h, m]``: m is kept with head h; ``bigram[a, b]``: a and b are consecutive
+    in 0, kept tokens, n+1; ``sibling[h, s, m]`` (second order): m is a modifier of h whose previous modifier on
+    that side is s (s = h for the first).  Token marginals sum to the expected length; every kept token's arc
+    marginals over its heads sum to its token marginal.
+    """
+
+    log_partition: float
+    token: np.ndarray
+    arc: np.ndarray
+    bigram: np.ndarray
+    sibling: np.ndarray | None = None
+
+
+def _provider() -> Any:
+    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    if "hook-trick" not in found:
+        raise RuntimeError(f"no inference provider registered in the {GROUP!r} entry-point group (is compbench "
+                           "installed with its solvers?)")
+    return found["hook-trick"].load()
+
+
+def log_partition(problem: Problem) -> float:
+    """log Σ exp(objective) over every valid solution of ``problem``; -inf when there is none."""
+    return float(_provider().log_partition(problem))
+
+
+def marginals(problem: Problem) -> Marginals:
+    """Posterior marginals of tokens, arcs, bigrams (and sibling triples) under p ∝ exp(objective)."""
+    return _provider().marginals(problem)

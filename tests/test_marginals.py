@@ -1,0 +1,104 @@
+"""log Z and marginals (inside-outside over the hook-trick chart) against brute-force enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import compbench
+from compbench import objective, sibling_pairs, tree_violation
+from compbench.testing import problems
+
+
+def enumerate_solutions(problem):
+    """(heads, objective) of every valid solution, by trying every head assignment."""
+    n = problem.n
+    lo, hi = problem.length_bounds()
+    for assignment in itertools.product(range(-1, n + 1), repeat=n):
+        heads = np.array((-1, *assignment))
+        if not lo <= int((heads[1:] >= 0).sum()) <= hi or tree_violation(heads, problem.single_root) is not None:
+            continue
+        value = objective(problem, heads)
+        if value > -math.inf:
+            yield heads, value
+
+
+def brute_force_marginals(problem):
+    n = problem.n
+    solutions = list(enumerate_solutions(problem))
+    token, arc, bigram = np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2))
+    sibling = np.zeros((n + 1,) * 3)
+    if not solutions:
+        return -math.inf, token, arc, bigram, sibling
+    values = np.array([v for _, v in solutions])
+    log_z = values.max() + math.log(np.exp(values - values.max()).sum())
+    for (heads, _), p in zip(solutions, np.exp(values - log_z)):
+        kept = [k for k in range(1, n + 1) if heads[k] >= 0]
+        for k in kept:
+            token[k - 1] += p
+            arc[heads[k], k] += p
+        sequence = [0, *kept, n + 1]
+        for a, b in zip(sequence, sequence[1:]):
+            bigram[a, b] += p
+        for h, s, k in sibling_pairs(heads):
+            sibling[h, s, k] += p
+    return log_z, token, arc, bigram, sibling
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(problem=problems(max_n=5, second_order=None))
+def test_log_partition_and_marginals_match_brute_force(problem):
+    log_z, token, arc, bigram, sibling = brute_force_marginals(problem)
+    got = compbench.marginals(problem)
+    assert compbench.log_partition(problem) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+    assert got.log_partition == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+    np.testing.assert_allclose(got.token, token, atol=1e-9)
+    np.testing.assert_allclose(got.arc, arc, atol=1e-9)
+    np.testing.assert_allclose(got.bigram, bigram, atol=1e-9)
+    if problem.second_order:
+        np.testing.assert_allclose(got.sibling, sibling, atol=1e-9)
+    else:
+        assert got.sibling is None
+
+
+@pytest.mark.parametrize("length", [None, 4])
+@pytest.mark.parametrize("second_order", [False, True])
+def test_marginals_are_the_gradient_of_log_partition(length, second_order):
+    p = compbench.generate("gaussian", n=9, seed=3, length=length, second_order=second_order)
+    got = compbench.marginals(p)
+    eps = 1e-6
+    for k in (1, 4, 9):
+        token = p.token_scores.copy()
+        token[k - 1] += eps
+        up = compbench.log_partition(p.replace(token_scores=token))
+        token[k - 1] -= 2 * eps
+        down = compbench.log_partition(p.replace(token_scores=token))
+        assert (up - down) / (2 * eps) == pytest.approx(got.token[k - 1], abs=1e-6)
+    arc = p.arc_scores.copy()
+    arc[0, 5] += eps
+    up = compbench.log_partition(p.replace(arc_scores=arc))
+    arc[0, 5] -= 2 * eps
+    assert (up - compbench.log_partition(p.replace(arc_scores=arc))) / (2 * eps) == pytest.approx(got.arc[0, 5],
+                                                                                                abs=1e-6)
+    assert got.token.sum() == pytest.approx(4.0 if length else np.sum(got.token))  # the expected length
+
+
+def test_marginals_concentrate_on_the_optimum_at_low_temperature():
+    p = compbench.generate("gaussian", n=12, seed=1, length=5)
+    best = compbench.get_solver("resource-dp").solve(p)
+    cold = p.replace(token_scores=p.token_scores * 200, arc_scores=p.arc_scores * 200,
+                     bigram_scores=p.bigram_scores * 200)
+    kept = np.zeros(p.n)
+    kept[best.kept - 1] = 1
+    np.testing.assert_allclose(compbench.marginals(cold).token, kept, atol=1e-6)
+
+
+def test_no_underflow_at_n_200():
+    p = compbench.generate("distance", n=200, seed=0)
+    got = compbench.marginals(p)
+    assert math.isfinite(got.log_partition) and np.all(np.isfinite(got.arc))
+    assert np.allclose(got.arc[:, 1:].sum(axis=0), got.token)  # each kept token has exactly one head
