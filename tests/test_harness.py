@@ -438,3 +438,12 @@ def test_repro_files_of_long_and_clashing_ids(plugins: Path, tmp_path: Path) -> 
     files = sorted(repro.glob("*.json"))
     assert len(files) == 3 and all(len(f.name) < 150 for f in files)
     assert {compbench.read_instance(f).id for f in files} == {"a/b", "a_b", "z" * 300}
+
+
+def test_resume_to_larger_sizes_keeps_skipping(plugins: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run_sweep(make_tasks(source_problems("gen:gaussian:4-5:1"), ["sleeper"], 0.5), run, grace=0.2)
+    assert [r["status"] for r in results(run)] == ["optimal", "timeout"]
+    started = time.monotonic()
+    counts = run_sweep(make_tasks(source_problems("gen:gaussian:6-7:1"), ["sleeper"], 0.5), run, resume=True)
+    assert counts.get("skipped") == 2 and time.monotonic() - started < 10

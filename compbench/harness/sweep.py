@@ -240,14 +240,22 @@ class SizeSkipper:
     timeouts: dict[tuple[str, str, int], int] = field(default_factory=lambda: defaultdict(int))
     limit: dict[tuple[str, str], int] = field(default_factory=dict)  # smallest size that tripped
 
-    def plan(self, tasks: Iterable[dict]) -> None:
+    def plan(self, tasks: Iterable[dict], recorded: Iterable[dict] = ()) -> None:
+        """Count the instances per (solver, kind, size): the tasks', and those of earlier records of the run file
+        that are not among them (a resumed run extended to larger sizes still skips after the smaller ones)."""
         counts: dict[tuple[str, str, int], int] = defaultdict(int)
-        for task in tasks:
-            h = task["header"]
-            counts[h["solver"], h["kind"], h["n"]] += 1
+        seen = set()
+        for header in [task["header"] for task in tasks] + [r for r in recorded if r.get("type") == "result"]:
+            if (header["instance"], header["solver"]) not in seen:
+                seen.add((header["instance"], header["solver"]))
+                counts[header["solver"], header["kind"], header["n"]] += 1
         self.per_size = dict(counts)
 
     def observe(self, record: dict[str, Any]) -> None:
+        if record.get("status") == "skipped":  # skipped in an earlier part of the run: still skipped
+            pair = (record["solver"], record["kind"])
+            self.limit[pair] = min(self.limit.get(pair, record["n"] - 1), record["n"] - 1)
+            return
         if record.get("status") != "timeout":
             return
         key = (record["solver"], record["kind"], record["n"])
@@ -390,7 +398,7 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
         raise FileExistsError(f"{path} exists (use --resume to continue it, or choose another --out)")
     done = recorded_pairs(existing)
     skipper = SizeSkipper(skip_fraction)
-    skipper.plan(tasks)
+    skipper.plan(tasks, existing)
     for record in existing:
         if record.get("type") == "result":
             skipper.observe(record)
