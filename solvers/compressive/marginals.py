@@ -44,6 +44,14 @@ def _log_add(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
+@njit(cache=True, inline="always")
+def _value(inside, item, c):
+    """An antecedent's inside value at count c; item -1 is the semiring's one (count 0)."""
+    if item < 0:
+        return 0.0 if c == 0 else NEG
+    return inside[item, c]
+
+
 @njit(cache=True)
 def _inside(conclusion, antecedents, score, adds, inside):
     """inside[item, c]: log-sum-exp over the derivations of the item that keep c words (adds[e] words per edge)."""
@@ -51,11 +59,11 @@ def _inside(conclusion, antecedents, score, adds, inside):
     for e in range(conclusion.shape[0]):
         x, a, b, k = conclusion[e], antecedents[e, 0], antecedents[e, 1], adds[e]
         for c1 in range(cap + 1 - k):
-            va = 0.0 if (a < 0 and c1 == 0) else (NEG if a < 0 else inside[a, c1])
+            va = _value(inside, a, c1)
             if va == NEG:
                 continue
             for c2 in range(cap + 1 - k - c1):
-                vb = 0.0 if (b < 0 and c2 == 0) else (NEG if b < 0 else inside[b, c2])
+                vb = _value(inside, b, c2)
                 if vb != NEG:
                     inside[x, c1 + c2 + k] = _log_add(inside[x, c1 + c2 + k], va + vb + score[e])
 
@@ -68,11 +76,11 @@ def _outside(conclusion, antecedents, score, adds, inside, outside, log_z, poste
         x, a, b, k = conclusion[e], antecedents[e, 0], antecedents[e, 1], adds[e]
         total = NEG
         for c1 in range(cap + 1 - k):
-            va = 0.0 if (a < 0 and c1 == 0) else (NEG if a < 0 else inside[a, c1])
+            va = _value(inside, a, c1)
             if va == NEG:
                 continue
             for c2 in range(cap + 1 - k - c1):
-                vb = 0.0 if (b < 0 and c2 == 0) else (NEG if b < 0 else inside[b, c2])
+                vb = _value(inside, b, c2)
                 ox = outside[x, c1 + c2 + k]
                 if vb == NEG or ox == NEG:
                     continue

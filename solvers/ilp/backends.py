@@ -500,59 +500,31 @@ class GurobiILP(ILPSolver):
         return "error", values, bound, {**stats, "gurobi_status": int(m.Status)}
 
 
-# The hypergraph flow formulation on every backend, and the LP relaxations.
+# The hypergraph flow formulation on every backend, and the LP relaxations: the same adapters under another name.
 
-class HighsDPILP(HighsILP):
-    name = "ilp-dp-highs"
-    formulation = "dp"
-    description = "The chart's hypergraph flow as an ILP (z integer) on HiGHS through highspy"
-
-
-class PulpCbcDPILP(PulpCbcILP):
-    name = "ilp-dp-pulp-cbc"
-    formulation = "dp"
-    description = "The chart's hypergraph flow as an ILP through PuLP with its bundled CBC"
+def _variant(base: type[ILPSolver], name: str, description: str, **attributes: Any) -> type[ILPSolver]:
+    """``base`` registered under ``name`` with another formulation, relaxation or defaults."""
+    cls = type(base.__name__, (base,), {"name": name, "description": description, **attributes})
+    cls.__module__, cls.__qualname__ = __name__, name
+    return cls
 
 
-class PulpHighsDPILP(PulpHighsILP):
-    name = "ilp-dp-pulp-highs"
-    formulation = "dp"
-    description = "The chart's hypergraph flow as an ILP through PuLP with HiGHS"
-
-
-class OrtoolsScipDPILP(OrtoolsScipILP):
-    name = "ilp-dp-ortools-scip"
-    formulation = "dp"
-    description = "The chart's hypergraph flow as an ILP on SCIP through OR-Tools"
-
-
-class OrtoolsCpSatDPILP(OrtoolsCpSatILP):
-    name = "ilp-dp-ortools-cpsat"
-    formulation = "dp"
-    description = "The chart's hypergraph flow on CP-SAT (every hyperedge a 0/1 variable, objective scaled)"
-
-
-class GurobiDPILP(GurobiILP):
-    name = "ilp-dp-gurobi"
-    formulation = "dp"
-    description = "The chart's hypergraph flow as an ILP on Gurobi (size-limited licence: small n only)"
-
-
-class HighsJointLP(HighsILP):
-    name = "lp-joint-highs"
-    relax = True
-    exact = False
-    description = "LP relaxation of the joint ILP on HiGHS: optimal only when the LP optimum is an integral solution"
-    defaults = {"joint": {}, "dp": {"solver": "ipm"}}
-
-
-class HighsDPLP(HighsDPILP):
-    name = "lp-dp-highs"
-    relax = True
-    exact = False
-    defaults = {"joint": {}, "dp": {"solver": "ipm"}}  # with crossover: a vertex
-    description = ("LP relaxation of the hypergraph flow on HiGHS (the Lagrangian bound of the length); optimal when "
-                   "the best derivation over its support reaches the LP value")
+DP = "The chart's hypergraph flow as an ILP"
+HighsDPILP = _variant(HighsILP, "ilp-dp-highs", f"{DP} (z integer) on HiGHS through highspy", formulation="dp")
+PulpCbcDPILP = _variant(PulpCbcILP, "ilp-dp-pulp-cbc", f"{DP} through PuLP with its bundled CBC", formulation="dp")
+PulpHighsDPILP = _variant(PulpHighsILP, "ilp-dp-pulp-highs", f"{DP} through PuLP with HiGHS", formulation="dp")
+OrtoolsScipDPILP = _variant(OrtoolsScipILP, "ilp-dp-ortools-scip", f"{DP} on SCIP through OR-Tools",
+                            formulation="dp")
+OrtoolsCpSatDPILP = _variant(OrtoolsCpSatILP, "ilp-dp-ortools-cpsat", f"{DP} on CP-SAT (every hyperedge a 0/1 "
+                             "variable, objective scaled)", formulation="dp")
+GurobiDPILP = _variant(GurobiILP, "ilp-dp-gurobi", f"{DP} on Gurobi (size-limited licence: small n only)",
+                       formulation="dp")
+HighsJointLP = _variant(HighsILP, "lp-joint-highs", "LP relaxation of the joint ILP on HiGHS: optimal only when the "
+                        "LP optimum is an integral solution", relax=True, exact=False,
+                        defaults={"joint": {}, "dp": {"solver": "ipm"}})
+HighsDPLP = _variant(HighsDPILP, "lp-dp-highs", "LP relaxation of the hypergraph flow on HiGHS (the Lagrangian bound "
+                     "of the length); optimal when the best derivation over its support reaches the LP value",
+                     relax=True, exact=False, defaults={"joint": {}, "dp": {"solver": "ipm"}})  # crossover: a vertex
 
 
 class HighsReducedCostDPILP(HighsDPILP):
