@@ -44,9 +44,11 @@ from typing import Any, Callable
 import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
+from compbench.limits import available_memory
+from solvers.compressive.chart import max_hyperedges
 
 from .dp_flow import build_dp_model
-from .model import FLOWS, INTEGRALITY_TOLERANCE, Model, build_joint_model
+from .model import FLOWS, INTEGRALITY_TOLERANCE, Model, build_joint_model, model_size
 
 FORMULATIONS: dict[str, Callable[..., Model]] = {"joint": build_joint_model, "dp": build_dp_model}
 MODEL_OPTIONS = {"joint": {"flow", "bigram_cuts", "tighten"}, "dp": set()}
@@ -96,6 +98,20 @@ class BackendLimit(SolverError):
     """The backend cannot take this model (a size-limited licence): the answer is ``unsupported``."""
 
 
+BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's copy, presolve and factorization
+
+
+def model_bytes(problem: Problem, formulation: str, options: dict[str, Any]) -> int:
+    """About how much memory the model of ``problem`` needs, from its size formula, before anything is built."""
+    if formulation == "dp":
+        nonzeros = 3 * max_hyperedges(problem.n) + 2 * problem.n
+    else:
+        nonzeros = model_size(problem.n, flow=options.get("flow", "single"), bigram_cuts=options.get(
+            "bigram_cuts", False), tighten=options.get("tighten", False), second_order=problem.second_order)[
+            "nonzeros"]
+    return BYTES_PER_NONZERO * nonzeros
+
+
 def trivially_infeasible(model: Model) -> bool:
     """Whether a row with no entries excludes 0 (the dp model of a problem whose goal has no derivation)."""
     empty = np.diff(model.row_starts) == 0
@@ -136,6 +152,11 @@ class ILPSolver(Solver):
             self._load()
         except ImportError as exc:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: backend not installed ({exc})")
+        needed, limit = model_bytes(problem, formulation, model_options), available_memory() // 4
+        if needed > limit:
+            return Solution(Status.UNSUPPORTED, message=(
+                f"{self.name}: the {formulation} model for n = {problem.n} needs about {needed / 2**30:.1f} GiB, "
+                f"more than a quarter of the memory available ({4 * limit / 2**30:.1f} GiB)"))
         start = time.perf_counter()
         model = build_model(problem, formulation, **model_options)
         if self.relax:
