@@ -227,7 +227,7 @@ def test_gurobi_licence_limit_is_unsupported_not_a_crash(name):
 
 @pytest.mark.parametrize("name", ["ilp-highs", "ilp-dp-highs", "ilp-pulp-cbc"])
 def test_model_that_cannot_fit_is_refused_before_it_is_built(name):
-    p = compbench.generate("distance", n=400, seed=0, length=100)
+    p = compbench.generate("distance", n=800, seed=0, length=300)  # the dp model alone: about 0.3 TB
     solution = compbench.get_solver(name).solve(p, time_limit=5)
     assert solution.status == Status.UNSUPPORTED and "GiB, more than a quarter of the memory" in solution.message
     assert solution.seconds["total"] < 2
