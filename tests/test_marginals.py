@@ -102,3 +102,31 @@ def test_no_underflow_at_n_200():
     got = compbench.marginals(p)
     assert math.isfinite(got.log_partition) and np.all(np.isfinite(got.arc))
     assert np.allclose(got.arc[:, 1:].sum(axis=0), got.token)  # each kept token has exactly one head
+
+
+@pytest.mark.parametrize("temperature", [1.0, 50.0, 400.0])
+def test_log_partition_is_near_the_optimum_at_every_length_and_temperature(temperature):
+    # log Z_m lies between the optimum at m and the optimum plus log(number of solutions): at low temperature the
+    # count vectors spread over hundreds of nats and the convolutions switch to log space
+    p = compbench.generate("gaussian", n=12, seed=1)
+    cold = p.replace(token_scores=p.token_scores * temperature, arc_scores=p.arc_scores * temperature,
+                     bigram_scores=p.bigram_scores * temperature)
+    for m in range(13):
+        at_m = cold.replace(length=compbench.Length.exact(m))
+        best = compbench.get_solver("resource-dp").solve(at_m).objective
+        assert best - 1e-6 <= compbench.log_partition(at_m) <= best + 12 * math.log(14)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_marginals_match_brute_force_at_low_temperature(seed):
+    p = compbench.generate("gaussian", n=5, seed=seed, length=[None, 2, compbench.Length(1, 3)][seed % 3],
+                           second_order=seed % 2 == 1)
+    cold = p.replace(token_scores=p.token_scores * 300, arc_scores=p.arc_scores * 300,
+                     bigram_scores=p.bigram_scores * 300,
+                     sibling_scores=None if p.sibling_scores is None else p.sibling_scores * 300)
+    log_z, token, arc, bigram, _ = brute_force_marginals(cold)
+    got = compbench.marginals(cold)
+    assert got.log_partition == pytest.approx(log_z, rel=1e-12)
+    np.testing.assert_allclose(got.token, token, atol=1e-9)
+    np.testing.assert_allclose(got.arc, arc, atol=1e-9)
+    np.testing.assert_allclose(got.bigram, bigram, atol=1e-9)

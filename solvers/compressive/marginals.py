@@ -44,76 +44,148 @@ def _log_add(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
+RANGE = 300.0  # a count vector whose finite values spread wider than this is convolved in log space
+
+
 @njit(cache=True, inline="always")
-def _value(inside, item, c):
-    """An antecedent's inside value at count c; item -1 is the semiring's one (count 0)."""
+def _scaled(values, item, top, out):
+    """Write exp(values[item, c] - offset) for c = 0..top into ``out``; return the offset (the largest value, -inf
+    when there is none) and the spread of the finite values.  Item -1 is the semiring's one: 1 at count 0.
+    Convolutions then run on numbers in [0, 1], with one exp and one log per count instead of one log-sum-exp per
+    pair of counts; where the spreads of the vectors of one hyperedge add up to more than 2 RANGE (scores at a low
+    temperature), products of scaled values could underflow, and that hyperedge is done in log space."""
+    if item < 0:
+        out[0] = 1.0
+        return 0.0, 0.0
+    offset, low = NEG, np.inf
+    for c in range(top + 1):
+        v = values[item, c]
+        offset = max(offset, v)
+        if v != NEG:
+            low = min(low, v)
+    for c in range(top + 1):
+        out[c] = math.exp(values[item, c] - offset) if offset != NEG else 0.0
+    return offset, (offset - low if offset != NEG else 0.0)
+
+
+@njit(cache=True, inline="always")
+def _value(values, item, c):
+    """An item's value at count c; item -1 is the semiring's one (count 0)."""
     if item < 0:
         return 0.0 if c == 0 else NEG
-    return inside[item, c]
+    return values[item, c]
+
+
+@njit(cache=True, inline="always")
+def _top(most, item):
+    """The largest count an antecedent can have: a span (i, j) keeps at most j - i words; the one keeps none."""
+    return 0 if item < 0 else most[item]
 
 
 @njit(cache=True)
-def _inside(conclusion, antecedents, score, adds, inside):
+def _inside(conclusion, antecedents, score, adds, most, inside):
     """inside[item, c]: log-sum-exp over the derivations of the item that keep c words (adds[e] words per edge)."""
     cap = inside.shape[1] - 1
+    pa, pb = np.empty(cap + 1), np.empty(cap + 1)
     for e in range(conclusion.shape[0]):
         x, a, b, k = conclusion[e], antecedents[e, 0], antecedents[e, 1], adds[e]
-        for c1 in range(cap + 1 - k):
-            va = _value(inside, a, c1)
-            if va == NEG:
-                continue
-            for c2 in range(cap + 1 - k - c1):
-                vb = _value(inside, b, c2)
-                if vb != NEG:
-                    inside[x, c1 + c2 + k] = _log_add(inside[x, c1 + c2 + k], va + vb + score[e])
+        ta, tb = min(cap - k, _top(most, a)), min(cap - k, _top(most, b))
+        if ta < 0 or tb < 0:
+            continue
+        ma, spread_a = _scaled(inside, a, ta, pa)
+        mb, spread_b = _scaled(inside, b, tb, pb)
+        if ma == NEG or mb == NEG:
+            continue
+        if spread_a + spread_b > 2 * RANGE:
+            for c1 in range(ta + 1):  # the same sum in log space
+                for c2 in range(min(tb, cap - k - c1) + 1):
+                    v = _value(inside, a, c1) + _value(inside, b, c2)
+                    if v != NEG:
+                        inside[x, c1 + c2 + k] = _log_add(inside[x, c1 + c2 + k], v + score[e])
+            continue
+        base = ma + mb + score[e]
+        for c in range(k, min(cap, ta + tb + k) + 1):  # I[x, c] ⊕= ⊕_{c1 + c2 + k = c} I[a, c1] ⊗ I[b, c2] ⊗ s
+            total = 0.0
+            for c1 in range(max(0, c - k - tb), min(ta, c - k) + 1):
+                total += pa[c1] * pb[c - k - c1]
+            if total > 0.0:
+                inside[x, c] = _log_add(inside[x, c], base + math.log(total))
 
 
 @njit(cache=True)
-def _outside(conclusion, antecedents, score, adds, inside, outside, log_z, posterior):
+def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z, posterior):
     """outside[item, c] in reverse order, and each hyperedge's posterior probability."""
     cap = inside.shape[1] - 1
+    pa, pb, po = np.empty(cap + 1), np.empty(cap + 1), np.empty(cap + 1)
     for e in range(conclusion.shape[0] - 1, -1, -1):
         x, a, b, k = conclusion[e], antecedents[e, 0], antecedents[e, 1], adds[e]
-        total = NEG
-        for c1 in range(cap + 1 - k):
-            va = _value(inside, a, c1)
-            if va == NEG:
-                continue
-            for c2 in range(cap + 1 - k - c1):
-                vb = _value(inside, b, c2)
-                ox = outside[x, c1 + c2 + k]
-                if vb == NEG or ox == NEG:
-                    continue
-                total = _log_add(total, ox + va + vb + score[e])
-                if a >= 0:
-                    outside[a, c1] = _log_add(outside[a, c1], ox + vb + score[e])
-                if b >= 0:
-                    outside[b, c2] = _log_add(outside[b, c2], ox + va + score[e])
-        posterior[e] = math.exp(total - log_z) if total != NEG else 0.0
+        posterior[e] = 0.0
+        ta, tb = min(cap - k, _top(most, a)), min(cap - k, _top(most, b))
+        if ta < 0 or tb < 0:
+            continue
+        mo, spread_o = _scaled(outside, x, cap, po)
+        ma, spread_a = _scaled(inside, a, ta, pa)
+        mb, spread_b = _scaled(inside, b, tb, pb)
+        if mo == NEG or ma == NEG or mb == NEG:
+            continue
+        if spread_o + spread_a + spread_b > 2 * RANGE:
+            log_total = NEG  # the same sums in log space
+            for c1 in range(ta + 1):
+                for c2 in range(min(tb, cap - k - c1) + 1):
+                    va, vb, vo = _value(inside, a, c1), _value(inside, b, c2), outside[x, c1 + c2 + k]
+                    if va == NEG or vb == NEG or vo == NEG:
+                        continue
+                    log_total = _log_add(log_total, vo + va + vb + score[e])
+                    if a >= 0:
+                        outside[a, c1] = _log_add(outside[a, c1], vo + vb + score[e])
+                    if b >= 0:
+                        outside[b, c2] = _log_add(outside[b, c2], vo + va + score[e])
+            posterior[e] = math.exp(log_total - log_z) if log_total != NEG else 0.0
+            continue
+        total = 0.0  # Σ O[x, c1 + c2 + k] I[a, c1] I[b, c2]: the hyperedge's posterior mass
+        for c1 in range(ta + 1):
+            toward_a = 0.0  # O[a, c1] ⊕= O[x, c1 + c2 + k] ⊗ I[b, c2] ⊗ s
+            for c2 in range(min(tb, cap - k - c1) + 1):
+                toward_a += po[c1 + c2 + k] * pb[c2]
+            total += toward_a * pa[c1]
+            if a >= 0 and toward_a > 0.0:
+                outside[a, c1] = _log_add(outside[a, c1], mo + mb + score[e] + math.log(toward_a))
+        if b >= 0:
+            for c2 in range(tb + 1):
+                toward_b = 0.0  # O[b, c2] ⊕= O[x, c1 + c2 + k] ⊗ I[a, c1] ⊗ s
+                for c1 in range(min(ta, cap - k - c2) + 1):
+                    toward_b += po[c1 + c2 + k] * pa[c1]
+                if toward_b > 0.0:
+                    outside[b, c2] = _log_add(outside[b, c2], mo + ma + score[e] + math.log(toward_b))
+        if total > 0.0:
+            posterior[e] = math.exp(mo + ma + mb + score[e] + math.log(total) - log_z)
 
 
-def _inside_pass(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndarray, float, int, int]:
+def _inside_pass(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndarray, np.ndarray, float, int, int]:
     """Inside over the hypergraph; with a length condition counting kept words up to its upper end."""
     graph = hypergraph(problem)
     counting = problem.length is not None
     lo, hi = problem.length_bounds() if counting else (0, 0)
     adds = (graph.modifier >= 0).astype(np.int64) if counting else np.zeros(len(graph.score), np.int64)
+    N = graph.n + 1
+    items = np.arange(graph.num_items)
+    most = np.minimum(hi, items % N - (items // N) % N).astype(np.int64)  # at most j - i words in (i, j)
     inside = np.full((graph.num_items, hi + 1), NEG)
-    _inside(graph.conclusion, graph.antecedents, graph.score, adds, inside)
+    _inside(graph.conclusion, graph.antecedents, graph.score, adds, most, inside)
     allowed = inside[graph.goal, lo:hi + 1]
     top = allowed.max() if len(allowed) else NEG
     log_z = float(top + np.log(np.exp(allowed - top).sum())) if top != NEG else -math.inf
-    return graph, adds, inside, log_z, lo, hi
+    return graph, adds, most, inside, log_z, lo, hi
 
 
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every solution of ``problem`` (its length condition, root mode and order)."""
-    return _inside_pass(problem)[3]
+    return _inside_pass(problem)[4]
 
 
 def marginals(problem: Problem) -> Marginals:
     """Posterior probabilities of tokens, arcs, bigrams (and sibling triples) under p(solution) ∝ exp(objective)."""
-    graph, adds, inside, log_z, lo, hi = _inside_pass(problem)
+    graph, adds, most, inside, log_z, lo, hi = _inside_pass(problem)
     n = problem.n
     token, arc, bigram = np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2))
     sibling = np.zeros((n + 1,) * 3) if problem.second_order else None
@@ -122,7 +194,7 @@ def marginals(problem: Problem) -> Marginals:
     outside = np.full_like(inside, NEG)
     outside[graph.goal, lo:hi + 1] = 0.0
     posterior = np.zeros(len(graph.score))
-    _outside(graph.conclusion, graph.antecedents, graph.score, adds, inside, outside, log_z, posterior)
+    _outside(graph.conclusion, graph.antecedents, graph.score, adds, most, inside, outside, log_z, posterior)
     attach = np.flatnonzero(graph.modifier >= 0)
     heads, mods = graph.head[attach], graph.modifier[attach]
     np.add.at(token, mods - 1, posterior[attach])
