@@ -236,6 +236,9 @@ def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):
     assert main(["plot", str(report), "--out", str(tmp_path / "plots")]) == 0  # the harness's accuracy plot
     assert all((tmp_path / "plots" / f"accuracy.{ext}").stat().st_size > 1000 for ext in ("png", "svg"))
     assert main(["evaluate", *common, "--model", str(tmp_path / "missing.npz")]) == 2
+    crf = tmp_path / "crf.npz"
+    assert main(["train", *common, "--out", str(crf), "--objective", "crf", "--epochs", "1"]) == 0
+    assert CompressionModel.load(crf).info["objective"] == "crf"
 
 
 # --- the shared corpora ----------------------------------------------------------------------------------------
@@ -266,3 +269,42 @@ def test_shared_google_aligns_most_sentences_and_trains_on_a_few_short_ones():
     model = CompressionModel()
     train_perceptron(model, short, [], compbench.get_solver("brute-force"), epochs=1, log=lambda line: None)
     assert np.any(model.weights)
+
+
+def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
+    from compbench.corpora.crf import sentence_loss
+    from compbench.corpora.features import DIM
+
+    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
+    sentence = next(s for s in corpus.sentences if s.aligned and s.n >= 5)
+    gold = sentence.golds[0]
+    model = CompressionModel(lm=BigramLM.fit([["cat", "sat"]]))
+    features = model.features(sentence)
+    rng = np.random.default_rng(0)
+    weights = np.zeros(DIM + 1)
+    weights[np.unique(features.arc)] = rng.normal(0, 0.3, len(np.unique(features.arc)))
+    weights[DIM] = 0.5
+    loss, gradient = sentence_loss(model, features, sentence, gold, weights)
+    assert loss > 0
+    eps = 1e-6
+    for index in [int(features.token[0, 2]), int(features.arc[0, 2, 0]), int(features.bigram[0, 1, 1]), DIM]:
+        up, down = weights.copy(), weights.copy()
+        up[index] += eps
+        down[index] -= eps
+        numeric = (sentence_loss(model, features, sentence, gold, up)[0]
+                   - sentence_loss(model, features, sentence, gold, down)[0]) / (2 * eps)
+        assert gradient[index] == pytest.approx(numeric, abs=1e-5)
+
+
+def test_crf_training_learns_the_tiny_rule(tmp_path):
+    from compbench.corpora.crf import train_crf
+
+    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
+    parts = split_corpus(corpus)
+    model = CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+    solver = compbench.get_solver("resource-dp")
+    history = train_crf(model, parts["train"], parts["dev"], solver, epochs=3, log=lambda line: None)
+    assert history[-1]["mean_loss"] < history[0]["mean_loss"]
+    summary = evaluate_systems(model, parts["test"], [System("first-m"), System("joint", solver)])
+    assert summary["joint"]["f1"] >= 0.75 > summary["first-m"]["f1"] + 0.2
+    assert model.info["objective"] == "crf"

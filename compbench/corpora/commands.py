@@ -16,6 +16,7 @@ from ..problem import Length
 from .accuracy import System, evaluate_systems, format_table, target_lengths
 from .features import BigramLM
 from .model import CompressionModel
+from .crf import train_crf
 from .perceptron import train_perceptron
 from .readers import CORPORA, CorpusError, read_corpus, split_corpus
 from .tagger import PosTagger
@@ -73,9 +74,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"]})
     start = time.perf_counter()
     with stdout_to_stderr():
-        train_perceptron(model, train, parts["dev"], solver, epochs=args.epochs, batch_size=args.batch_size,
-                         max_n=args.max_n, seed=args.seed, progress=_progress,
-                         log=lambda line: print(line, file=sys.stderr))
+        common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
+                      progress=_progress, log=lambda line: print(line, file=sys.stderr))
+        if args.objective == "crf":
+            train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
+        else:
+            train_perceptron(model, train, parts["dev"], solver, **common)
     model.info["train_seconds"] = time.perf_counter() - start
     with atomic_output(out) as partial:
         model.save(partial)
@@ -155,7 +159,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                               "with the best dev F1 is kept (default 8)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
-    train.add_argument("--batch-size", type=int, default=8, help="sentences per averaged update (default 8)")
+    train.add_argument("--batch-size", type=int, default=8, help="sentences per update (default 8)")
+    train.add_argument("--objective", choices=("perceptron", "crf"), default="perceptron",
+                       help="averaged structured perceptron (default), or CRF: conditional log-likelihood of the "
+                            "gold compression with its tree latent, by inside-outside and AdaGrad")
+    train.add_argument("--l2", type=float, default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
+    train.add_argument("--learning-rate", type=float, default=0.2, help="CRF: AdaGrad step size (default 0.2)")
     train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")

@@ -1,0 +1,108 @@
+"""CRF training of the compression model: conditional log-likelihood of the gold compression, its tree latent.
+
+For a sentence with gold kept set K* (|K*| = m) and features phi, the model is p(K, T) ∝ exp(w · phi(K, T)) over
+the solutions of length m (every kept set of m tokens, every projective tree over it).  The loss is
+
+    L(w) = log Z_m(w) - log Z_{K*}(w) + (l2 / 2) |w|^2,
+
+Z_m summing over all solutions of length m and Z_{K*} over the trees of the gold kept set only (the other tokens
+forbidden), so that p(K*) = Z_{K*} / Z_m marginalizes the latent tree.  Its gradient is E_m[phi] - E_{K*}[phi] + l2 w,
+the two expectations from the posterior marginals of tokens, arcs, bigrams (and sibling triples) that
+:func:`compbench.marginals` computes by inside-outside over the same chart the decoders maximize over.
+
+The optimizer is AdaGrad on minibatches (Duchi et al. 2011): the features are hashed into 2^20 weights of which a
+sentence touches a few thousand, and AdaGrad's per-weight step sizes suit such sparse, unevenly frequent features;
+a full-batch quasi-Newton method (scipy's L-BFGS) would need a pass over the whole corpus per step.  The epoch with
+the best dev F1 under MAP decoding (the same decoder as the perceptron's) is kept.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import numpy as np
+
+from ..inference import marginals
+from ..problem import Length, Problem
+from ..registry import Solver
+from .accuracy import System, evaluate_systems
+from .features import DIM, SentenceFeatures
+from .model import CompressionModel
+from .perceptron import jackknife_lms, training_examples
+from .readers import Sentence
+
+
+def expected_features(features: SentenceFeatures, problem: Problem) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """(log Z, feature ids, their expected counts, expected LM total) under p ∝ exp(objective) over ``problem``."""
+    posterior = marginals(problem)
+    parts = [(features.token, posterior.token), (features.arc, posterior.arc), (features.bigram, posterior.bigram)]
+    if features.sibling is not None:
+        parts.append((features.sibling, posterior.sibling))
+    ids = np.concatenate([f.reshape(-1) for f, _ in parts])
+    weights = np.concatenate([np.repeat(p.reshape(-1), f.shape[-1]) for f, p in parts])
+    lm = float(np.sum(posterior.bigram * np.where(posterior.bigram > 0, features.lm, 0.0)))
+    return posterior.log_partition, ids, weights, lm
+
+
+def gold_problem(problem: Problem, gold: np.ndarray) -> Problem:
+    """The same problem with every token outside the gold kept set forbidden: its solutions are the gold set's
+    trees."""
+    token = np.full(problem.n, -np.inf)
+    token[gold - 1] = problem.token_scores[gold - 1]
+    return problem.replace(token_scores=token, length=Length.exact(len(gold)))
+
+
+def sentence_loss(model: CompressionModel, features: SentenceFeatures, sentence: Sentence, gold: np.ndarray,
+                  weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """The negative conditional log-likelihood of one gold compression and its gradient (dense, DIM + 1)."""
+    problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
+    log_z, ids, counts, lm = expected_features(features, problem)
+    gold_log_z, gold_ids, gold_counts, gold_lm = expected_features(features, gold_problem(problem, gold))
+    gradient = np.bincount(np.concatenate([ids, gold_ids]), weights=np.concatenate([counts, -gold_counts]),
+                           minlength=DIM + 1)
+    gradient[DIM] += lm - gold_lm
+    return log_z - gold_log_z, gradient
+
+
+def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
+              epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0, l2: float = 1e-4,
+              learning_rate: float = 0.2, progress: Callable | None = None,
+              log: Callable[[str], None] = print) -> list[dict]:
+    """Train ``model.weights`` in place by AdaGrad on the CRF loss; returns one record per epoch (mean loss and
+    dev F1 at the gold length, MAP decoding with ``solver``).  Training sentences see jackknifed LMs as in the
+    perceptron.  A sentence whose gold compression has no tree under the model's forbidden scores is skipped."""
+    examples = training_examples(train, max_n)
+    lms = jackknife_lms(train)
+    dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    weights = model.weights.copy()
+    squares = np.zeros(DIM + 1)
+    rng = random.Random(seed)
+    history, best = [], (-1.0, None, 0)
+    joint = [System("joint", solver, "joint")]
+    for epoch in range(1, epochs + 1):
+        rng.shuffle(examples)
+        total, counted = 0.0, 0
+        batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+        for batch in (progress(batches, desc=f"epoch {epoch}") if progress else batches):
+            gradient = np.zeros(DIM + 1)
+            for sentence, gold in batch:
+                loss, g = sentence_loss(model, model.features(sentence, lms[sentence.id]), sentence, gold, weights)
+                if not np.isfinite(loss):
+                    continue
+                total, counted = total + loss, counted + 1
+                gradient += g
+            gradient += l2 * len(batch) * weights
+            squares += gradient ** 2
+            touched = squares > 0
+            weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
+        model.weights = weights.copy()
+        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
+        history.append({"epoch": epoch, "mean_loss": total / max(counted, 1), "examples": counted, "dev_f1": score})
+        log(f"epoch {epoch}: mean loss {total / max(counted, 1):.4f} over {counted} examples, dev F1 "
+            f"{score if score is None else round(score, 4)}")
+        if score is None or score > best[0]:
+            best = (score if score is not None else -1.0, model.weights.copy(), epoch)
+    model.weights = best[1]
+    model.info.update(chosen_epoch=best[2], history=history, objective="crf", l2=l2, learning_rate=learning_rate)
+    return history
