@@ -38,7 +38,7 @@ SOLVERS = [
     "ilp-dp-rcfix-highs", "ilp-dp-highs", "ilp-dp-pulp-highs", "ilp-dp-pulp-cbc", "ilp-dp-ortools-scip",
     "ilp-dp-ortools-cpsat", "ilp-dp-gurobi",
     # the joint (Thadani & McKeown) model on every backend, and its tightened variant
-    "ilp-highs", "ilp-highs[tighten=true]", "ilp-pulp-highs", "ilp-pulp-cbc", "ilp-ortools-scip",
+    "ilp-highs", "ilp-highs[tighten=false]", "ilp-pulp-highs", "ilp-pulp-cbc", "ilp-ortools-scip",
     "ilp-ortools-cpsat", "ilp-gurobi",
     # the LP relaxations (their bounds give the root gaps)
     "lp-dp-highs", "lp-joint-highs",

@@ -25,7 +25,8 @@ Constraints (rows):
 - single flow: root emits Σ_k z_k (1 row), each token absorbs z_k (n rows), f_hk <= n y_hk (n² rows);
   multi flow: for each commodity t the root emits z_t, t absorbs z_t, others conserve (n(n+1) rows) and
   f^t_hk <= y_hk (n³ rows);
-- optional ``tighten``: single-flow capacities hi (root arcs) and hi - 1 (other arcs) instead of n, with hi the
+- ``tighten`` (default, chosen by ``benchmarks/bench_ilp.py``; ``tighten=False`` for the plain model): single-flow
+  capacities hi (root arcs) and hi - 1 (other arcs) instead of n, with hi the
   largest allowed length, f_hk >= y_hk (n² rows), and no 2-cycles y_hk + y_kh <= 1 (n(n-1)/2 rows);
 - projectivity: for every pair l < r with r - l >= 2 and every j with l < j < r:
   y_lr + y_rl + Σ_{g not in [l, r]} y_gj <= 1 (about n³/6 rows of about n+2 nonzeros: O(n⁴) nonzeros);
@@ -225,7 +226,7 @@ class _Rows:
 
 
 def build_joint_model(problem: Problem, *, flow: str = "single", bigram_cuts: bool = False,
-                      tighten: bool = False) -> JointModel:
+                      tighten: bool = True) -> JointModel:
     """Build the joint ILP of ``problem``.
 
     >>> import compbench
@@ -376,7 +377,7 @@ def build_joint_model(problem: Problem, *, flow: str = "single", bigram_cuts: bo
                  flow_capacity=n)
 
 
-def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, tighten: bool = False, length: bool = True,
+def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, tighten: bool = True, length: bool = True,
                single_root: bool = False, second_order: bool = False) -> dict[str, int]:
     """Variables, constraints and nonzeros of :func:`build_joint_model` as functions of n (exact counts).
 
