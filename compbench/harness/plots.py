@@ -68,7 +68,7 @@ DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca
               "signature-dp": "#9467bd", "ql-subgradient": "#c5b0d5", "brute-force": "#7f7f7f"}
 BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "#e377c2", "pulp-cbc": "#8c564b",
                    "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
-LP_COLOURS = {"lp-dp-highs": "#fd8d3c", "lp-joint-highs": "#9e9ac8"}
+LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#9e9ac8"}
 OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52", "#3182bd",
                  "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6")
 
