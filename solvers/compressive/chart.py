@@ -76,7 +76,7 @@ MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
 FILL = -1  # the ``find`` argument of the rules when they fill the chart
 EMIT = -2  # ... when they list their hyperedges instead (see :func:`hypergraph`)
-EDGE_COLUMNS = 11  # an emitted hyperedge: x i j (conclusion), a ai aj, b bi bj (antecedents), kept, score
+EDGE_COLUMNS = 6  # an emitted hyperedge: conclusion, two antecedents (item ids), modifier, head, score
 
 
 def chart_bytes(n: int, cap: int) -> int:
@@ -100,18 +100,23 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
     among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
     With counts, the count fixes the kept words of every item, so there is nothing to break.
 
-    With ``find`` = EMIT nothing is computed: the offer is appended to ``edges`` as a hyperedge (its conclusion,
-    antecedents, kept words and score) when both antecedents have a derivation in the filled max chart V.
+    With ``find`` = EMIT nothing is computed: the offer is appended to ``edges`` as a hyperedge when both
+    antecedents have a derivation in the filled max chart V: its conclusion and antecedents as item ids
+    (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment (``kept`` = 1) the
+    modifier and head ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.
     """
     if extra == NEG:
         return -1
     if find == EMIT:
         if V[a, ai, aj, 0] != NEG and V[b, bi, bj, 0] != NEG:
+            N = V.shape[1]
             e = n_edges[0]
-            edges[e, 0], edges[e, 1], edges[e, 2] = x, i, j
-            edges[e, 3], edges[e, 4], edges[e, 5] = a, ai, aj
-            edges[e, 6], edges[e, 7], edges[e, 8] = b, bi, bj
-            edges[e, 9], edges[e, 10] = kept, extra
+            edges[e, 0] = (x * N + i) * N + j
+            edges[e, 1] = -1 if a == LTRI and ai == aj else (a * N + ai) * N + aj
+            edges[e, 2] = -1 if b == LTRI and bi == bj else (b * N + bi) * N + bj
+            edges[e, 3] = -1 if kept == 0 else (j if x == RTRAP else i)
+            edges[e, 4] = -1 if kept == 0 else (i if x == RTRAP else j)
+            edges[e, 5] = extra
             n_edges[0] = e + 1
         return -1
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
@@ -289,10 +294,10 @@ def _emit(bigram, V, T, attach, sibling, zeros, second_order, single_root, edges
         for j in range(i, N):
             if V[SKIP, i, j, 0] != NEG:
                 e = n_edges[0]
-                edges[e, 0], edges[e, 1], edges[e, 2] = SKIP, i, j
-                for column in range(3, 9):
+                edges[e, 0] = (SKIP * N + i) * N + j
+                for column in range(1, 5):
                     edges[e, column] = -1
-                edges[e, 9], edges[e, 10] = 0, V[SKIP, i, j, 0]
+                edges[e, 5] = V[SKIP, i, j, 0]
                 n_edges[0] = e + 1
     _sweep(V, T, attach, 0.0, sibling, zeros, second_order, single_root, 0, 0, 0, EMIT, edges, n_edges)
 
@@ -486,7 +491,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive` in EMIT
     mode), in an order where every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_emit,), "the chart's hyperedge listing (for the dp ILP)", "20-35 s")
+    announce_compile((_emit,), "the chart's hyperedge listing (for the dp ILP and the marginals)", "50 s")
     n = scores.n
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)
@@ -495,18 +500,6 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     count = np.zeros(1, np.int64)
     _emit(scores.bigram, V, T, scores.attach, scores.sibling, scores.zeros, scores.second_order, scores.single_root,
           edges, count)
-    edges = edges[:count[0]]
-    ids = edges[:, :9].astype(np.int64)
-
-    def item(columns: slice) -> np.ndarray:
-        x, i, j = ids[:, columns].T
-        unit = (x < 0) | ((x == LTRI) & (i == j))
-        return np.where(unit, -1, (x * N + i) * N + j)
-
-    conclusion = item(slice(0, 3))
-    antecedents = np.stack([item(slice(3, 6)), item(slice(6, 9))], axis=1)
-    x, i, j = ids[:, 0], ids[:, 1], ids[:, 2]
-    attachment = edges[:, 9] == 1
-    modifier = np.where(attachment, np.where(x == RTRAP, j, i), -1)  # (rtrap h m) is (x h m), (ltrap m h) is (x m h)
-    head = np.where(attachment, np.where(x == RTRAP, i, j), -1)
-    return Hypergraph(conclusion, antecedents, modifier, head, edges[:, 10].copy(), (RTRI * N + 0) * N + n, n)
+    ids = edges[:count[0], :5].astype(np.int64)
+    return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
+                      edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
