@@ -167,7 +167,7 @@ def _save(fig: Any, out: Path, name: str) -> list[str]:
     fig.tight_layout()
     for ext in ("png", "svg"):
         path = out / f"{name}.{ext}"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=110, bbox_inches="tight")  # nothing clipped: legends sit outside the axes
         paths.append(str(path))
     plt.close(fig)
     return paths
