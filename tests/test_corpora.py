@@ -308,3 +308,13 @@ def test_crf_training_learns_the_tiny_rule(tmp_path):
     summary = evaluate_systems(model, parts["test"], [System("first-m"), System("joint", solver)])
     assert summary["joint"]["f1"] >= 0.75 > summary["first-m"]["f1"] + 0.2
     assert model.info["objective"] == "crf"
+
+
+def test_mbr_keeps_the_tokens_of_highest_marginal_a_tree_can_hold():
+    from compbench.corpora.accuracy import mbr_problem
+
+    p = compbench.generate("gaussian", n=9, seed=2, length=4)
+    marginal = compbench.marginals(p).token
+    solution = compbench.get_solver("resource-dp").solve(mbr_problem(p))
+    assert sorted(solution.kept) == sorted(np.argsort(-marginal)[:4] + 1)
+    assert compbench.evaluate(p, solution.heads) > -np.inf  # valid under the original problem

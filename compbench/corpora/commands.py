@@ -128,6 +128,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
                 System(f"tree-only ({names[0]})", baseline, "tree-only")]
     systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
+    if args.mbr:
+        systems.append(System(f"joint, MBR ({names[0]})", baseline, "mbr"))
     sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
@@ -193,4 +195,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--max-n", type=int, help="only sentences with at most this many tokens")
     evaluate.add_argument("--time-limit", type=float, metavar="S", help="per solve")
     evaluate.add_argument("--json-out", metavar="FILE", help="also write the results as JSON (for compbench plot)")
+    evaluate.add_argument("--mbr", action="store_true", help="add minimum-Bayes-risk decoding of the joint model "
+                                                               "(the kept set of highest expected token F1 under the "
+                                                               "posterior marginals, by the first solver)")
     evaluate.set_defaults(func=cmd_evaluate)
