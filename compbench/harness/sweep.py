@@ -13,13 +13,16 @@ A run file is JSON Lines: one ``{"type": "environment", ...}`` record each time 
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import datetime
 import json
 import os
 import platform
 import queue
+import shutil
 import sys
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from compbench.generate import KINDS, generate
-from compbench.io import problem_to_dict, read_instances
+from compbench.io import problem_to_dict, read_instance, read_instances, write_instances
 from compbench.problem import Problem
 from compbench.registry import list_solvers
 
@@ -144,6 +147,33 @@ def unique_ids(problems: Iterable[Problem]) -> list[Problem]:
     return [p.replace(id=f"{p.id or 'instance'}#{i}") for i, p in enumerate(problems)]
 
 
+def problem_files() -> Path:
+    """A directory for this process's problem files (binary NPZ, one per problem), removed at exit and, after a
+    kill -9, by the next worker started on this machine (its name carries this process's id)."""
+    global _problem_dir
+    if _problem_dir is None:
+        from .worker import SCRATCH_PREFIX
+
+        _problem_dir = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-problems-"))
+        atexit.register(shutil.rmtree, _problem_dir, True)
+    return _problem_dir
+
+
+_problem_dir: Path | None = None
+_problem_count = 0
+
+
+def problem_reference(problem: Problem) -> dict[str, Any]:
+    """What a task carries of its problem: the path of a binary copy written once (a worker reads the arrays
+    straight from it, never a JSON text of n^2 numbers) and the modes its warm-up problem mirrors."""
+    global _problem_count
+    _problem_count += 1
+    path = problem_files() / f"{_problem_count}.npz"
+    write_instances(path, [problem])
+    return {"file": str(path), "length": None if problem.length is None else [problem.length.min, problem.length.max],
+            "single_root": problem.single_root, "second_order": problem.second_order}
+
+
 def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None) -> list[dict]:
     """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first)."""
     solvers = list(solvers)
@@ -153,7 +183,7 @@ def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: 
         header = {"instance": problem.id, "n": problem.n, "m": lo if lo == hi else None,
                   "length": problem.length_mode if problem.length is None or lo != hi else "exact",
                   "length_bounds": [lo, hi], "kind": problem_kind(problem)}
-        data = problem_to_dict(problem)
+        data = problem_reference(problem)
         for solver in solvers:
             tasks.append({"header": {**header, "solver": solver}, "solver": solver, "problem": data,
                           "time_limit": time_limit})
@@ -314,6 +344,8 @@ class DaskExecutor:
         self.grace, self.warmup_limit = grace, warmup_limit
 
     def submit(self, task: dict[str, Any]) -> Any:
+        if "file" in task["problem"]:  # a remote worker cannot read this machine's files: send the instance itself
+            task = {**task, "problem": problem_to_dict(read_instance(task["problem"]["file"]))}
         return self.client.submit(run_in_child, task, self.grace, self.warmup_limit, pure=False)
 
     def wait_any(self, futures: Iterable[Any]) -> set:

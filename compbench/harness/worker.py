@@ -90,9 +90,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
     from compbench.agreement import judge
-    from compbench.io import problem_from_dict
-
-    problem = problem_from_dict(task["problem"])
+    problem = task_problem(task["problem"])
     solver = get_solver(task["solver"])
     reset = _reset_peak_memory()
     before = _memory_mb("VmRSS")
@@ -115,16 +113,33 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def warm_up_problem(like: dict[str, Any]):
-    """A tiny problem (n = WARMUP_N) of the same length mode, root mode and order as the task's problem."""
-    from compbench import Length, generate
+def task_problem(data: dict[str, Any]):
+    """A task's problem: a reference to its binary file (:func:`compbench.harness.sweep.problem_reference`) or the
+    instance's JSON object."""
+    from compbench.io import problem_from_dict, read_instance
 
+    return read_instance(data["file"]) if "file" in data else problem_from_dict(data)
+
+
+def _modes(like: dict[str, Any]) -> tuple[str, bool]:
+    """(length mode, second order) of a task's problem, from its reference ([lo, hi] lengths) or its JSON object
+    (an integer, a {min, max} range, or null)."""
     length = like.get("length")
     if isinstance(length, dict):
-        length = Length(1, WARMUP_N - 1)
-    elif length is not None:
-        length = WARMUP_N // 2
-    second_order = bool(like.get("scores", {}).get("sibling"))
+        length = [length["min"], length["max"]]
+    elif isinstance(length, int):
+        length = [length, length]
+    mode = "free" if length is None else ("exact" if length[0] == length[1] else "range")
+    return mode, bool(like.get("second_order") or like.get("scores", {}).get("sibling"))
+
+
+def warm_up_problem(like: dict[str, Any]):
+    """A tiny problem (n = WARMUP_N) of the same length mode, root mode and order as the task's problem (its
+    reference or its JSON object)."""
+    from compbench import Length, generate
+
+    mode, second_order = _modes(like)
+    length = {"range": Length(1, WARMUP_N - 1), "exact": WARMUP_N // 2, "free": None}[mode]
     return generate("gaussian", WARMUP_N, seed=0, length=length, single_root=bool(like.get("single_root")),
                     second_order=second_order)
 
@@ -255,8 +270,7 @@ class SolveProcess:
             self.close()
             self._start()
         problem = task["problem"]
-        key = (task["solver"], type(problem.get("length")).__name__, bool(problem.get("single_root")),
-               bool(problem.get("scores", {}).get("sibling")))  # what the warm-up problem mirrors
+        key = (task["solver"], *_modes(problem), bool(problem.get("single_root")))  # what the warm-up mirrors
         warm_up = key not in self._warmed
         message = {**task, "warm_up": warm_up}
         self._stderr.seek(0, os.SEEK_END)
