@@ -196,15 +196,19 @@ def marginals(problem: Problem) -> Marginals:
     posterior = np.zeros(len(graph.score))
     _outside(graph.conclusion, graph.antecedents, graph.score, adds, most, inside, outside, log_z, posterior)
     attach = np.flatnonzero(graph.modifier >= 0)
-    heads, mods = graph.head[attach], graph.modifier[attach]
-    np.add.at(token, mods - 1, posterior[attach])
-    np.add.at(arc, (heads, mods), posterior[attach])
+    heads, mods, mass = graph.head[attach], graph.modifier[attach], posterior[attach]
     N = n + 1
+
+    def summed(index: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        return np.bincount(index, weights, minlength=int(np.prod(shape))).reshape(shape)
+
+    token = summed(mods - 1, mass, (n,))
+    arc = summed(heads * N + mods, mass, (N, N))
     x, i, j = graph.conclusion // (N * N), (graph.conclusion // N) % N, graph.conclusion % N
     skips = np.flatnonzero((x == SKIP) & (graph.antecedents[:, 0] < 0))
-    np.add.at(bigram, (i[skips], j[skips] + 1), posterior[skips])
+    bigram = summed(i[skips] * (N + 1) + j[skips] + 1, posterior[skips], (N + 1, N + 1))
     if sibling is not None:
-        np.add.at(sibling, (heads, _previous_sibling(graph, attach), mods), posterior[attach])
+        sibling = summed((heads * N + _previous_sibling(graph, attach)) * N + mods, mass, (N, N, N))
     return Marginals(log_z, token, arc, bigram, sibling)
 
 
