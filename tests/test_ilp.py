@@ -231,3 +231,14 @@ def test_model_that_cannot_fit_is_refused_before_it_is_built(name):
     solution = compbench.get_solver(name).solve(p, time_limit=5)
     assert solution.status == Status.UNSUPPORTED and "GiB, more than a quarter of the memory" in solution.message
     assert solution.seconds["total"] < 2
+
+
+def test_reduced_cost_fixing_without_lp_duals_still_proves():
+    # length 0 with a forbidden <s> -> </s> bigram: the LP is infeasible and its interior-point run gives no duals;
+    # the whole MIP then decides (found by hypothesis)
+    inf = np.inf
+    p = compbench.Problem(np.array([0.924, 0.556]),
+                          np.array([[-inf, -0.988, -1.821], [-inf, -inf, -0.808], [-inf, 2.153, -inf]]),
+                          np.array([[-inf, 0.291, -0.489, -inf], [-inf, -inf, 0.371, 0.411],
+                                    [-inf, -inf, -inf, 0.421], [-inf, -inf, -inf, -inf]]), length=Length.exact(0))
+    assert compbench.get_solver("ilp-dp-rcfix-highs").solve(p).status == Status.INFEASIBLE

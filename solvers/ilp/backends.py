@@ -580,15 +580,19 @@ class HighsReducedCostDPILP(HighsDPILP):
                                  "lp_ipm_iterations": lp_stats.get("ipm_iterations"), "rounds": 0}
         if status == "infeasible":
             return "infeasible", None, None, stats
+        if status == "timeout":
+            return "timeout", None, None, {**stats, "lp_status": status}
         # any duals give a valid bound (weak duality): use them whatever the status (an IPM without crossover
-        # after presolve reports "Unknown" for a solved LP)
-        if status == "timeout" or not lp.getSolution().dual_valid:
-            return "timeout" if status == "timeout" else "error", None, None, {**stats, "lp_status": status}
-        # HiGHS minimizes -cost: the duals of the maximization are the negated row duals
-        bound, reduced = model.dual_bound(-np.array(lp.getSolution().row_dual))
-        stats["lp_bound"] = bound
-        slack = 1e-9 * (1.0 + abs(bound))
-        delta = max(self.first_delta * abs(bound), 1e-6)
+        # after presolve reports "Unknown" for a solved LP); without duals, fix nothing (the whole MIP decides)
+        if lp.getSolution().dual_valid:
+            # HiGHS minimizes -cost: the duals of the maximization are the negated row duals
+            bound, reduced = model.dual_bound(-np.array(lp.getSolution().row_dual))
+        else:
+            bound, reduced = math.inf, np.zeros(model.num_cols)
+            stats["lp_status"] = status
+        stats["lp_bound"] = bound if math.isfinite(bound) else None
+        slack = 1e-9 * (1.0 + abs(bound)) if math.isfinite(bound) else 0.0
+        delta = max(self.first_delta * abs(bound), 1e-6) if math.isfinite(bound) else math.inf
         while True:
             keep = -reduced <= delta + slack
             stats["rounds"] += 1
@@ -607,7 +611,7 @@ class HighsReducedCostDPILP(HighsDPILP):
                 full = np.zeros(model.num_cols)
                 full[keep] = values
             if status != "optimal":
-                return status, full, bound, stats
+                return status, full, bound if math.isfinite(bound) else None, stats
             value = float(model.cost @ full)
             if value >= bound - delta - slack or keep.all():
                 return "optimal", full, value, stats
