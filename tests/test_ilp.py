@@ -242,3 +242,14 @@ def test_reduced_cost_fixing_without_lp_duals_still_proves():
                           np.array([[-inf, 0.291, -0.489, -inf], [-inf, -inf, 0.371, 0.411],
                                     [-inf, -inf, -inf, 0.421], [-inf, -inf, -inf, -inf]]), length=Length.exact(0))
     assert compbench.get_solver("ilp-dp-rcfix-highs").solve(p).status == Status.INFEASIBLE
+
+
+def test_lp_relaxation_proves_an_infeasible_problem_where_the_interior_point_fails():
+    # HiGHS's interior point + crossover answers "Solve error" on this infeasible LP (found by hypothesis)
+    n, rng = 7, np.random.default_rng(4294967295)
+    arrays = [rng.integers(-2, 3, size=s).astype(np.float64) for s in [(n,), (n + 1, n + 1), (n + 2, n + 2)]]
+    for array in arrays:
+        array[rng.random(array.shape) < 0.15] = -np.inf
+    p = compbench.Problem(*arrays, length=Length.exact(5), single_root=True)
+    assert compbench.get_solver("brute-force").solve(p).status == Status.INFEASIBLE
+    assert compbench.get_solver("lp-dp-highs").solve(p).status == Status.INFEASIBLE

@@ -285,8 +285,16 @@ class HighsILP(ILPSolver):
 
     def _run(self, model, time_limit, threads, settings):
         highspy = self._load()
-        return run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings),
-                         bool(model.integrality.any()))
+        is_mip = bool(model.integrality.any())
+        answer = run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings), is_mip)
+        if answer[0] == "error" and not is_mip and settings.get("solver") == "ipm":
+            # HiGHS's interior point with crossover can end in "Solve error" on an infeasible LP: ask the
+            # simplex method instead (found by hypothesis)
+            retry = {k: v for k, v in settings.items() if k != "solver"}
+            status, values, bound, stats = run_highs(highspy, load_highs(highspy, model, threads, time_limit, retry),
+                                                     is_mip)
+            answer = status, values, bound, {**stats, "retried_with": "simplex (the interior point failed)"}
+        return answer
 
 
 class _PulpILP(ILPSolver):
