@@ -130,3 +130,14 @@ def test_marginals_match_brute_force_at_low_temperature(seed):
     np.testing.assert_allclose(got.token, token, atol=1e-9)
     np.testing.assert_allclose(got.arc, arc, atol=1e-9)
     np.testing.assert_allclose(got.bigram, bigram, atol=1e-9)
+
+
+@pytest.mark.parametrize("single_root", [False, True])
+def test_tree_crf_for_parsing_matches_enumeration(single_root):
+    rng = np.random.default_rng(5)
+    arc = rng.standard_normal((6, 6))
+    got = compbench.tree_marginals(arc, single_root=single_root)
+    everything_kept = compbench.Problem(np.zeros(5), arc, np.zeros((7, 7)), length=5, single_root=single_root)
+    log_z, _, arcs, _, _ = brute_force_marginals(everything_kept)
+    assert got.log_partition == pytest.approx(log_z)
+    np.testing.assert_allclose(got.arc, arcs, atol=1e-9)
