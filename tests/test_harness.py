@@ -107,6 +107,16 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class WarmupHanger(Base):
+        name = "warmup-hanger"
+        description = "hangs on the warm-up's tiny problem (n = 4), solves larger ones"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n <= 4:
+                time.sleep(600)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
     class Slow(Base):
         name = "slow"
         description = "brute force after a 0.25 s nap"
@@ -119,7 +129,8 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
-                  "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher"}
+                  "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
+                  "warmup-hanger": "WarmupHanger"}
 
 
 @pytest.fixture
@@ -447,3 +458,18 @@ def test_resume_to_larger_sizes_keeps_skipping(plugins: Path, tmp_path: Path) ->
     started = time.monotonic()
     counts = run_sweep(make_tasks(source_problems("gen:gaussian:6-7:1"), ["sleeper"], 0.5), run, resume=True)
     assert counts.get("skipped") == 2 and time.monotonic() - started < 10
+
+
+def test_a_hanging_warm_up_costs_the_full_limit_once(plugins: Path, tmp_path: Path) -> None:
+    from compbench.harness import worker
+
+    worker._WARM_UPS.clear()
+    run = tmp_path / "run.jsonl"
+    tasks = make_tasks(source_problems("gen:gaussian:5:3"), ["warmup-hanger"], time_limit=0.5)
+    started = time.monotonic()
+    run_sweep(tasks, run, jobs=1, grace=0.5, warmup_limit=4.0, skip_fraction=1.0)
+    assert time.monotonic() - started < 20
+    messages = [r["message"] for r in results(run)]
+    assert [r["status"] for r in results(run)] == ["timeout"] * 3
+    # the first warm-up may be compiling: the full limit; the next ones: the task's limit + grace
+    assert "exceeded 4 s" in messages[0] and all("exceeded 1 s" in m for m in messages[1:]), messages

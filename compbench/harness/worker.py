@@ -282,12 +282,15 @@ class SolveProcess:
             return self._died(task)
         if warm_up:
             warm_started = time.monotonic()
-            reply = self._read_line(warm_started + self.warmup_limit)
+            warm_limit = self._warm_up_limit(task)
+            reply = self._read_line(warm_started + warm_limit)
             if reply is None:
-                if time.monotonic() < warm_started + self.warmup_limit:  # its output ended: a crash, not a timeout
+                if time.monotonic() < warm_started + warm_limit:  # its output ended: a crash, not a timeout
                     return self._died(task, "in the warm-up")
+                _WARM_UPS[task["solver"]] = False
                 return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
-                                           f"{self.warmup_limit:g} s", time.monotonic() - warm_started)
+                                           f"{warm_limit:g} s", time.monotonic() - warm_started)
+            _WARM_UPS[task["solver"]] = True
             self._warmed.add(key)
         limit = task.get("time_limit")
         started = time.monotonic()
@@ -300,6 +303,14 @@ class SolveProcess:
                                            "grace)", wall)
             return self._died(task)
         return reply
+
+    def _warm_up_limit(self, task: dict[str, Any]) -> float:
+        """The full warm-up limit (room for a first compilation) the first time a solver warms up in this process;
+        once it has warmed up (its compiled code is cached) or hung, the task's own limit plus the grace period."""
+        limit = task.get("time_limit")
+        if task["solver"] not in _WARM_UPS or limit is None:
+            return self.warmup_limit
+        return min(self.warmup_limit, limit + self.grace)
 
     def _overran(self, task: dict[str, Any], why: str, wall: float) -> dict[str, Any]:
         self.close()
@@ -316,6 +327,9 @@ class SolveProcess:
 
 
 SCRATCH_PREFIX = "compbench-worker-"
+# Per solver, whether its first warm-up in this process (any worker) succeeded: later warm-ups (new workers after a
+# kill) need no compilation, so they get the task's own limit (a hanging warm-up then costs limit + grace once more).
+_WARM_UPS: dict[str, bool] = {}
 
 
 def _remove_orphaned_scratch() -> None:
