@@ -77,7 +77,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
     """Per system: macro P/R/F1, compression rate, exact matches, mean seconds per solve, failures."""
     usable = [s for s in sentences if s.aligned and s.golds]
     rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
-                           "statuses": {}} for system in systems}
+                           "statuses": {}, "answered_f1": []} for system in systems}
     for sentence in (progress(usable) if progress else usable):
         features = model.features(sentence)
         problems = {part: model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
@@ -87,6 +87,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             row = rows[system.label]
             cache: dict[int, tuple[np.ndarray | None, float]] = {}
             scores = []
+            failed_before = row["failed"]
             for m, gold in zip(lengths, sentence.golds):
                 if m not in cache:
                     if system.solver is None:
@@ -112,13 +113,18 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                 row["seconds"].extend(seconds for _, seconds in cache.values())
             for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(scores, axis=0)):
                 row[key].append(float(value))
+            if row["failed"] == failed_before:  # an answer for every length of this sentence
+                row["answered_f1"].append(row["f1"][-1])
     summary = {}
     for label, row in rows.items():
         summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]), "precision": _mean(row["p"]),
                           "recall": _mean(row["r"]), "compression_rate": _mean(row["rate"]),
                           "exact_matches": _mean(row["exact"]), "seconds_per_solve": _mean(row["seconds"]),
                           "median_seconds": float(np.median(row["seconds"])) if row["seconds"] else None,
-                          "failed": row["failed"], "statuses": row["statuses"]}
+                          "failed": row["failed"], "statuses": row["statuses"],
+                          # F1 over the sentences the system answered (an inexact solver without a certificate
+                          # returns no compression; the F1 above counts those as empty)
+                          "answered_sentences": len(row["answered_f1"]), "answered_f1": _mean(row["answered_f1"])}
     return summary
 
 

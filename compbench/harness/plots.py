@@ -424,19 +424,27 @@ def read_accuracy(path: str | os.PathLike) -> dict | None:
 
 def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
     """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate record (corpus and length)."""
-    fig, (rate_ax, time_ax) = _figure("token F1 against human compressions (test split)", ncols=2)
+    fig, (rate_ax, time_ax) = _figure("token F1 against human compressions (test split)\n(hollow: an inexact "
+                                      "solver's F1 over the sentences it answered, i.e. certified)", ncols=2)
+    fig.set_size_inches(16.0, 7.0)
     for index, (path, data) in enumerate(records.items()):
         label = f"{data.get('corpus', Path(path).stem)}, length {data.get('length', '?')}"
         colour = f"C{index % 10}"
         labelled: set[Any] = set()  # one legend entry per file and axis
-        for name, row in data["systems"].items():
+        for rank, (name, row) in enumerate(data["systems"].items()):
             if row.get("f1") is None:
                 continue
+            f1, hollow = row["f1"], False
+            if row.get("failed") and row.get("answered_f1") is not None:  # unanswered sentences are no compression
+                f1, hollow = row["answered_f1"], True
+                name = f"{name}: {row['answered_sentences']}/{row['sentences']} answered"
             ms = 1000 * (row.get("seconds_per_solve") or 0.0)
             points = [(rate_ax, row["compression_rate"])] + ([(time_ax, ms)] if ms > 1e-2 else [])  # first-m: 0 ms
             for ax, x in points:
-                ax.scatter(x, row["f1"], color=colour, label=None if ax in labelled else label)
-                ax.annotate(name, (x, row["f1"]), fontsize=7, xytext=(3, 2), textcoords="offset points")
+                ax.scatter(x, f1, color=colour, facecolors="none" if hollow else colour,
+                           label=None if ax in labelled else label)
+                ax.annotate(name, (x, f1), fontsize=6.5, xytext=(4, -9 + 6 * (rank % 4)), textcoords="offset points",
+                            color=colour)
                 labelled.add(ax)
     rate_ax.set_xlabel("compression rate (kept / original tokens)")
     time_ax.set_xlabel("mean ms per sentence (log)")
