@@ -77,7 +77,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
     """Per system: macro P/R/F1, compression rate, exact matches, mean seconds per solve, failures."""
     usable = [s for s in sentences if s.aligned and s.golds]
     rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
-                           "statuses": {}, "answered_f1": []} for system in systems}
+                           "statuses": {}, "answered_f1": [], "answered_rate": []} for system in systems}
     for sentence in (progress(usable) if progress else usable):
         features = model.features(sentence)
         problems = {part: model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
@@ -115,6 +115,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                 row[key].append(float(value))
             if row["failed"] == failed_before:  # an answer for every length of this sentence
                 row["answered_f1"].append(row["f1"][-1])
+                row["answered_rate"].append(row["rate"][-1])
     summary = {}
     for label, row in rows.items():
         summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]), "precision": _mean(row["p"]),
@@ -124,7 +125,8 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                           "failed": row["failed"], "statuses": row["statuses"],
                           # F1 over the sentences the system answered (an inexact solver without a certificate
                           # returns no compression; the F1 above counts those as empty)
-                          "answered_sentences": len(row["answered_f1"]), "answered_f1": _mean(row["answered_f1"])}
+                          "answered_sentences": len(row["answered_f1"]), "answered_f1": _mean(row["answered_f1"]),
+                          "answered_compression_rate": _mean(row["answered_rate"])}
     return summary
 
 

@@ -434,12 +434,12 @@ def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
         for rank, (name, row) in enumerate(data["systems"].items()):
             if row.get("f1") is None:
                 continue
-            f1, hollow = row["f1"], False
+            f1, rate, hollow = row["f1"], row["compression_rate"], False
             if row.get("failed") and row.get("answered_f1") is not None:  # unanswered sentences are no compression
-                f1, hollow = row["answered_f1"], True
+                f1, rate, hollow = row["answered_f1"], row.get("answered_compression_rate", rate), True
                 name = f"{name}: {row['answered_sentences']}/{row['sentences']} answered"
             ms = 1000 * (row.get("seconds_per_solve") or 0.0)
-            points = [(rate_ax, row["compression_rate"])] + ([(time_ax, ms)] if ms > 1e-2 else [])  # first-m: 0 ms
+            points = [(rate_ax, rate)] + ([(time_ax, ms)] if ms > 1e-2 else [])  # first-m: 0 ms
             for ax, x in points:
                 ax.scatter(x, f1, color=colour, facecolors="none" if hollow else colour,
                            label=None if ax in labelled else label)
@@ -452,7 +452,7 @@ def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
     for ax in (rate_ax, time_ax):
         ax.set_ylabel("token F1 (per-sentence macro average)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
     return _save(fig, out, "accuracy")
 
 
