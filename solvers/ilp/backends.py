@@ -54,8 +54,8 @@ FORMULATIONS: dict[str, Callable[..., Model]] = {"joint": build_joint_model, "dp
 MODEL_OPTIONS = {"joint": {"flow", "bigram_cuts", "tighten"}, "dp": set()}
 
 
-def build_model(problem: Problem, formulation: str = "joint", **options: Any) -> Model:
-    """The ``formulation`` model of ``problem`` (``options``: that formulation's model options)."""
+def check_model_options(formulation: str, options: dict[str, Any]) -> None:
+    """Refuse an unknown formulation or model option (a :class:`SolverError`, answered as status ``error``)."""
     if formulation not in FORMULATIONS:
         raise SolverError(f"formulation must be one of {sorted(FORMULATIONS)}, got {formulation!r}")
     unknown = set(options) - MODEL_OPTIONS[formulation]
@@ -63,6 +63,11 @@ def build_model(problem: Problem, formulation: str = "joint", **options: Any) ->
         raise SolverError(f"unknown options {sorted(unknown)} for the {formulation} formulation")
     if options.get("flow", "single") not in FLOWS:
         raise SolverError(f"flow must be one of {FLOWS}")
+
+
+def build_model(problem: Problem, formulation: str = "joint", **options: Any) -> Model:
+    """The ``formulation`` model of ``problem`` (``options``: that formulation's model options)."""
+    check_model_options(formulation, options)
     return FORMULATIONS[formulation](problem, **options)
 
 
@@ -105,10 +110,8 @@ def model_bytes(problem: Problem, formulation: str, options: dict[str, Any]) -> 
     """About how much memory the model of ``problem`` needs, from its size formula, before anything is built."""
     if formulation == "dp":
         nonzeros = 3 * max_hyperedges(problem.n) + 2 * problem.n
-    else:
-        nonzeros = model_size(problem.n, flow=options.get("flow", "single"), bigram_cuts=options.get(
-            "bigram_cuts", False), tighten=options.get("tighten", False), second_order=problem.second_order)[
-            "nonzeros"]
+    else:  # the joint model's options are model_size's, with the same defaults
+        nonzeros = model_size(problem.n, second_order=problem.second_order, **options)["nonzeros"]
     return BYTES_PER_NONZERO * nonzeros
 
 
@@ -148,6 +151,7 @@ class ILPSolver(Solver):
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, formulation: str | None = None,
                threads: int = 1, settings: dict[str, Any] | None = None, **model_options: Any) -> Solution:
         formulation = formulation or self.formulation
+        check_model_options(formulation, model_options)
         try:
             self._load()
         except ImportError as exc:
@@ -285,14 +289,13 @@ class HighsILP(ILPSolver):
 
     def _run(self, model, time_limit, threads, settings):
         highspy = self._load()
-        is_mip = bool(model.integrality.any())
-        answer = run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings), is_mip)
-        if answer[0] == "error" and not is_mip and settings.get("solver") == "ipm":
+        answer = run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings), model.is_mip)
+        if answer[0] == "error" and not model.is_mip and settings.get("solver") == "ipm":
             # HiGHS's interior point with crossover can end in "Solve error" on an infeasible LP: ask the
             # simplex method instead (found by hypothesis)
             retry = {k: v for k, v in settings.items() if k != "solver"}
             status, values, bound, stats = run_highs(highspy, load_highs(highspy, model, threads, time_limit, retry),
-                                                     is_mip)
+                                                     model.is_mip)
             answer = status, values, bound, {**stats, "retried_with": "simplex (the interior point failed)"}
         return answer
 
@@ -515,7 +518,7 @@ class GurobiILP(ILPSolver):
                 raise BackendLimit(f"Gurobi's licence: {exc} ({model.num_cols} variables)") from None
             raise SolverError(f"Gurobi: {exc}") from None
         G = gp.GRB
-        is_mip = bool(model.integrality.any())
+        is_mip = model.is_mip
         values = np.array(x.X) if m.SolCount > 0 else None
         bound = float(m.ObjBound) if is_mip and m.SolCount > 0 else None
         stats = {"nodes": int(m.NodeCount), "gap": float(m.MIPGap) if is_mip and m.SolCount else None} if is_mip \
@@ -548,12 +551,12 @@ OrtoolsCpSatDPILP = _variant(OrtoolsCpSatILP, "ilp-dp-ortools-cpsat", f"{DP} on 
                              "variable, objective scaled)", formulation="dp")
 GurobiDPILP = _variant(GurobiILP, "ilp-dp-gurobi", f"{DP} on Gurobi (size-limited licence: small n only)",
                        formulation="dp")
+HIGHS_LP = {"joint": {}, "dp": {"solver": "ipm"}}  # the dp LP by interior point, with crossover: a vertex
 HighsJointLP = _variant(HighsILP, "lp-joint-highs", "LP relaxation of the joint ILP on HiGHS: optimal only when the "
-                        "LP optimum is an integral solution", relax=True, exact=False,
-                        defaults={"joint": {}, "dp": {"solver": "ipm"}})
+                        "LP optimum is an integral solution", relax=True, exact=False, defaults=HIGHS_LP)
 HighsDPLP = _variant(HighsDPILP, "lp-dp-highs", "LP relaxation of the hypergraph flow on HiGHS (the Lagrangian bound "
                      "of the length); optimal when the best derivation over its support reaches the LP value",
-                     relax=True, exact=False, defaults={"joint": {}, "dp": {"solver": "ipm"}})  # crossover: a vertex
+                     relax=True, exact=False, defaults=HIGHS_LP)
 
 
 class HighsReducedCostDPILP(HighsDPILP):

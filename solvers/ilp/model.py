@@ -111,19 +111,21 @@ class Model:
             s, e = self.row_starts[i], self.row_starts[i + 1]
             yield self.row_lower[i], self.row_upper[i], self.row_cols[s:e], self.row_values[s:e]
 
-    def activity(self, values: np.ndarray) -> np.ndarray:
-        """A x for the column vector ``values``."""
-        products = self.row_values * values[self.row_cols]
-        return np.bincount(np.repeat(np.arange(self.num_rows), np.diff(self.row_starts)), products,
-                           minlength=self.num_rows)
+    @property
+    def is_mip(self) -> bool:
+        return bool(self.integrality.any())
+
+    @property
+    def entry_rows(self) -> np.ndarray:
+        """The row of every entry of the CSR arrays."""
+        return np.repeat(np.arange(self.num_rows), np.diff(self.row_starts))
 
     def restricted(self, keep: np.ndarray) -> Model:
         """The model on the columns where ``keep`` is true (the others fixed at 0), as a plain :class:`Model`."""
         entries = keep[self.row_cols]
-        row_of_entry = np.repeat(np.arange(self.num_rows), np.diff(self.row_starts))
         new_index = np.cumsum(keep) - 1
         starts = np.zeros(self.num_rows + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row_of_entry[entries], minlength=self.num_rows), out=starts[1:])
+        np.cumsum(np.bincount(self.entry_rows[entries], minlength=self.num_rows), out=starts[1:])
         return Model(cost=self.cost[keep], col_lower=self.col_lower[keep], col_upper=self.col_upper[keep],
                      integrality=self.integrality[keep], row_starts=starts, row_cols=new_index[self.row_cols[entries]],
                      row_values=self.row_values[entries], row_lower=self.row_lower, row_upper=self.row_upper)
@@ -140,9 +142,8 @@ class Model:
         """
         y = np.where(((row_duals > 0) & np.isinf(self.row_upper)) | ((row_duals < 0) & np.isinf(self.row_lower)),
                      0.0, row_duals)
-        rows = np.repeat(np.arange(self.num_rows), np.diff(self.row_starts))
-        d = self.cost - np.bincount(self.row_cols, self.row_values * y[rows], minlength=self.num_cols)
-        row_part = np.where(y > 0, y * np.where(y > 0, self.row_upper, 0.0), y * np.where(y < 0, self.row_lower, 0.0))
+        d = self.cost - np.bincount(self.row_cols, self.row_values * y[self.entry_rows], minlength=self.num_cols)
+        row_part = y * np.where(y > 0, self.row_upper, np.where(y < 0, self.row_lower, 0.0))  # y = 0: no inf * 0
         col_part = np.where(d > 0, d * self.col_upper, d * self.col_lower)
         return float(row_part.sum() + col_part.sum()), d
 
@@ -176,7 +177,6 @@ class JointModel(Model):
     y_index: np.ndarray  # (n+1, n+1), -1 where no variable
     b_index: np.ndarray  # (n+2, n+2), -1 where no variable
     flow: str
-    flow_capacity: int  # the coefficient of y in the single-flow capacity rows
 
     formulation = "joint"
 
@@ -189,7 +189,7 @@ class JointModel(Model):
 
     def decode(self, values: np.ndarray) -> np.ndarray | None:
         """Heads from z / y, or None when they are not integral or do not form a head assignment."""
-        n = len(self.z_index) - 1
+        n = self.n
         z = values[self.z_index[1:]]
         heads = np.full(n + 1, -1, dtype=np.int64)
         if n == 0:
@@ -373,8 +373,7 @@ def build_joint_model(problem: Problem, *, flow: str = "single", bigram_cuts: bo
                  row_cols=np.concatenate(rows.cols) if rows.cols else np.zeros(0, dtype=np.int64),
                  row_values=np.concatenate(rows.values) if rows.values else empty,
                  row_lower=np.array(rows.lower, dtype=np.float64), row_upper=np.array(rows.upper, dtype=np.float64),
-                 z_index=z_index, y_index=y_index, b_index=b_index, flow=flow,
-                 flow_capacity=n)
+                 z_index=z_index, y_index=y_index, b_index=b_index, flow=flow)
 
 
 def model_size(n: int, *, flow: str = "single", bigram_cuts: bool = False, tighten: bool = True, length: bool = True,
