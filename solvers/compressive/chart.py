@@ -360,18 +360,21 @@ def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_ro
 
 def announce_compile(kernels: tuple, what: str, seconds: str) -> None:
     """Say once on stderr that ``kernels`` (numba dispatchers) are about to be compiled, when numba's cache holds no
-    version of them for this source file (a fresh machine, or the source changed)."""
+    version of them for this source file (a fresh machine, or the source changed).  Checked once per process:
+    reading the cache's index is file I/O, and this runs before every hyperedge listing."""
+    if what in _checked:
+        return
+    _checked.add(what)
     try:
         cached = all(kernel._cache._cache_file._load_index() for kernel in kernels)
     except Exception:  # numba's cache layout is private: say nothing rather than fail
         return
-    if not cached and what not in _announced:
-        _announced.add(what)
+    if not cached:
         print(f"compbench: compiling {what} with numba, once per machine (about {seconds} on 2 cores); later runs "
               "load them from the cache in under a second", file=sys.stderr, flush=True)
 
 
-_announced: set[str] = set()
+_checked: set[str] = set()  # what announce_compile has looked at in this process
 _NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hyperedges
 _NO_EDGE_COUNT = np.zeros(1, np.int64)
 
