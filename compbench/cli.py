@@ -95,9 +95,9 @@ def run_solver(solver, problem: Problem, time_limit: float | None = None, all_le
 def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float) -> Solution:
     """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
     limit plus the grace period, as ``compbench bench`` does."""
-    from .io import problem_to_dict
+    from .harness.sweep import problem_reference
 
-    result = worker.run({"solver": name, "problem": problem_to_dict(problem), "time_limit": time_limit})
+    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit})
     number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
     return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
                     bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
