@@ -18,7 +18,6 @@ the best dev F1 under MAP decoding (the same decoder as the perceptron's) is kep
 
 from __future__ import annotations
 
-import random
 from typing import Callable
 
 import numpy as np
@@ -26,10 +25,9 @@ import numpy as np
 from ..inference import marginals
 from ..problem import Length, Problem
 from ..registry import Solver
-from .accuracy import System, evaluate_systems
-from .features import DIM, SentenceFeatures
+from .features import DIM, BigramLM, SentenceFeatures
 from .model import CompressionModel
-from .perceptron import jackknife_lms, training_examples
+from .perceptron import Batch, train_by_epochs
 from .readers import Sentence
 
 
@@ -69,22 +67,16 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
               epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0, l2: float = 1e-4,
               learning_rate: float = 0.2, progress: Callable | None = None,
               log: Callable[[str], None] = print) -> list[dict]:
-    """Train ``model.weights`` in place by AdaGrad on the CRF loss; returns one record per epoch (mean loss and
-    dev F1 at the gold length, MAP decoding with ``solver``).  Training sentences see jackknifed LMs as in the
-    perceptron.  A sentence whose gold compression has no tree under the model's forbidden scores is skipped."""
-    examples = training_examples(train, max_n)
-    lms = jackknife_lms(train)
-    dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    """Train ``model.weights`` in place by AdaGrad on the CRF loss (:func:`train_by_epochs`, as the perceptron);
+    returns one record per epoch (mean loss and dev F1 at the gold length, MAP decoding with ``solver``).  A
+    sentence whose gold compression has no tree under the model's forbidden scores is skipped."""
     weights = model.weights.copy()
     squares = np.zeros(DIM + 1)
-    rng = random.Random(seed)
-    history, best = [], (-1.0, None, 0)
-    joint = [System("joint", solver, "joint")]
-    for epoch in range(1, epochs + 1):
-        rng.shuffle(examples)
+
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
+        nonlocal squares
         total, counted = 0.0, 0
-        batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
-        for batch in (progress(batches, desc=f"epoch {epoch}") if progress else batches):
+        for batch in batches:
             gradient = np.zeros(DIM + 1)
             for sentence, gold in batch:
                 loss, g = sentence_loss(model, model.features(sentence, lms[sentence.id]), sentence, gold, weights)
@@ -97,12 +89,10 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
             touched = squares > 0
             weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
         model.weights = weights.copy()
-        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
-        history.append({"epoch": epoch, "mean_loss": total / max(counted, 1), "examples": counted, "dev_f1": score})
-        log(f"epoch {epoch}: mean loss {total / max(counted, 1):.4f} over {counted} examples, dev F1 "
-            f"{score if score is None else round(score, 4)}")
-        if score is None or score > best[0]:
-            best = (score if score is not None else -1.0, model.weights.copy(), epoch)
-    model.weights = best[1]
-    model.info.update(chosen_epoch=best[2], history=history, objective="crf", l2=l2, learning_rate=learning_rate)
+        mean = total / max(counted, 1)
+        return {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
+
+    history = train_by_epochs(model, train, dev, solver, train_epoch, epochs=epochs, batch_size=batch_size,
+                              max_n=max_n, seed=seed, progress=progress, log=log)
+    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate)
     return history

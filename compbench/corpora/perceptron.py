@@ -63,10 +63,16 @@ def jackknife_lms(train: list[Sentence], folds: int = 5) -> dict[str, BigramLM]:
     return {s.id: lms[documents[s.document]] for s in train}
 
 
-def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
-                     epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
-                     progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:
-    """Train ``model.weights`` in place; returns one record per epoch (dev F1 at the gold length).
+Batch = list[tuple[Sentence, np.ndarray]]
+
+
+def train_by_epochs(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver,
+                    train_epoch: Callable[[list[Batch], dict[str, BigramLM]], tuple[dict, str]], *, epochs: int,
+                    batch_size: int, max_n: int | None, seed: int, progress: Callable | None,
+                    log: Callable[[str], None]) -> list[dict]:
+    """The loop both objectives share: shuffle the (sentence, gold) examples, cut them into minibatches, let
+    ``train_epoch(batches, lms)`` make one pass (it leaves the epoch's weights in ``model.weights`` and returns its
+    record fields and a log line), score the dev split, and keep the epoch with the best dev F1.
 
     Training sentences see jackknifed LMs (:func:`jackknife_lms`); dev sentences see ``model.lm``.  Sentences
     longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
@@ -74,19 +80,40 @@ def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[S
     examples = training_examples(train, max_n)
     lms = jackknife_lms(train)
     dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
-    weights = np.zeros(DIM + 1)
-    totals = np.zeros(DIM + 1)  # sum over steps of step * update, for averaging
-    step = 1
     rng = random.Random(seed)
     history, best = [], (-1.0, None, 0)
     joint = [System("joint", solver, "joint")]
     for epoch in range(1, epochs + 1):
         rng.shuffle(examples)
-        mistakes = 0
         batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
-        for batch in (progress(batches, desc=f"epoch {epoch}") if progress else batches):
+        fields, summary = train_epoch(progress(batches, desc=f"epoch {epoch}") if progress else batches, lms)
+        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
+        history.append({"epoch": epoch, **fields, "dev_f1": score})
+        log(f"epoch {epoch}: {summary}, dev F1 {score if score is None else round(score, 4)}")
+        if score is None or score > best[0]:
+            best = (score if score is not None else -1.0, model.weights.copy(), epoch)
+    model.weights = best[1]
+    model.info["chosen_epoch"] = best[2]
+    model.info["history"] = history
+    return history
+
+
+def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
+                     epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
+                     progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:
+    """Train ``model.weights`` in place (:func:`train_by_epochs`); returns one record per epoch (mistakes, dev F1
+    at the gold length)."""
+    weights = np.zeros(DIM + 1)
+    totals = np.zeros(DIM + 1)  # sum over steps of step * update, for averaging
+    step = 1
+
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
+        nonlocal step, weights, totals
+        mistakes = examples = 0
+        for batch in batches:
             update_ids, update_signs, lm_update = [], [], 0.0
             for sentence, gold in batch:
+                examples += 1
                 features = model.features(sentence, lms[sentence.id])
                 problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
                 predicted = predicted_heads(solver, problem)
@@ -107,12 +134,7 @@ def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[S
                 totals += step * delta
             step += 1
         model.weights = weights - totals / step
-        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
-        history.append({"epoch": epoch, "mistakes": mistakes, "examples": len(examples), "dev_f1": score})
-        log(f"epoch {epoch}: {mistakes}/{len(examples)} mistakes, dev F1 {score if score is None else round(score, 4)}")
-        if score is None or score > best[0]:
-            best = (score if score is not None else -1.0, model.weights.copy(), epoch)
-    model.weights = best[1]
-    model.info["chosen_epoch"] = best[2]
-    model.info["history"] = history
-    return history
+        return {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
+
+    return train_by_epochs(model, train, dev, solver, train_epoch, epochs=epochs, batch_size=batch_size,
+                           max_n=max_n, seed=seed, progress=progress, log=log)
