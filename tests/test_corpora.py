@@ -190,10 +190,14 @@ def test_latent_gold_tree_keeps_exactly_the_gold_tokens(tmp_path, second_order):
         assert value == pytest.approx(best.objective)
 
 
+def tiny_split_and_model(directory: Path):
+    """The tiny corpus's split, and an untrained model whose LM knows its training compressions."""
+    parts = split_corpus(read_corpus("clarke-lapata-written", write_clarke_lapata(directory)))
+    return parts, CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+
+
 def test_training_learns_the_tiny_rule_and_beats_first_m(tmp_path):
-    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
-    parts = split_corpus(corpus)
-    model = CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+    parts, model = tiny_split_and_model(tmp_path)
     solver = compbench.get_solver("brute-force")
     history = train_perceptron(model, parts["train"], parts["dev"], solver, epochs=3, log=lambda line: None)
     assert [h["epoch"] for h in history] == [1, 2, 3] and model.info["chosen_epoch"] in (1, 2, 3)
@@ -299,9 +303,7 @@ def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
 def test_crf_training_learns_the_tiny_rule(tmp_path):
     from compbench.corpora.crf import train_crf
 
-    corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
-    parts = split_corpus(corpus)
-    model = CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+    parts, model = tiny_split_and_model(tmp_path)
     solver = compbench.get_solver("resource-dp")
     history = train_crf(model, parts["train"], parts["dev"], solver, epochs=3, log=lambda line: None)
     assert history[-1]["mean_loss"] < history[0]["mean_loss"]
