@@ -257,7 +257,7 @@ def run_highs(highspy: Any, h: Any, is_mip: bool) -> tuple[str, np.ndarray | Non
     values = np.array(h.getSolution().col_value) if has_solution else None
     bound = -info.mip_dual_bound if is_mip and math.isfinite(info.mip_dual_bound) else None
     stats = {"nodes": int(info.mip_node_count), "gap": float(info.mip_gap)} if is_mip else {
-        "iterations": int(info.simplex_iteration_count), "ipm_iterations": int(info.ipm_iteration_count)}
+        "simplex_iterations": int(info.simplex_iteration_count), "ipm_iterations": int(info.ipm_iteration_count)}
     if status == S.kOptimal:
         return "optimal", values, bound, stats
     if status == S.kInfeasible:
@@ -522,7 +522,7 @@ class GurobiILP(ILPSolver):
         values = np.array(x.X) if m.SolCount > 0 else None
         bound = float(m.ObjBound) if is_mip and m.SolCount > 0 else None
         stats = {"nodes": int(m.NodeCount), "gap": float(m.MIPGap) if is_mip and m.SolCount else None} if is_mip \
-            else {"iterations": int(m.IterCount)}
+            else {"simplex_iterations": int(m.IterCount)}
         if m.Status == G.OPTIMAL:
             return "optimal", values, bound, stats
         if m.Status in (G.INFEASIBLE, G.INF_OR_UNBD):
