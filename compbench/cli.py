@@ -92,12 +92,29 @@ def run_solver(solver, problem: Problem, time_limit: float | None = None, all_le
         return solver.solve(problem, time_limit=time_limit, all_lengths=all_lengths)
 
 
-def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float) -> Solution:
+def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--memory-limit", type=int, metavar="MIB",
+                        help="address space per solve in MiB; an allocation beyond it fails and the solve ends in "
+                             "'error' (default: physical memory divided by --jobs)")
+
+
+def solve_memory_limit(args: argparse.Namespace) -> int:
+    """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
+    from .limits import default_memory_limit
+
+    if args.memory_limit is not None and args.memory_limit < 64:
+        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
+    return args.memory_limit or default_memory_limit(getattr(args, "jobs", 1))
+
+
+def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,
+                               memory_limit: int | None = None) -> Solution:
     """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
-    limit plus the grace period, as ``compbench bench`` does."""
+    limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
     from .harness.sweep import problem_reference
 
-    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit})
+    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
+                         "memory_limit": memory_limit})
     number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
     return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
                     bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
@@ -184,7 +201,7 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
         except ProblemError as exc:
             raise UsageError(f"{args.file}: id {problem.id}: {exc}") from None
     if worker is not None:
-        solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit)
+        solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit, solve_memory_limit(args))
     else:
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
     verdict = judge(problem, solution)
@@ -260,7 +277,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solve.add_argument("--min-length", type=int, metavar="LO", help="keep at least LO tokens (with --max-length)")
     solve.add_argument("--max-length", type=int, metavar="HI", help="keep at most HI tokens (with --min-length)")
     solve.add_argument("--all-lengths", action="store_true", help="also print the optimum for every length m")
-    solve.add_argument("--time-limit", type=float, metavar="S", help="time limit per instance in seconds")
+    solve.add_argument("--time-limit", type=float, metavar="S",
+                       help="hard time limit per instance in seconds: the solve runs in a child process, killed a "
+                            "grace period past it (also applies --memory-limit)")
+    add_memory_limit_option(solve)
     solve.add_argument("--json", action="store_true", help="print one JSON object per instance")
     solve.add_argument("--verbose", action="store_true", help="also print the solver's statistics")
     solve.set_defaults(func=cmd_solve)

@@ -83,6 +83,9 @@ def _metadata_from_dict(data: Any) -> dict[str, Any]:
     return dict(length=length, single_root=single_root, tokens=tokens, id=instance_id, extra=extra)
 
 
+SCORE_FIELDS = frozenset({"token", "arc", "bigram", "sibling"})
+
+
 def problem_from_dict(data: Any) -> Problem:
     """Build a Problem from a parsed JSON object (raises ProblemError naming the field)."""
     metadata = _metadata_from_dict(data)
@@ -95,6 +98,9 @@ def problem_from_dict(data: Any) -> Problem:
     n = len(scores["arc"]) - 1
     if n < 0:
         raise ProblemError("scores.arc", "must have n+1 >= 1 rows")
+    unknown = sorted(set(scores) - SCORE_FIELDS)
+    if unknown:  # a misspelt field would otherwise be dropped silently (sibbling: a first-order problem)
+        raise ProblemError(f"scores.{unknown[0]}", f"unknown score field (known: {', '.join(sorted(SCORE_FIELDS))})")
     token = scores.get("token")
     if token is None:
         token = [0.0] * n
@@ -170,9 +176,17 @@ def _parse_int(text: str) -> int:
     return int(text)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        repeated = next(key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1)
+        raise ValueError(f"key {repeated!r} appears twice in one object")
+    return record
+
+
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 
@@ -225,7 +239,7 @@ def read_instances(path: str | PathLike) -> Iterator[Problem]:
     except OSError as exc:
         raise InstanceError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not content
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InstanceError(f"{_where(path, line, None)}: not UTF-8 text (byte {exc.start}: "

@@ -9,17 +9,39 @@ scores are refused when a problem is built (``ProblemError`` naming the field an
 from __future__ import annotations
 
 import os
+import resource
 
 MAX_SCORE = 1e12
 
 
-def available_memory() -> int:
-    """Bytes of memory available now (MemAvailable on Linux, else total physical memory)."""
+def physical_memory() -> int:
+    """Bytes of physical memory."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def default_memory_limit(jobs: int) -> int:
+    """The memory limit of one solve in MiB when the user gives none: physical memory shared by the solves that run
+    at the same time, so that together they cannot exhaust the machine."""
+    return physical_memory() // (1 << 20) // max(1, jobs)
+
+
+def _proc_field(path: str, field: str) -> int | None:
+    """A ``field: N kB`` line of a /proc file in bytes, or None."""
     try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
+        with open(path) as lines:
+            for line in lines:
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory available now to this process: the machine's MemAvailable (else its physical memory), and
+    no more than what its address-space limit (a solve's ``--memory-limit``) leaves."""
+    available = _proc_field("/proc/meminfo", "MemAvailable") or physical_memory()
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        available = min(available, max(0, soft - (_proc_field("/proc/self/status", "VmSize") or 0)))
+    return available

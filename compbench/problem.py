@@ -133,8 +133,11 @@ class Problem:
         object.__setattr__(self, "length", _check_length(self.length, n))
         if self.tokens is not None:
             tokens = tuple(self.tokens)
-            if len(tokens) != n or not all(isinstance(t, str) for t in tokens):
+            if len(tokens) != n:
                 raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
+            for k, token in enumerate(tokens):
+                if not isinstance(token, str):
+                    raise ProblemError(f"tokens[{k}]", f"expected a string, got {token!r}"[:200])
             for i, token in enumerate(tokens):
                 _check_text(f"tokens[{i}]", token)
             object.__setattr__(self, "tokens", tokens)

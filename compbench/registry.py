@@ -95,6 +95,8 @@ class Solver:
             solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
         except Exception as exc:  # a faulty solver is an error answer, never a crash of the caller
             solution = Solution(Status.ERROR, message=f"{self.name} raised {type(exc).__name__}: {exc}")
+        except SystemExit as exc:  # sys.exit in a plug-in ends its answer, not the caller
+            solution = Solution(Status.ERROR, message=f"{self.name} called sys.exit({exc.code!r})")
         if not isinstance(solution, Solution):
             solution = Solution(Status.ERROR, message=f"{self.name} returned {type(solution).__name__}, "
                                                       "not a compbench.Solution")

@@ -28,6 +28,7 @@ PLUGIN = textwrap.dedent('''
     import os
     import signal
     import subprocess
+    import sys
     import time
 
     import numpy as np
@@ -117,6 +118,49 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    def invalid_tree(problem):
+        heads = chain(problem)
+        heads[1], heads[2] = 2, 1  # a cycle
+        return Solution(Status.FEASIBLE, heads=heads, objective=0.0)
+
+
+    def fractional_heads(problem):
+        heads = chain(problem).astype(float)
+        heads[2] = 0.6
+        return Solution(Status.FEASIBLE, heads=heads, objective=0.0)
+
+
+    def prints_to_stdout(problem):
+        print("optimal 0 1 2 {")
+        os.write(1, b"not json either\\n")
+        return compbench.get_solver("brute-force").solve(problem)
+
+
+    FAULTS = {
+        "invalid-tree": invalid_tree,
+        "fractional-heads": fractional_heads,
+        "not-a-solution": lambda problem: {"status": "optimal"},
+        "segfaults": lambda problem: os.kill(os.getpid(), signal.SIGSEGV),
+        "exits": lambda problem: sys.exit(4),
+        "hard-exits": lambda problem: os._exit(5),
+        "allocates": lambda problem: np.ones(1 << 30),  # 8 GiB
+        "prints-to-stdout": prints_to_stdout,
+    }
+
+
+    class Faulty(Base):
+        """Solves the warm-up's tiny problem (n = 4) right, then shows its fault (its name) from n = 5 on."""
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n >= 5:
+                return FAULTS[self.name](problem)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
+    for fault in FAULTS:
+        globals()[fault.replace("-", "_")] = type(fault, (Faulty,), {"name": fault, "description": fault})
+
+
     class Slow(Base):
         name = "slow"
         description = "brute force after a 0.25 s nap"
@@ -130,7 +174,10 @@ PLUGIN = textwrap.dedent('''
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
-                  "warmup-hanger": "WarmupHanger"}
+                  "warmup-hanger": "WarmupHanger",
+                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "fractional-heads", "not-a-solution",
+                                                                  "segfaults", "exits", "hard-exits", "allocates",
+                                                                  "prints-to-stdout")}}
 
 
 @pytest.fixture
@@ -473,3 +520,51 @@ def test_a_hanging_warm_up_costs_the_full_limit_once(plugins: Path, tmp_path: Pa
     assert [r["status"] for r in results(run)] == ["timeout"] * 3
     # the first warm-up may be compiling: the full limit; the next ones: the task's limit + grace
     assert "exceeded 4 s" in messages[0] and all("exceeded 1 s" in m for m in messages[1:]), messages
+
+
+# What each faulty plug-in must be recorded as, by check and by bench: (status, a part of the verdict, of the message)
+FAULTY = {
+    "wrong-objective": ("optimal", "invalid: ", ""),
+    "wrong-optimum": ("optimal", "disagrees: claims optimum", ""),
+    "invalid-tree": ("feasible", "invalid: ", ""),
+    "fractional-heads": ("error", "ok", "heads must be a vector of integers"),
+    "not-a-solution": ("error", "ok", "returned dict, not a compbench.Solution"),
+    "sleeper": ("timeout", "ok", "killed after"),
+    "crasher": ("error", "ok", "raised RuntimeError: boom at n = 5"),
+    "segfaults": ("error", "ok", "worker process died (signal 11)"),
+    "exits": ("error", "ok", "called sys.exit(4)"),
+    "hard-exits": ("error", "ok", "worker process died (exit status 5)"),
+    "allocates": ("error", "ok", "raised MemoryError"),
+    "prints-to-stdout": ("optimal", "ok", ""),
+}
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_every_faulty_solver_is_recorded_as_what_it_is(plugins: Path, tmp_path: Path, command: str,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    solvers = ",".join(["brute-force", *FAULTY])
+    limits = ["--time-limit", "2", "--grace", "0.5", "--memory-limit", "1000"]
+    if command == "check":
+        status = main(["check", "gen:gaussian:5:1", "--solvers", solvers, "--out", str(run),
+                       "--repro-dir", str(tmp_path / "repro"), *limits])
+        assert status == 1  # the wrong answers fail the check
+        out = capsys.readouterr().out
+        verdicts = {line.split()[1]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("FAIL ")}
+        assert set(verdicts) == {"wrong-objective", "wrong-optimum", "invalid-tree"}
+    else:
+        assert main(["bench", "--instances", "gen:gaussian:5:1", "--solvers", solvers, "--out", str(run),
+                     *limits]) == 0
+    got = {r["solver"]: r for r in results(run)}
+    reference = got.pop("brute-force")
+    assert reference["status"] == "optimal"
+    for solver, (status, verdict, message) in FAULTY.items():
+        record = got[solver]
+        assert record["status"] == status, (solver, record)
+        assert message in record.get("message", ""), (solver, record)
+        if command == "check":
+            assert verdicts.get(solver, "ok").startswith(verdict), (solver, verdicts)
+        elif verdict.startswith("invalid"):  # bench judges validity only, without a reference
+            assert record["validity"].startswith("invalid"), (solver, record)
+    assert "memory limit is 1000 MiB" in got["allocates"]["message"]
+    assert got["prints-to-stdout"]["objective"] == reference["objective"]

@@ -77,6 +77,43 @@ HOSTILE = {
     "complex-npz": ("bad.npz", npz(arc_0=np.zeros((2, 2), complex), meta=np.array("[]")), "got complex128"),
     "empty-file": ("empty.jsonl", b"", "no instances in the file"),
     "json-array": ("bad.json", b"[1, 2]", "instance: expected a JSON object"),
+    "duplicate-key": ("bad.json", json.dumps(GOOD)[:-1].encode() + b', "id": "again"}', "key 'id' appears twice"),
+    "misspelt-score-field": ("bad.json", with_scores("sibbling", []), "scores.sibbling: unknown score field"),
+    "null-token": ("bad.json", json.dumps({**GOOD, "tokens": ["a", None, "c"]}).encode(), "tokens[1]: expected a "
+                                                                                            "string, got None"),
+    "ragged-arc": ("bad.json", with_scores("arc", [[None, 1, 2, 3], [None, None, 1], [None, 1, None, 1],
+                                                   [None, 1, 1, None]]), "scores.arc: not an array of numbers"),
+    "plus-infinity-literal": ("bad.json", json.dumps(GOOD).replace('"token": [', '"token": [Infinity, ', 1).encode(),
+                              "Infinity is not allowed"),
+    "1e400-overflows-to-inf": ("bad.json", with_scores("token", [1e400, 0, 0]).replace(b"Infinity", b"1e400"),
+                               "scores.token: +inf at index (0,)"),
+    "fractional-length": ("bad.json", json.dumps({**GOOD, "length": 2.0}).encode(), "length: expected an integer"),
+    "inverted-range": ("bad.json", json.dumps({**GOOD, "length": {"min": 3, "max": 1}}).encode(), "min 3 > max 1"),
+    "length-beyond-n": ("bad.json", json.dumps({**GOOD, "length": 7}).encode(), "length: 7 is outside 0..3"),
+    "single-root-as-string": ("bad.json", json.dumps({**GOOD, "single_root": "yes"}).encode(),
+                              "single_root: expected true or false"),
+    "numeric-id": ("bad.json", json.dumps({**GOOD, "id": 5}).encode(), "id: expected a string, got 5"),
+    "foreign-format": ("bad.json", json.dumps({**GOOD, "format": "other/2"}).encode(), "format: expected"),
+    "sibling-not-entries": ("bad.json", with_scores("sibling", [[[0]]]), "scores.sibling[0]: expected [h, s, k, "
+                                                                          "score]"),
+    "utf16": ("bad.json", json.dumps(GOOD).encode("utf-16"), "not UTF-8 text"),
+    "gzip-named-jsonl": ("bad.jsonl", __import__("gzip").compress(json.dumps(GOOD).encode()), "line 1: not UTF-8"),
+    "two-records-on-one-line": ("bad.jsonl", json.dumps(GOOD).encode() * 2, "line 1: malformed JSON (Extra data"),
+    "garbage-after-a-good-line": ("bad.jsonl", json.dumps(GOOD).encode() + b"\n}{\n", "line 2: malformed JSON"),
+    "unknown-extension": ("bad.txt", json.dumps(GOOD).encode(), "unknown file type"),
+    "pickled-object-npz": ("bad.npz", npz(arc_0=np.array([object()], dtype=object)), "got object"),
+    "npz-without-meta": ("bad.npz", npz(arc_0=np.zeros((4, 4))), "not a compbench NPZ file"),
+}
+
+# Valid edge cases: read and solved (exit 0), not refused.
+EDGE_CASES = {
+    "byte-order-mark": ("ok.json", b"\xef\xbb\xbf" + json.dumps(GOOD).encode()),
+    "empty-sentence": ("ok.json", json.dumps({**GOOD, "tokens": [], "length": 0, "scores": {
+        "token": [], "arc": [[None]], "bigram": [[None, 0.0], [None, None]]}}).encode()),
+    "forbidden-token": ("ok.json", with_scores("token", [-1e400, 0, 0]).replace(b"-Infinity", b"-1e400")),
+    "subnormal-and-negative-zero": ("ok.json", with_scores("token", [5e-324, -0.0, 0])),
+    "blank-lines-in-jsonl": ("ok.jsonl", json.dumps(GOOD).encode() + b"\n\n  \n" + json.dumps(GOOD).encode()),
+    "no-tokens": ("ok.json", json.dumps({k: v for k, v in GOOD.items() if k != "tokens"}).encode()),
 }
 
 
@@ -102,3 +139,15 @@ def test_empty_file_is_refused_by_check_too(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "compbench", "check", str(path), "--solvers", "hook-dp"],
                             capture_output=True, text=True, env=ENV, timeout=120)
     assert result.returncode == 2 and result.stderr.strip() == f"compbench: error: {path}: no instances in the file"
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+def test_valid_edge_case_is_solved(name: str, tmp_path: Path) -> None:
+    file_name, content = EDGE_CASES[name]
+    path = tmp_path / file_name
+    path.write_bytes(content)
+    assert list(compbench.read_instances(path))
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(path), "--json"], capture_output=True,
+                            text=True, env=ENV, timeout=120)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert all(json.loads(line)["status"] == "optimal" for line in result.stdout.splitlines())

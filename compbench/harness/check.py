@@ -124,12 +124,13 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
     return path
 
 
-def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0, jobs: int = 1,
-          repro_dir: str | os.PathLike | None = None, executor: Any = None, on_record: Any = None) -> CheckReport:
+def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0,
+          memory_limit: int | None = None, jobs: int = 1, repro_dir: str | os.PathLike | None = None,
+          executor: Any = None, on_record: Any = None) -> CheckReport:
     """Run every solver on every problem and judge all answers (see the module docstring)."""
     problems = unique_ids(problems)  # answers are grouped by id
     by_id = {p.id: p for p in problems}
-    tasks = make_tasks(problems, solvers, time_limit)
+    tasks = make_tasks(problems, solvers, time_limit, memory_limit)
     results: dict[str, list[dict[str, Any]]] = defaultdict(list)
     records: list[dict[str, Any]] = []
 

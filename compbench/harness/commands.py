@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from compbench.cli import UsageError
+from compbench.cli import UsageError, add_memory_limit_option, solve_memory_limit
 from compbench.registry import parse_solver_spec, solver_names, split_solver_list
 
 from .check import check
@@ -63,6 +63,7 @@ def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
     parser.add_argument("--warmup-limit", type=_positive, default=WARMUP_SECONDS, metavar="S",
                         help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
+    add_memory_limit_option(parser)
 
 
 def _problems(source: str) -> list:
@@ -74,7 +75,8 @@ def _problems(source: str) -> list:
 
 def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
               out: str | None = None, summary: list[str] | None = None, scheduler: str | None = None,
-              grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS) -> int:
+              grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
+              memory_limit: int | None = None) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
@@ -83,12 +85,12 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     problems = _problems(source)
     writer = RecordWriter(out) if out else None
     if writer:
-        writer.write(environment({"check": source, "time_limit": time_limit}))
+        writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit}))
     executor = (DaskExecutor(scheduler, grace, warmup_limit) if scheduler
                 else LocalExecutor(jobs, grace, warmup_limit))
     try:
-        report = check(problems, solvers, time_limit=time_limit, repro_dir=repro_dir, executor=executor,
-                       on_record=writer.write if writer else None)
+        report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
+                       executor=executor, on_record=writer.write if writer else None)
     finally:
         executor.close()
         if writer:
@@ -111,7 +113,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out,
                      scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
-                     warmup_limit=args.warmup_limit)
+                     warmup_limit=args.warmup_limit, memory_limit=solve_memory_limit(args))
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -133,9 +135,11 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    settings = {"time_limit": args.time_limit, "solvers": solvers, "instances": len(problems)}
+    settings = {"time_limit": args.time_limit, "memory_limit": solve_memory_limit(args), "solvers": solvers,
+                "instances": len(problems)}
     try:
-        return run_sweep(make_tasks(problems, solvers, args.time_limit), out, jobs=args.jobs, resume=args.resume,
+        tasks = make_tasks(problems, solvers, args.time_limit, solve_memory_limit(args))
+        return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume,
                          executor=args.executor, scheduler=args.scheduler, skip_fraction=args.skip_larger_after,
                          grace=args.grace, warmup_limit=args.warmup_limit, settings=settings)
     except FileExistsError as exc:
@@ -199,7 +203,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_run.unlink(missing_ok=True)
     check_lines: list[str] = []
     status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
-                       check_lines, grace=args.grace, warmup_limit=args.warmup_limit)
+                       check_lines, grace=args.grace, warmup_limit=args.warmup_limit, memory_limit=solve_memory_limit(args))
     print("          (unsupported: the problem is outside what the solver declares, e.g. hook-dp takes free length "
           "only, brute-force n <= 12, Gurobi's bundled licence 2,000 variables)", flush=True)
     sweep_run = runs / "demo.jsonl"

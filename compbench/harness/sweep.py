@@ -174,8 +174,10 @@ def problem_reference(problem: Problem) -> dict[str, Any]:
             "single_root": problem.single_root, "second_order": problem.second_order}
 
 
-def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None) -> list[dict]:
-    """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first)."""
+def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None,
+               memory_limit: int | None = None) -> list[dict]:
+    """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first); each
+    solve gets ``time_limit`` seconds and ``memory_limit`` MiB of address space (None: no limit)."""
     solvers = list(solvers)
     tasks = []
     for problem in sorted(unique_ids(problems), key=lambda p: p.n):
@@ -186,7 +188,7 @@ def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: 
         data = problem_reference(problem)
         for solver in solvers:
             tasks.append({"header": {**header, "solver": solver}, "solver": solver, "problem": data,
-                          "time_limit": time_limit})
+                          "time_limit": time_limit, "memory_limit": memory_limit})
     return tasks
 
 

@@ -86,6 +86,21 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
+def limit_memory(megabytes: int | None) -> None:
+    """Cap this process's address space at ``megabytes`` MiB (RLIMIT_AS, soft limit; None lifts the cap): an
+    allocation beyond it fails (MemoryError in Python, a failed malloc in C) instead of exhausting the machine."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = hard if megabytes is None else int(megabytes) << 20
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _memory_note(task: dict[str, Any]) -> str:
+    limit = task.get("memory_limit")
+    return f" (the solve's memory limit is {limit} MiB: --memory-limit)" if limit else ""
+
+
 def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
@@ -107,7 +122,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
         "stats": _json_safe(solution.stats),
-        "message": solution.message,
+        "message": solution.message + (_memory_note(task) if "raised MemoryError" in solution.message else ""),
         "validity": judge(problem, solution),
     }
     return out
@@ -174,6 +189,7 @@ def main() -> None:
     sys.stdout = sys.stderr
     for line in sys.stdin:
         task = json.loads(line)
+        limit_memory(task.get("memory_limit"))
         if task.get("warm_up"):
             try:
                 _warm_up(task)
@@ -323,7 +339,8 @@ class SolveProcess:
         how = f"signal {-code}" if code < 0 else f"exit status {code}"
         self.close()
         return {"status": "error", "message": f"{task['solver']}: worker process died{' ' + when if when else ''} "
-                                              f"({how})" + (f": {tail}" if tail else "")}
+                                              f"({how})" + (f": {tail}" if tail else "")
+                                              + (_memory_note(task) if code < 0 else "")}
 
 
 SCRATCH_PREFIX = "compbench-worker-"
