@@ -34,7 +34,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-GRACE_SECONDS = 2.0  # beyond the time limit before the child is killed
+GRACE_SECONDS = 1.0  # beyond the time limit before the child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 WARMUP_N = 4
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
