@@ -141,3 +141,72 @@ def test_tree_crf_for_parsing_matches_enumeration(single_root):
     log_z, _, arcs, _, _ = brute_force_marginals(everything_kept)
     assert got.log_partition == pytest.approx(log_z)
     np.testing.assert_allclose(got.arc, arcs, atol=1e-9)
+
+
+def eisner_inside_outside(arc: np.ndarray, single_root: bool) -> tuple[float, np.ndarray]:
+    """log Z and arc marginals of a first-order projective tree-CRF by Eisner's inside-outside, written from the
+    textbook recurrences (complete spans C and incomplete spans I, R: head on the left, L: head on the right),
+    independently of the compressive chart.  Multi-root: position 0 heads a complete span over 0..n.  Single root:
+    Z = ⊕_m arc(0, m) ⊗ C[1, m, L] ⊗ C[m, n, R] over the chart of 1..n."""
+    n = arc.shape[0] - 1
+    lse = np.logaddexp
+    neg = -math.inf
+    first = 1 if single_root else 0
+    C = np.full((n + 1, n + 1, 2), neg)
+    I = np.full((n + 1, n + 1, 2), neg)
+    R, L = 0, 1
+    score = arc.copy()
+    score[:, 0] = neg  # nothing heads the root
+    for i in range(n + 1):
+        C[i, i] = 0.0
+    for w in range(1, n + 1):
+        for i in range(first, n + 1 - w):
+            j = i + w
+            both = [C[i, k, R] + C[k + 1, j, L] for k in range(i, j)]
+            I[i, j, R] = lse.reduce(both) + score[i, j]
+            I[i, j, L] = lse.reduce(both) + score[j, i]
+            C[i, j, R] = lse.reduce([I[i, k, R] + C[k, j, R] for k in range(i + 1, j + 1)])
+            C[i, j, L] = lse.reduce([C[i, k, L] + I[k, j, L] for k in range(i, j)])
+    OC = np.full_like(C, neg)
+    OI = np.full_like(I, neg)
+    marginal = np.zeros_like(arc)
+    if single_root:
+        roots = np.array([arc[0, m] + C[1, m, L] + C[m, n, R] for m in range(1, n + 1)])
+        log_z = float(lse.reduce(roots))
+        for m in range(1, n + 1):
+            marginal[0, m] = math.exp(roots[m - 1] - log_z)
+            OC[1, m, L] = lse(OC[1, m, L], arc[0, m] + C[m, n, R])
+            OC[m, n, R] = lse(OC[m, n, R], arc[0, m] + C[1, m, L])
+    else:
+        log_z = float(C[0, n, R])
+        OC[0, n, R] = 0.0
+    for w in range(n, 0, -1):  # widest first; in a span its complete items before its incomplete ones
+        for i in range(first, n + 1 - w):
+            j = i + w
+            for k in range(i + 1, j + 1):  # C[i, j, R] <- I[i, k, R] C[k, j, R]
+                OI[i, k, R] = lse(OI[i, k, R], OC[i, j, R] + C[k, j, R])
+                OC[k, j, R] = lse(OC[k, j, R], OC[i, j, R] + I[i, k, R])
+            for k in range(i, j):  # C[i, j, L] <- C[i, k, L] I[k, j, L]
+                OC[i, k, L] = lse(OC[i, k, L], OC[i, j, L] + I[k, j, L])
+                OI[k, j, L] = lse(OI[k, j, L], OC[i, j, L] + C[i, k, L])
+            for d, s in ((R, score[i, j]), (L, score[j, i])):  # I[i, j, d] <- C[i, k, R] C[k+1, j, L] + s
+                for k in range(i, j):
+                    OC[i, k, R] = lse(OC[i, k, R], OI[i, j, d] + C[k + 1, j, L] + s)
+                    OC[k + 1, j, L] = lse(OC[k + 1, j, L], OI[i, j, d] + C[i, k, R] + s)
+            marginal[i, j] = math.exp(OI[i, j, R] + I[i, j, R] - log_z)
+            marginal[j, i] = math.exp(OI[i, j, L] + I[i, j, L] - log_z)
+    return log_z, marginal
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 12])
+@pytest.mark.parametrize("single_root", [False, True])
+def test_tree_crf_matches_an_independent_eisner_inside_outside(n, single_root):
+    rng = np.random.default_rng(n)
+    arc = 2.0 * rng.standard_normal((n + 1, n + 1))
+    arc[rng.random((n + 1, n + 1)) < 0.1] = -math.inf  # forbidden arcs too
+    log_z, marginal = eisner_inside_outside(arc, single_root)
+    got = compbench.tree_marginals(arc, single_root=single_root)
+    assert got.log_partition == pytest.approx(log_z, abs=1e-9)
+    np.testing.assert_allclose(got.arc, marginal, atol=1e-9)
+    # every token has one head in every tree: each column of arc marginals sums to 1
+    np.testing.assert_allclose(marginal[:, 1:].sum(axis=0), 1.0, atol=1e-9)
