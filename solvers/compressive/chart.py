@@ -279,27 +279,10 @@ def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single
             c = j - i if counting == DROPPED else 0
             if c <= cap:
                 V[SKIP, i, j, c] = bigram[i, j + 1]
-    _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, FILL, edges,
-           n_edges)
-
-
-@njit(cache=True, _nrt=False)
-def _emit(bigram, V, T, attach, sibling, zeros, second_order, single_root, edges, n_edges):
-    """Fill the max chart, then list into ``edges`` every hyperedge whose antecedents have a derivation: first the
-    [skip] axioms (no antecedents, their score as [skip] set it), then every rule instance in fill order, so that
-    every hyperedge comes after all hyperedges that conclude its antecedents."""
-    _fill(bigram, V, T, attach, 0.0, sibling, zeros, second_order, single_root, NONE, 0, 0, edges, n_edges)
-    N = V.shape[1]
-    for i in range(N):
-        for j in range(i, N):
-            if V[SKIP, i, j, 0] != NEG:
-                e = n_edges[0]
-                edges[e, 0] = (SKIP * N + i) * N + j
-                for column in range(1, 5):
-                    edges[e, column] = -1
-                edges[e, 5] = V[SKIP, i, j, 0]
-                n_edges[0] = e + 1
-    _sweep(V, T, attach, 0.0, sibling, zeros, second_order, single_root, 0, 0, 0, EMIT, edges, n_edges)
+    # FILL as an int64 like the backtrace's counts and the listing's EMIT: numba compiles a call with a constant
+    # argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile
+    _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, np.int64(FILL),
+           edges, n_edges)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -377,6 +360,8 @@ def announce_compile(kernels: tuple, what: str, seconds: str) -> None:
 _checked: set[str] = set()  # what announce_compile has looked at in this process
 _NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hyperedges
 _NO_EDGE_COUNT = np.zeros(1, np.int64)
+_NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
+_NO_SIBLINGS.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -394,7 +379,7 @@ class ChartScores:
     @classmethod
     def of(cls, problem: Problem) -> ChartScores:
         second_order = problem.sibling_scores is not None
-        sibling = problem.sibling_scores if second_order else np.zeros((1, 1, 1))
+        sibling = problem.sibling_scores if second_order else _NO_SIBLINGS
         attach = problem.arc_scores.copy()
         attach[:, 1:] += problem.token_scores
         return cls(attach, problem.bigram_scores, sibling, np.zeros(problem.n + 1), second_order, problem.single_root)
@@ -492,17 +477,23 @@ def max_hyperedges(n: int) -> int:
 
 def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive` in EMIT
-    mode), in an order where every hyperedge follows those that conclude its antecedents."""
+    mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
+    every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_emit,), "the chart's hyperedge listing (for the dp ILP and the marginals)", "50 s")
+    announce_compile((_fill, _sweep), "the hook-trick chart kernels", "20 s")
     n = scores.n
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)
     T = np.zeros((ITEMS, N, N), np.int16)
+    settings = (scores.attach, 0.0, scores.sibling, scores.zeros, scores.second_order, scores.single_root)
+    _fill(scores.bigram, V, T, *settings, NONE, 0, 0, _NO_EDGES, _NO_EDGE_COUNT)
     edges = np.empty((max_hyperedges(n), EDGE_COLUMNS))
-    count = np.zeros(1, np.int64)
-    _emit(scores.bigram, V, T, scores.attach, scores.sibling, scores.zeros, scores.second_order, scores.single_root,
-          edges, count)
+    i, j = np.nonzero(V[SKIP, :, :, 0] != NEG)  # row by row: the order of the fill
+    edges[:len(i), 0] = (SKIP * N + i) * N + j
+    edges[:len(i), 1:5] = -1
+    edges[:len(i), 5] = V[SKIP, i, j, 0]
+    count = np.array([len(i)], np.int64)
+    _sweep(V, T, *settings, 0, 0, 0, EMIT, edges, count)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
