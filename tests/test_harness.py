@@ -84,6 +84,19 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class Escaper(Base):
+        name = "escaper"
+        description = "hangs from n = 5 on, with a child process that left its process group (setsid)"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n >= 5:
+                helper = subprocess.Popen(["sleep", "600"], start_new_session=True)
+                with open(os.environ["SLEEPER_PIDS"], "a") as f:
+                    f.write(f"{helper.pid}\\n")
+                time.sleep(600)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
     class Crasher(Base):
         name = "crasher"
         description = "raises at n = 5, kills its own process at n = 6"
@@ -173,6 +186,7 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
+                  "escaper": "Escaper",
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger",
                   **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "fractional-heads", "not-a-solution",
@@ -470,6 +484,19 @@ def test_killing_a_sweep_leaves_no_process_and_no_file(plugins: Path, tmp_path: 
         else:
             os.environ["TMPDIR"] = saved
     assert not list(scratch.glob("compbench-worker-*"))
+
+
+def test_a_child_that_left_the_process_group_is_killed_too(plugins: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLEEPER_PIDS", str(tmp_path / "pids"))
+    run = tmp_path / "run.jsonl"
+    run_sweep(make_tasks(source_problems("gen:gaussian:5:1"), ["escaper"], 0.5), run, grace=0.2)
+    assert [r["status"] for r in results(run)] == ["timeout"]
+    (helper,) = [int(pid) for pid in (tmp_path / "pids").read_text().split()]
+    deadline = time.monotonic() + 5
+    while running(helper) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(helper)
 
 
 def test_resume_with_repeated_and_missing_ids(tmp_path: Path) -> None:

@@ -165,11 +165,32 @@ def _warm_up(task: dict[str, Any]) -> None:
     get_solver(task["solver"]).solve(warm_up_problem(task["problem"]), time_limit=10.0)
 
 
+def kill_process_tree(pid: int) -> None:
+    """Kill process ``pid``, its process group and every descendant: the group takes a backend's children (CBC
+    under PuLP) and grandchildren that double-fork; the descendants, collected before the kill breaks the tree,
+    take those that left the group (``setsid``)."""
+    import psutil
+
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    for child in descendants:  # first: pid may be this process, which the group kill ends
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _die_with_parent() -> None:
     """When the parent dies (a sweep killed with -9 included), kill this process's whole group: the worker and
     whatever its backend started (CBC under PuLP), so that no solve outlives the sweep.  Linux sends SIGTERM
     (PR_SET_PDEATHSIG); the worker leads its own process group."""
-    signal.signal(signal.SIGTERM, lambda *_: os.killpg(os.getpgrp(), signal.SIGKILL))
+    signal.signal(signal.SIGTERM, lambda *_: kill_process_tree(os.getpid()))
     try:
         import ctypes
 
@@ -177,7 +198,7 @@ def _die_with_parent() -> None:
     except (OSError, AttributeError):
         pass
     if os.getppid() == 1:  # the parent died before the request took effect
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        kill_process_tree(os.getpid())
 
 
 def main() -> None:
@@ -242,10 +263,7 @@ class SolveProcess:
 
     def close(self) -> None:
         if self._process is not None:
-            try:  # the whole group: a backend's own child processes (e.g. CBC started by PuLP) go with it
-                os.killpg(self._process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_process_tree(self._process.pid)  # a backend's own child processes (CBC under PuLP) go with it
             self._process.wait()
             for stream in (self._process.stdin, self._process.stdout):
                 stream.close()
