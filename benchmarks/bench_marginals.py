@@ -5,17 +5,24 @@
 Per n, order (first / second) and length mode (free; counted with m = round(0.45 n)): the median seconds of
 ``compbench.log_partition`` (inside only), ``compbench.marginals`` (hyperedge listing + inside + outside), and
 of the max semiring's work on the same problem: ``Chart.fill`` + backtrace at free length (hook-dp's kernel),
-``resource-dp`` counted.  Compiled kernels are loaded before timing.
+``resource-dp`` counted.  Compiled kernels are loaded before timing.  Then where the time of one free-length
+first-order problem goes (max fill, hyperedge listing, inside, outside), and what one term of a split loop costs in
+each semiring's arithmetic (``--terms``): max-plus, log-sum-exp (online and in two passes), sum of products.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
+import numpy as np
+from numba import njit
+
 import compbench
-from solvers.compressive.chart import Chart
+from solvers.compressive.chart import Chart, hypergraph
+from solvers.compressive.marginals import _inside_pass
 from solvers.compressive.solvers import count_plan, load_kernels
 
 
@@ -32,6 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 60])
     parser.add_argument("--instances", type=int, default=5)
+    parser.add_argument("--terms", type=int, default=1000, help="length of the split loop timed per semiring")
     args = parser.parse_args()
     load_kernels()
     compbench.marginals(compbench.generate("gaussian", 4, seed=0, length=2))
@@ -56,6 +64,69 @@ def main() -> None:
                 print(f"| {n} | {'second' if second_order else 'first'} | {'counted' if counted else 'free'} | "
                       f"{med['max']:.5f} | {med['logz']:.5f} | {med['marg']:.5f} | {med['marg'] / med['max']:.1f}x |",
                       flush=True)
+    breakdown(max(args.sizes), args.terms)
+
+
+@njit
+def max_plus(a, b):
+    best = -np.inf
+    for k in range(a.shape[0]):
+        best = max(best, a[k] + b[k])
+    return best
+
+
+@njit
+def log_sum_exp_online(a, b):
+    top, total = -np.inf, 0.0
+    for k in range(a.shape[0]):
+        v = a[k] + b[k]
+        if v > top:
+            total, top = total * math.exp(top - v) + 1.0, v
+        else:
+            total += math.exp(v - top)
+    return top + math.log(total)
+
+
+@njit
+def log_sum_exp_two_passes(a, b):
+    top = -np.inf
+    for k in range(a.shape[0]):
+        top = max(top, a[k] + b[k])
+    total = 0.0
+    for k in range(a.shape[0]):
+        total += math.exp(a[k] + b[k] - top)
+    return top + math.log(total)
+
+
+@njit
+def sum_of_products(a, b):
+    total = 0.0
+    for k in range(a.shape[0]):
+        total += a[k] * b[k]
+    return total
+
+
+def breakdown(n: int, terms: int) -> None:
+    p = compbench.generate("gaussian", n, seed=0)
+    compbench.marginals(p)
+    fill = timed(lambda: Chart.fill(p), 5)
+    listing = timed(lambda: hypergraph(p), 5)
+    inside = timed(lambda: _inside_pass(p), 5)
+    everything = timed(lambda: compbench.marginals(p), 5)
+    print(f"\nn = {n}, first order, free length ({len(hypergraph(p).score):,} hyperedges), best of 5: max fill "
+          f"{fill * 1e3:.2f} ms, listing {listing * 1e3:.2f} ms, inside {(inside - listing) * 1e3:.2f} ms more, "
+          f"outside and sums {(everything - inside) * 1e3:.2f} ms more")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(terms), rng.standard_normal(terms)
+    repeats = 10_000_000 // terms
+    costs = []
+    for function in (max_plus, log_sum_exp_online, log_sum_exp_two_passes, sum_of_products):
+        function(a, b)
+        start = time.perf_counter()
+        for _ in range(repeats):
+            function(a, b)
+        costs.append(f"{function.__name__} {(time.perf_counter() - start) / (repeats * terms) * 1e9:.2f} ns")
+    print(f"one term of a {terms}-term split loop: " + ", ".join(costs))
 
 
 if __name__ == "__main__":
