@@ -53,7 +53,7 @@ class CompressionModel:
     def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training)."""
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
-                                 second_order=self.second_order)
+                                 second_order=self.second_order, heads=sentence.heads)
 
     def scores(self, features: SentenceFeatures, weights: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
