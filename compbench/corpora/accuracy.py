@@ -34,6 +34,30 @@ def token_prf(kept: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+def syntactic_f1(parse: Callable[[list[str]], np.ndarray], tokens: list[str], kept: np.ndarray,
+                 gold: np.ndarray) -> float:
+    """Dependency F1 between the parse of a compression and the parse of the gold one, both by ``parse`` (words ->
+    heads over positions 0..len, heads[0] = -1): the seeds' second metric (Clarke & Lapata with RASP, Thadani with
+    the Stanford parser).  Arcs are compared as (head, modifier) pairs of original token positions (0: the root);
+    both compressions empty: 1.
+
+    >>> chain = lambda words: np.arange(-1, len(words))          # every word heads the next
+    >>> round(syntactic_f1(chain, "a b c d".split(), np.array([1, 2, 4]), np.array([1, 2, 3])), 4)
+    0.6667
+    """
+    def arcs(kept: np.ndarray) -> set[tuple[int, int]]:
+        if len(kept) == 0:
+            return set()
+        heads = np.asarray(parse([tokens[k - 1] for k in kept]))
+        original = np.concatenate([[0], kept])
+        return {(int(original[heads[j]]), int(original[j])) for j in range(1, len(original))}
+
+    system, reference = arcs(np.asarray(kept)), arcs(np.asarray(gold))
+    if not system and not reference:
+        return 1.0
+    return 2 * len(system & reference) / (len(system) + len(reference))
+
+
 def first_m(n: int, m: int) -> np.ndarray:
     """The first-m-tokens baseline."""
     return np.arange(1, m + 1, dtype=np.int64)
