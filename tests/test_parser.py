@@ -108,6 +108,19 @@ def test_decoding_on_the_chart_is_the_best_projective_tree(n: int) -> None:
         assert np.isclose(compbench.log_partition(parse_problem(scores)), log_z)
 
 
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_second_order_decoding_is_the_best_projective_tree(n: int) -> None:
+    trees = list(projective_trees(n))
+    solver = compbench.get_solver("hook-dp")
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        arc, sibling = rng.standard_normal((n + 1, n + 1)), rng.standard_normal((n + 1, n + 1, n + 1))
+        value = lambda heads: (sum(arc[heads[m], m] for m in range(1, n + 1))  # noqa: E731
+                               + sum(sibling[t] for t in compbench.sibling_pairs(heads)))
+        heads = decode(solver, arc, sibling)
+        assert np.isclose(value(heads), max(value(t) for t in trees))
+
+
 def test_tree_counts_match_the_catalan_like_numbers() -> None:
     # projective trees with one root word over n words: 1, 2, 7, 30, 143 (the enumeration the test above trusts)
     assert [len(list(projective_trees(n))) for n in range(1, 6)] == [1, 2, 7, 30, 143]
@@ -181,6 +194,14 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     predicted = [model.parse(s.words, s.xpos) for s in sentences]
     assert attachment_scores(sentences, predicted) == 1.0
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
+
+
+def test_second_order_training_fits_a_tiny_treebank(tmp_path: Path) -> None:
+    sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]), info={"second_order": True})
+    train_perceptron(model, sentences, sentences, epochs=4, log=lambda line: None)
+    assert model.features(sentences[0].words, sentences[0].xpos).sibling is not None
+    assert attachment_scores(sentences, [model.parse(s.words, s.xpos) for s in sentences]) == 1.0
 
 
 def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

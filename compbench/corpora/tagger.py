@@ -18,7 +18,7 @@ import numpy as np
 from .features import code, mix, shape
 
 TAGGER_DIM = 1 << 18
-RICH_DIM = 1 << 19
+RICH_DIM = 1 << 20
 
 
 def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
@@ -42,7 +42,8 @@ def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
     parts += [mix(80, affix(lambda w: w[-1:])), mix(81, affix(lambda w: w[-4:])), mix(82, affix(lambda w: w[:1])),
               mix(83, affix(lambda w: w[:3])), mix(84, flags, (j == 2).astype(np.int64)),
               mix(85, codes[j - 1], codes[j]), mix(86, suffix3[j - 1]), mix(87, suffix3[j + 1]),
-              mix(88, codes[j - 1], affix(lambda w: w[-3:]))]
+              mix(88, codes[j - 1], affix(lambda w: w[-3:])), mix(89, np.array([code(t) for t in tokens], np.int64)),
+              mix(90, shapes, codes[j + 1]), mix(91, shapes, codes[j - 1])]
     return np.stack(parts, axis=-1).reshape(n, -1) % RICH_DIM
 
 

@@ -57,18 +57,29 @@ def _log(line: str) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.second_order and args.objective == "crf":
+        raise UsageError("--second-order goes with --objective perceptron")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     start = time.perf_counter()
-    tagger = PosTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed)
+    tagger = PosTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
+                           rich=True)
     tagger_seconds = time.perf_counter() - start
     dev_tags = [tagger.tag(s.words) for s in dev]
     tag_accuracy = tagging_accuracy(dev, dev_tags)
     _log(f"POS tagger: trained on {len(train)} sentences in {tagger_seconds:.1f} s, dev accuracy "
          f"{100 * tag_accuracy:.2f}")
+    if args.folds > 1:
+        start = time.perf_counter()
+        train_tags = jackknife_tags(train, args.folds, args.tagger_epochs, args.seed)
+        _log(f"jackknifed training tags ({args.folds} folds): accuracy "
+             f"{100 * tagging_accuracy(train, train_tags):.2f}, {time.perf_counter() - start:.1f} s")
+        train = with_tags(train, train_tags)
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), tagger=tagger, info={
-        "objective": args.objective, "epochs": args.epochs, "seed": args.seed, "train_sentences": len(train),
-        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy, "train_tags": "gold"})
+        "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
+        "train_sentences": len(train),
+        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy,
+        "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
     if args.objective == "crf":
@@ -82,6 +93,18 @@ def cmd_train(args: argparse.Namespace) -> int:
           f"{100 * model.info['history'][model.info['chosen_epoch'] - 1]['dev_uas']:.2f} with predicted tags), "
           f"trained in {model.info['train_seconds']:.1f} s")
     return 0
+
+
+def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int) -> list[list[str]]:
+    """Each training sentence's tags by a tagger trained on the other folds (sentence i is in fold i % folds), so
+    that the parser learns from tags as wrong as the ones it will see."""
+    tags: list[list[str]] = [[] for _ in train]
+    for fold in range(folds):
+        rest = [(s.words, s.xpos) for i, s in enumerate(train) if i % folds != fold]
+        tagger = PosTagger.fit(rest, epochs=epochs, seed=seed, rich=True)
+        for i in range(fold, len(train), folds):
+            tags[i] = tagger.tag(train[i].words)
+    return tags
 
 
 def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]]) -> float:
@@ -166,8 +189,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                "(default 10)")
     train.add_argument("--objective", choices=("perceptron", "crf"), default="perceptron",
                        help="averaged perceptron (default) or tree-CRF (AdaGrad on the log-likelihood)")
+    train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
+                                                                     "chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
-    train.add_argument("--tagger-epochs", type=int, default=5, help="POS tagger training passes (default 5)")
+    train.add_argument("--tagger-epochs", type=int, default=6, help="POS tagger training passes (default 6)")
+    train.add_argument("--folds", type=int, default=4, help="train the parser on tags from taggers trained on "
+                                                             "the other folds (default 4; 1: on the gold tags)")
     train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
     train.set_defaults(func=cmd_train)
 

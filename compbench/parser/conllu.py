@@ -4,8 +4,9 @@ A sentence's ``heads`` has n+1 entries as in :class:`compbench.Solution`: ``head
 (0 = root), ``heads[0]`` is -1; ``None`` when the file gives no heads (``_``).  Bad input raises
 :class:`~compbench.corpora.readers.CorpusError` in one line naming the file and the line.
 
->>> text = "# sent_id = s1\\n1-2\\tdon't\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n1\\tdo\\tdo\\tAUX\\tVBP\\t_\\t0\\troot\\t_\\t_\\n" \\
-...        "2\\tn't\\tnot\\tPART\\tRB\\t_\\t1\\tadvmod\\t_\\t_\\n\\n"
+>>> text = ("# sent_id = s1\\n1-2\\tdon't\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n"
+...         "1\\tdo\\tdo\\tAUX\\tVBP\\t_\\t0\\troot\\t_\\t_\\n"
+...         "2\\tn't\\tnot\\tPART\\tRB\\t_\\t1\\tadvmod\\t_\\t_\\n\\n")
 >>> [s] = parse_conllu(text, "x.conllu")
 >>> s.words, s.xpos, s.heads.tolist(), s.id
 (['do', "n't"], ['VBP', 'RB'], [-1, 0, 1], 's1')

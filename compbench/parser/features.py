@@ -3,8 +3,9 @@
 Positions: 0 is the root, 1..n the words.  Each template is hashed (:func:`compbench.corpora.features.mix`) into
 one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the arc's direction and binned
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
-surrounding tags (h±1, m±1) and, for every word b strictly between h and m, the tags (h, b, m).  Words are
-lower-cased; a word seen fewer than ``rare`` times in training is replaced by its shape and 3-letter suffix.
+surrounding tags (h±1, m±1), some of them again with coarse tags (a PTB tag's first two letters), and for every
+word b strictly between h and m the tags (h, b, m).  Words are lower-cased; a word seen fewer than ``rare`` times
+in training (:func:`build_vocabulary`) is replaced by its shape and 3-letter suffix.
 
 >>> f = arc_features(["The", "cat", "sat"], ["DT", "NN", "VBD"])
 >>> f.fixed.shape[:2], f.between.shape
@@ -20,18 +21,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..corpora.features import DIM, _bucket, code, mix, shape
+from ..evaluate import sibling_pairs
 
-TABLES = 4
+TABLES = 8
 SIZE = TABLES * DIM  # hashed weights; index SIZE is padding (always weight 0)
 PAD = SIZE
 
-W, P, B, A, NO = range(5)  # a template slot's quantity: word, tag, tag before, tag after, nothing
+W, P, B, A, C, CB, CA, NO = range(8)  # a slot's quantity: word, tag, tag before, tag after, their coarse tags, nothing
 TEMPLATES = [  # (head quantities, modifier quantities)
     ((W, P), ()), ((W,), ()), ((P,), ()), ((), (W, P)), ((), (W,)), ((), (P,)),  # unigram
     ((W, P), (W, P)), ((P,), (W, P)), ((W,), (W, P)), ((W, P), (P,)), ((W, P), (W,)), ((W,), (W,)),  # bigram
     ((P,), (P,)),
     ((P, A), (B, P)), ((B, P), (B, P)), ((P, A), (P, A)), ((B, P), (P, A)),  # surrounding tags
     ((P,), (B, P)), ((P, A), (P,)), ((B, P), (P,)), ((P,), (P, A)),
+    ((C,), (C,)), ((W,), (C,)), ((C,), (W,)),  # the same with coarse tags (the tag's first two letters)
+    ((C, CA), (CB, C)), ((CB, C), (CB, C)), ((C, CA), (C, CA)), ((CB, C), (C, CA)),
+    ((C,), (CB, C)), ((C, CA), (C,)), ((CB, C), (C,)), ((C,), (C, CA)),
 ]
 
 
@@ -47,6 +52,29 @@ HEAD_SLOTS, MODIFIER_SLOTS = _slots(0), _slots(1)
 TEMPLATE_IDS = np.arange(len(TEMPLATES), dtype=np.int64)[:, None, None]
 
 
+SIBLING_TABLE = 3  # the table the sibling templates share with a few arc templates
+
+
+def sibling_features(words: list[str], tags: list[str], vocabulary: np.ndarray | None = None) -> np.ndarray:
+    """Second-order features (n+1, n+1, n+1, F) [h, s, m] of modifier m of head h after its previous modifier s
+    on the same side (s = h: m is the first): the tags of h, s and m, the tags and words of s and m, with the side
+    and whether m is the first.
+
+    >>> sibling_features(["a", "b"], ["DT", "NN"]).shape
+    (3, 3, 3, 5)
+    """
+    N = len(words) + 1
+    w = np.concatenate([[code("<root>")], word_codes(words, vocabulary)])
+    p = np.array([code(t) for t in ["<root>", *tags]], dtype=np.int64)
+    h, s, m = np.arange(N)[:, None, None], np.arange(N)[None, :, None], np.arange(N)[None, None, :]
+    kind = 2 * (s == h) + (m > h)  # first modifier or not, and the side
+    sp = np.where(s == h, code("<first>"), p[s])
+    sw = np.where(s == h, code("<first>"), w[s])
+    out = np.stack([mix(110, p[h], sp, p[m], kind), mix(111, sp, p[m], kind), mix(112, sw, w[m], kind),
+                    mix(113, sw, p[m], kind), mix(114, sp, w[m], kind)], axis=-1)
+    return out + SIBLING_TABLE * DIM
+
+
 @dataclass
 class ArcFeatures:
     """``fixed[h, m]`` (n+1, n+1, F) the indices of arc h -> m's fixed templates; ``between[h, b, m]``
@@ -54,10 +82,20 @@ class ArcFeatures:
 
     fixed: np.ndarray
     between: np.ndarray
+    sibling: np.ndarray | None = None  # second order: (n+1, n+1, n+1, F) from :func:`sibling_features`
 
-    def scores(self, weights: np.ndarray) -> np.ndarray:
-        """Arc scores (n+1, n+1) under ``weights`` (SIZE + 1 entries, the last one 0)."""
-        return weights[self.fixed].sum(-1) + weights[self.between].sum(1)
+    def scores(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Arc scores (n+1, n+1) and sibling scores (n+1, n+1, n+1) or None under ``weights`` (SIZE + 1 entries,
+        the last one 0)."""
+        arc = weights[self.fixed].sum(-1) + weights[self.between].sum(1)
+        return arc, None if self.sibling is None else weights[self.sibling].sum(-1)
+
+    def of_siblings(self, heads: np.ndarray) -> np.ndarray:
+        """The sibling feature indices (with repeats) of the tree ``heads`` (empty in first order)."""
+        if self.sibling is None:
+            return np.zeros(0, dtype=np.int64)
+        triples = np.array(sibling_pairs(heads), dtype=np.int64).reshape(-1, 3)
+        return self.sibling[triples[:, 0], triples[:, 1], triples[:, 2]].ravel()
 
     def of_arcs(self, heads: np.ndarray, words: np.ndarray) -> np.ndarray:
         """The feature indices (with repeats) of the arcs into ``words`` (1-based) under ``heads``."""
@@ -87,19 +125,23 @@ def build_vocabulary(sentences: list[list[str]], rare: int = 2) -> np.ndarray:
     return codes[counts >= rare]
 
 
-def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | None = None) -> ArcFeatures:
-    """The features of every arc h -> m (h = 0..n, m = 0..n; column 0 and the diagonal are never used)."""
+def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | None = None,
+                 second_order: bool = False) -> ArcFeatures:
+    """The features of every arc h -> m (h = 0..n, m = 0..n; column 0 and the diagonal are never used), and with
+    ``second_order`` of every sibling triple."""
     n = len(words)
     N = n + 1
     w = np.concatenate([[code("<root>")], word_codes(words, vocabulary)])
-    padded = np.array([code(t) for t in ["<none>", "<root>", *tags, "</s>"]], dtype=np.int64)
-    p, before, after = padded[1:N + 1], padded[:N], padded[2:]  # tag of position i, of i-1, of i+1
+    padded = ["<none>", "<root>", *tags, "</s>"]
+    fine = np.array([code(t) for t in padded], dtype=np.int64)
+    coarse = np.array([code(t[:2]) for t in padded], dtype=np.int64)
+    p = fine[1:N + 1]
     h = np.arange(N)[:, None]
     m = np.arange(N)[None, :]
     distance = (2 * _bucket(m - h) + (h < m)).astype(np.int64)  # direction and binned distance
 
     # slot i of template t holds the head's quantity HEAD_SLOTS[t, i] plus the modifier's (one of them is NO: 0)
-    quantities = np.stack([w, p, before, after, np.zeros(N, dtype=np.int64)])
+    quantities = np.stack([w, p, fine[:N], fine[2:], coarse[1:N + 1], coarse[:N], coarse[2:], np.zeros(N, np.int64)])
     fixed = mix(100, TEMPLATE_IDS, *(quantities[HEAD_SLOTS[:, i]][:, :, None]
                                       + quantities[MODIFIER_SLOTS[:, i]][:, None, :]
                                       for i in range(HEAD_SLOTS.shape[1])))
@@ -112,4 +154,5 @@ def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | Non
     inside = (np.minimum(H, M) < b) & (b < np.maximum(H, M))
     between = mix(102, p[:, None, None], p[None, :, None], p[None, None, :], distance[:, None, :]) + 2 * DIM
     between = np.where(inside, between, PAD)
-    return ArcFeatures(np.ascontiguousarray(fixed), between)
+    sibling = sibling_features(words, tags, vocabulary) if second_order else None
+    return ArcFeatures(np.ascontiguousarray(fixed), between, sibling)

@@ -25,9 +25,9 @@ from .features import SIZE, ArcFeatures, arc_features
 DECODER = "hook-dp"
 
 
-def parse_problem(arc_scores: np.ndarray, id: str = "") -> Problem:
-    """The no-deletion problem of an (n+1) x (n+1) arc-score matrix: its solutions are the projective trees with
-    one root word.
+def parse_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None, id: str = "") -> Problem:
+    """The no-deletion problem of an (n+1) x (n+1) arc-score matrix (and in second order sibling scores): its
+    solutions are the projective trees with one root word.
 
     >>> p = parse_problem(np.zeros((3, 3)))
     >>> float(p.bigram_scores[0, 1]), float(p.bigram_scores[0, 2]), p.length, p.single_root
@@ -36,12 +36,13 @@ def parse_problem(arc_scores: np.ndarray, id: str = "") -> Problem:
     n = len(arc_scores) - 1
     bigram = np.full((n + 2, n + 2), -np.inf)
     bigram[np.arange(n + 1), np.arange(1, n + 2)] = 0.0
-    return Problem(np.zeros(n), arc_scores, bigram, length=None, single_root=True, id=id)
+    return Problem(np.zeros(n), arc_scores, bigram, length=None, single_root=True, id=id,
+                   sibling_scores=sibling_scores)
 
 
-def decode(solver: Solver, arc_scores: np.ndarray) -> np.ndarray:
-    """The best projective tree (heads, n+1 entries) under ``arc_scores`` by ``solver`` on :func:`parse_problem`."""
-    solution = solver.solve(parse_problem(arc_scores))
+def decode(solver: Solver, arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None) -> np.ndarray:
+    """The best projective tree (heads, n+1 entries) under the scores by ``solver`` on :func:`parse_problem`."""
+    solution = solver.solve(parse_problem(arc_scores, sibling_scores))
     if solution.status != Status.OPTIMAL:
         raise SolverError(f"{solver.name} gave {solution.status.value} on a parse: {solution.message}")
     return solution.heads
@@ -49,7 +50,8 @@ def decode(solver: Solver, arc_scores: np.ndarray) -> np.ndarray:
 
 class ParserModel:
     """Weights over hashed arc features (``weights[SIZE]`` is the padding's 0), the vocabulary of non-rare word
-    codes, and a POS tagger (None: the input's own tags are used)."""
+    codes, and a POS tagger (None: the input's own tags are used); ``info["second_order"]`` adds sibling
+    features."""
 
     def __init__(self, weights: np.ndarray | None = None, vocabulary: np.ndarray | None = None,
                  tagger: PosTagger | None = None, info: dict[str, Any] | None = None, decoder: str = DECODER):
@@ -68,13 +70,17 @@ class ParserModel:
             raise ValueError("the model has no tagger and the sentence has no tags")
         return list(given)
 
+    @property
+    def second_order(self) -> bool:
+        return bool(self.info.get("second_order", False))
+
     def features(self, words: list[str], tags: list[str]) -> ArcFeatures:
-        return arc_features(words, tags, self.vocabulary)
+        return arc_features(words, tags, self.vocabulary, self.second_order)
 
     def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None) -> np.ndarray:
         """The heads (n+1 entries, heads[0] = -1) of the best projective tree of a tagged sentence."""
         features = self.features(words, tags)
-        return decode(self.solver, features.scores(self.weights if weights is None else weights))
+        return decode(self.solver, *features.scores(self.weights if weights is None else weights))
 
     def save(self, path: str | PathLike) -> None:
         """One ``.npz``: the non-zero weights, the vocabulary codes, the tagger and ``info`` (no raw text)."""
