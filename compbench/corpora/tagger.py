@@ -43,7 +43,7 @@ def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
               mix(83, affix(lambda w: w[:3])), mix(84, flags, (j == 2).astype(np.int64)),
               mix(85, codes[j - 1], codes[j]), mix(86, suffix3[j - 1]), mix(87, suffix3[j + 1]),
               mix(88, codes[j - 1], affix(lambda w: w[-3:])), mix(89, np.array([code(t) for t in tokens], np.int64)),
-              mix(90, shapes, codes[j + 1]), mix(91, shapes, codes[j - 1])]
+              mix(90, shapes, codes[j + 1]), mix(91, shapes, codes[j - 1]), mix(92, codes[j - 1], codes[j + 1])]
     return np.stack(parts, axis=-1).reshape(n, -1) % RICH_DIM
 
 

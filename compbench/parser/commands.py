@@ -192,7 +192,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
                                                                      "chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
-    train.add_argument("--tagger-epochs", type=int, default=6, help="POS tagger training passes (default 6)")
+    train.add_argument("--tagger-epochs", type=int, default=10, help="POS tagger training passes (default 10)")
     train.add_argument("--folds", type=int, default=4, help="train the parser on tags from taggers trained on "
                                                              "the other folds (default 4; 1: on the gold tags)")
     train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")

@@ -3,8 +3,9 @@
 Positions: 0 is the root, 1..n the words.  Each template is hashed (:func:`compbench.corpora.features.mix`) into
 one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the arc's direction and binned
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
-surrounding tags (h±1, m±1), some of them again with coarse tags (a PTB tag's first two letters), and for every
-word b strictly between h and m the tags (h, b, m).  Words are lower-cased; a word seen fewer than ``rare`` times
+surrounding tags (h±1, m±1), some of them again with coarse tags (a PTB tag's first two letters), a word with
+the other side's neighbouring tags, the numbers of verbs, punctuation marks and commas between h and m, and for
+every word b strictly between h and m the tags (h, b, m).  Words are lower-cased; a word seen fewer than ``rare`` times
 in training (:func:`build_vocabulary`) is replaced by its shape and 3-letter suffix.
 
 >>> f = arc_features(["The", "cat", "sat"], ["DT", "NN", "VBD"])
@@ -37,7 +38,9 @@ TEMPLATES = [  # (head quantities, modifier quantities)
     ((C,), (C,)), ((W,), (C,)), ((C,), (W,)),  # the same with coarse tags (the tag's first two letters)
     ((C, CA), (CB, C)), ((CB, C), (CB, C)), ((C, CA), (C, CA)), ((CB, C), (C, CA)),
     ((C,), (CB, C)), ((C, CA), (C,)), ((CB, C), (C,)), ((C,), (C, CA)),
+    ((W,), (P, A)), ((W,), (B, P)), ((P, A), (W,)), ((B, P), (W,)),  # a word with the other side's context
 ]
+PUNCTUATION = frozenset({",", ".", ":", "``", "''", "-LRB-", "-RRB-", "HYPH", "NFP"})
 
 
 def _slots(side: int) -> np.ndarray:
@@ -145,8 +148,17 @@ def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | Non
     fixed = mix(100, TEMPLATE_IDS, *(quantities[HEAD_SLOTS[:, i]][:, :, None]
                                       + quantities[MODIFIER_SLOTS[:, i]][:, None, :]
                                       for i in range(HEAD_SLOTS.shape[1])))
+    # how many verbs, punctuation marks and commas lie between h and m (0, 1, 2 or more), with the tags of both
+    counts = np.cumsum([[t.startswith("VB") or t == "MD", t in PUNCTUATION, t == ","] for t in ["<root>", *tags]],
+                       axis=0)
+    lo, hi = np.minimum(h, m), np.maximum(h, m)
+    counted = np.minimum(2, np.maximum(0, counts[np.maximum(hi - 1, 0)] - counts[lo]))  # (N, N, 3)
+    pairs = np.stack([mix(103, p[:, None], p[None, :], counted[..., 0], counted[..., 1]),
+                      mix(104, coarse[1:N + 1, None], coarse[None, 1:N + 1], counted[..., 2])])
+    fixed = np.concatenate([fixed, pairs])
+    ids = np.arange(len(fixed), dtype=np.int64)[:, None, None]
     joined = mix(101, fixed, distance[None])
-    table = TEMPLATE_IDS % TABLES * DIM
+    table = ids % TABLES * DIM
     fixed = np.concatenate([fixed + table, joined + (table + DIM) % SIZE]).transpose(1, 2, 0)
 
     b = np.arange(N)[None, :, None]
