@@ -340,3 +340,24 @@ def test_parse_features_mark_the_input_arcs_and_ancestors():
     is_input_arc[heads[1:], np.arange(1, 5)] = True
     assert len(np.unique(fidelity[:, 1:][is_input_arc[:, 1:]])) == 1  # one feature for every input arc
     assert not np.isin(fidelity[:, 1:][~is_input_arc[:, 1:]], fidelity[is_input_arc]).any()  # another for the rest
+
+
+def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys):
+    from compbench.parser.model import ParserModel
+
+    data = write_google(tmp_path / "google", count=40)
+    parser = tmp_path / "parser.npz"
+    ParserModel().save(parser)  # untrained (it still parses: some projective tree), with the corpus's own tags
+    model = tmp_path / "m.npz"
+    common = ["--corpus", "google", "--data", str(data)]
+    assert main(["train", *common, "--out", str(model), "--objective", "perceptron", "--epochs", "1",
+                 "--parser", str(parser)]) == 0
+    loaded = CompressionModel.load(model)
+    assert loaded.parser is not None and loaded.info["parser"] == "parser.npz"
+    capsys.readouterr()
+    report = tmp_path / "acc.json"
+    assert main(["evaluate", *common, "--model", str(model), "--json-out", str(report)]) == 0
+    assert "synF1" in capsys.readouterr().out
+    systems = json.loads(report.read_text())["systems"]
+    assert all(0.0 <= row["syntactic_f1"] <= 1.0 for row in systems.values())
+    assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--parser", str(data / "missing.npz")]) == 2
