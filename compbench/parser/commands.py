@@ -155,6 +155,7 @@ def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[T
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
@@ -163,7 +164,6 @@ def cmd_parse(args: argparse.Namespace) -> int:
         sentences = read_conllu(path) if conllu else read_tokens(path)
     except CorpusError as exc:
         raise UsageError(str(exc)) from None
-    model = _load_model(args.model)
     sys.stdout.write(format_conllu(parse_sentences(model, sentences)))
     return 0
 
@@ -195,8 +195,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("parser", help="train, run and evaluate the dependency parser (CoNLL-U)")
     commands = group.add_subparsers(dest="parser_command", required=True, metavar="COMMAND")
 
-    train = commands.add_parser("train", help="train the POS tagger and the parser on a treebank's train split, "
-                                              "choosing the epoch on dev")
+    train = commands.add_parser("train", help="train the POS tagger, the parser and the arc labeler on a "
+                                              "treebank's train split, choosing the parser's epoch on dev")
     train.add_argument("--treebank", required=True, metavar="DIR", help="directory of *train*/*dev*.conllu files")
     train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
     train.add_argument("--epochs", type=int, default=10, help="passes over train; the best on dev is kept "
@@ -223,7 +223,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "a comment or has tabs)")
     parse.set_defaults(func=cmd_parse)
 
-    evaluate = commands.add_parser("evaluate", help="UAS and tagging accuracy on a treebank split, predicted tags")
+    evaluate = commands.add_parser("evaluate", help="UAS, LAS and tagging accuracy on a treebank split, predicted tags")
     evaluate.add_argument("--model", required=True, metavar="PARSER", help="model file from compbench parser train")
     evaluate.add_argument("--treebank", required=True, metavar="DIR", help="directory of *{split}*.conllu files")
     evaluate.add_argument("--split", choices=SPLITS, default="test", help="which split (default test)")
