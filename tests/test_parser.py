@@ -18,7 +18,7 @@ from compbench.cli import main
 from compbench.corpora.readers import CorpusError
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
-from compbench.parser.train import attachment_scores, train_crf, train_perceptron
+from compbench.parser.train import attachment_score, train_crf, train_perceptron
 
 EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
 NEEDS_EWT = pytest.mark.skipif(not EWT.is_dir(), reason=f"UD English EWT treebank not found at {EWT}")
@@ -192,7 +192,7 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]))
     history = train(model, sentences, sentences, epochs=6, log=lambda line: None)
     predicted = [model.parse(s.words, s.xpos) for s in sentences]
-    assert attachment_scores(sentences, predicted) == 1.0
+    assert attachment_score(sentences, predicted) == 1.0
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
 
 
@@ -201,7 +201,7 @@ def test_second_order_training_fits_a_tiny_treebank(tmp_path: Path) -> None:
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]), info={"second_order": True})
     train_perceptron(model, sentences, sentences, epochs=4, log=lambda line: None)
     assert model.features(sentences[0].words, sentences[0].xpos).sibling is not None
-    assert attachment_scores(sentences, [model.parse(s.words, s.xpos) for s in sentences]) == 1.0
+    assert attachment_score(sentences, [model.parse(s.words, s.xpos) for s in sentences]) == 1.0
 
 
 def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -212,10 +212,11 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
 
     tokens = tmp_path / "in.txt"
     tokens.write_text("the dog saw the big cat .\nthe man found the mat in the park .\n")
-    assert main(["parser", "parse", "--model", str(model), str(tokens)]) == 0
+    assert main(["parser", "parse", "--model", str(model), "--format", "tokens", str(tokens)]) == 0
     parsed = parse_conllu(capsys.readouterr().out)
     assert [s.heads.tolist() for s in parsed] == [[-1, 2, 3, 0, 6, 6, 3, 3], [-1, 2, 3, 0, 5, 3, 8, 8, 3, 3]]
     assert parsed[0].xpos == ["DT", "NN", "VBD", "DT", "JJ", "NN", "."]
+    assert parsed[0].deprels == ["det", "nsubj", "root", "det", "amod", "obj", "punct"]
 
     conllu = treebank / "tiny-ud-test.conllu"
     assert main(["parser", "parse", "--model", str(model), str(conllu)]) == 0
@@ -225,6 +226,7 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(treebank), "--split", "test"]) == 0
     out = capsys.readouterr().out
     assert "UAS (all words)    100.00" in out and "tagging accuracy   100.00" in out and "sentences/s" in out
+    assert "LAS (all words)    100.00" in out
 
 
 def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -18,8 +18,9 @@ from ..corpora.readers import CorpusError
 from ..corpora.tagger import PosTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
+from .labels import ArcLabeler
 from .model import ParserModel
-from .train import attachment_scores, train_crf, train_perceptron
+from .train import attachment_score, train_crf, train_perceptron
 
 SPLITS = ("train", "dev", "test")
 
@@ -87,6 +88,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         train_perceptron(model, train, with_tags(dev, dev_tags), **common)
     model.info["train_seconds"] = time.perf_counter() - start
+    if args.label_epochs > 0:
+        start = time.perf_counter()
+        model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
+        dev_labels = [model.labeler.label(s.words, t, s.heads) for s, t in zip(dev, dev_tags)]
+        accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
+        model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
+        _log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold arcs "
+             f"{100 * accuracy:.2f}")
     with atomic_output(out) as partial:
         model.save(partial)
     print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev (UAS "
@@ -107,9 +116,9 @@ def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int
     return tags
 
 
-def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]]) -> float:
-    """The share of words whose tag equals their XPOS."""
-    right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(s.xpos, t))
+def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float:
+    """The share of words whose tag equals their XPOS (or another ``column``: ``deprels``)."""
+    right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(getattr(s, column), t))
     total = sum(s.n for s in sentences)
     return right / total if total else 0.0
 
@@ -133,27 +142,28 @@ def _is_conllu(path: Path) -> bool:
 
 
 def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[TreeSentence]:
-    """Copies of ``sentences`` with the model's tags (XPOS) and heads; DEPREL ``_`` (the parser has no labels)."""
+    """Copies of ``sentences`` with the model's tags (XPOS), heads and labels (DEPREL; ``_`` without a labeler)."""
     out = []
     for sentence in sentences:
         tags = model.tags(sentence.words, sentence.xpos)
         parsed = copy.copy(sentence)
         parsed.xpos = tags
         parsed.heads = model.parse(sentence.words, tags)
-        parsed.deprels = ["_"] * sentence.n
+        parsed.deprels = model.labels(sentence.words, tags, parsed.heads)
         out.append(parsed)
     return out
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    model = _load_model(args.model)
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     try:
-        sentences = read_conllu(path) if _is_conllu(path) else read_tokens(path)
+        conllu = _is_conllu(path) if args.format == "auto" else args.format == "conllu"
+        sentences = read_conllu(path) if conllu else read_tokens(path)
     except CorpusError as exc:
         raise UsageError(str(exc)) from None
-    model = _load_model(args.model)
     sys.stdout.write(format_conllu(parse_sentences(model, sentences)))
     return 0
 
@@ -166,14 +176,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     tags = [model.tags(s.words, s.xpos) for s in sentences]
     tagging = time.perf_counter() - start
     heads = [model.parse(s.words, t) for s, t in zip(sentences, tags)]
+    parsing = time.perf_counter() - start - tagging
+    labels = [model.labels(s.words, t, h) for s, t, h in zip(sentences, tags, heads)]
     total = time.perf_counter() - start
     words = sum(s.n for s in sentences)
     print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
     print(f"tagging accuracy   {100 * tagging_accuracy(sentences, tags):.2f}")
-    print(f"UAS (all words)    {100 * attachment_scores(sentences, heads):.2f}")
-    print(f"UAS (no PUNCT)     {100 * attachment_scores(sentences, heads, punctuation=False):.2f}")
-    print(f"speed              {len(sentences) / total:.0f} sentences/s tagging and parsing, "
-          f"{len(sentences) / (total - tagging):.0f} sentences/s parsing only (features and decoding), one process")
+    print(f"UAS (all words)    {100 * attachment_score(sentences, heads):.2f}")
+    print(f"UAS (no PUNCT)     {100 * attachment_score(sentences, heads, punctuation=False):.2f}")
+    if model.labeler is not None:
+        print(f"LAS (all words)    {100 * attachment_score(sentences, heads, labels=labels):.2f}")
+    print(f"speed              {len(sentences) / total:.0f} sentences/s tagging, parsing and labelling, "
+          f"{len(sentences) / parsing:.0f} sentences/s parsing only (features and decoding), one process")
     return 0
 
 
@@ -181,8 +195,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group = subparsers.add_parser("parser", help="train, run and evaluate the dependency parser (CoNLL-U)")
     commands = group.add_subparsers(dest="parser_command", required=True, metavar="COMMAND")
 
-    train = commands.add_parser("train", help="train the POS tagger and the parser on a treebank's train split, "
-                                              "choosing the epoch on dev")
+    train = commands.add_parser("train", help="train the POS tagger, the parser and the arc labeler on a "
+                                              "treebank's train split, choosing the parser's epoch on dev")
     train.add_argument("--treebank", required=True, metavar="DIR", help="directory of *train*/*dev*.conllu files")
     train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
     train.add_argument("--epochs", type=int, default=10, help="passes over train; the best on dev is kept "
@@ -193,8 +207,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                      "chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
     train.add_argument("--tagger-epochs", type=int, default=10, help="POS tagger training passes (default 10)")
-    train.add_argument("--folds", type=int, default=4, help="train the parser on tags from taggers trained on "
-                                                             "the other folds (default 4; 1: on the gold tags)")
+    train.add_argument("--folds", type=int, default=1, help="train the parser on tags from taggers trained on "
+                                                             "the other folds (default 1: on the gold tags)")
+    train.add_argument("--label-epochs", type=int, default=5, help="arc labeler (DEPREL) training passes "
+                                                                     "(default 5; 0: no labels)")
     train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
     train.set_defaults(func=cmd_train)
 
@@ -202,9 +218,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                               "on stdout")
     parse.add_argument("file", help="CoNLL-U (.conllu, or lines with tabs) or plain text, one sentence a line")
     parse.add_argument("--model", required=True, metavar="PARSER", help="model file from compbench parser train")
+    parse.add_argument("--format", choices=("auto", "conllu", "tokens"), default="auto",
+                       help="input format (default auto: CoNLL-U when the name ends in .conllu or the first line is "
+                            "a comment or has tabs)")
     parse.set_defaults(func=cmd_parse)
 
-    evaluate = commands.add_parser("evaluate", help="UAS and tagging accuracy on a treebank split, predicted tags")
+    evaluate = commands.add_parser("evaluate", help="UAS, LAS and tagging accuracy on a treebank split, predicted tags")
     evaluate.add_argument("--model", required=True, metavar="PARSER", help="model file from compbench parser train")
     evaluate.add_argument("--treebank", required=True, metavar="DIR", help="directory of *{split}*.conllu files")
     evaluate.add_argument("--split", choices=SPLITS, default="test", help="which split (default test)")

@@ -21,6 +21,7 @@ from ..corpora.tagger import PosTagger
 from ..problem import Problem, Status
 from ..registry import Solver, SolverError, get_solver
 from .features import SIZE, ArcFeatures, arc_features
+from .labels import ArcLabeler
 
 DECODER = "hook-dp"
 
@@ -50,14 +51,16 @@ def decode(solver: Solver, arc_scores: np.ndarray, sibling_scores: np.ndarray | 
 
 class ParserModel:
     """Weights over hashed arc features (``weights[SIZE]`` is the padding's 0), the vocabulary of non-rare word
-    codes, and a POS tagger (None: the input's own tags are used); ``info["second_order"]`` adds sibling
-    features."""
+    codes, a POS tagger (None: the input's own tags are used) and an arc labeler (None: no labels);
+    ``info["second_order"]`` adds sibling features."""
 
     def __init__(self, weights: np.ndarray | None = None, vocabulary: np.ndarray | None = None,
-                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, decoder: str = DECODER):
+                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, decoder: str = DECODER,
+                 labeler: ArcLabeler | None = None):
         self.weights = np.zeros(SIZE + 1) if weights is None else np.asarray(weights, dtype=np.float64)
         self.vocabulary = vocabulary
         self.tagger = tagger
+        self.labeler = labeler
         self.info = dict(info or {})
         self.info.setdefault("kind", "parser")
         self.solver = get_solver(decoder)
@@ -82,6 +85,10 @@ class ParserModel:
         features = self.features(words, tags)
         return decode(self.solver, *features.scores(self.weights if weights is None else weights))
 
+    def labels(self, words: list[str], tags: list[str], heads: np.ndarray) -> list[str]:
+        """The labeler's DEPREL of each word's arc, or ``_`` when the model has no labeler."""
+        return self.labeler.label(words, tags, heads) if self.labeler is not None else ["_"] * len(words)
+
     def save(self, path: str | PathLike) -> None:
         """One ``.npz``: the non-zero weights, the vocabulary codes, the tagger and ``info`` (no raw text)."""
         nonzero = np.flatnonzero(self.weights)
@@ -91,6 +98,8 @@ class ParserModel:
             arrays["vocabulary"] = self.vocabulary
         if self.tagger is not None:
             arrays.update(self.tagger.arrays())
+        if self.labeler is not None:
+            arrays.update(self.labeler.arrays())
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)
 
@@ -104,4 +113,5 @@ class ParserModel:
             weights[data["weight_index"]] = data["weight_value"]
             tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
             vocabulary = data["vocabulary"] if "vocabulary" in data else None
-            return cls(weights, vocabulary, tagger, info)
+            labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None
+            return cls(weights, vocabulary, tagger, info, labeler=labeler)

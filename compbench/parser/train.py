@@ -27,20 +27,25 @@ from .model import ParserModel, decode, parse_problem
 Step = Callable[[TreeSentence, ArcFeatures], bool]
 
 
-def attachment_scores(gold: list[TreeSentence], predicted: list[np.ndarray], punctuation: bool = True
-                      ) -> float:
-    """The share of words whose predicted head is the gold one; ``punctuation=False`` leaves out the words
-    whose UPOS is PUNCT (the UD convention counts every word).
+def attachment_score(gold: list[TreeSentence], predicted: list[np.ndarray], punctuation: bool = True,
+                     labels: list[list[str]] | None = None) -> float:
+    """The share of words whose predicted head is the gold one (UAS; with ``labels``, and whose label is the gold
+    one: LAS); ``punctuation=False`` leaves out the words whose UPOS is PUNCT (the UD convention counts every word).
 
     >>> s = TreeSentence(["a", "."], ["DET", "PUNCT"], ["DT", "."], np.array([-1, 0, 1]), ["root", "punct"])
-    >>> attachment_scores([s], [np.array([-1, 0, 0])]), attachment_scores([s], [np.array([-1, 0, 0])], False)
+    >>> attachment_score([s], [np.array([-1, 0, 0])]), attachment_score([s], [np.array([-1, 0, 0])], False)
     (0.5, 1.0)
+    >>> attachment_score([s], [np.array([-1, 0, 1])], labels=[["root", "dep"]])
+    0.5
     """
     right = total = 0
-    for sentence, heads in zip(gold, predicted):
+    for i, (sentence, heads) in enumerate(zip(gold, predicted)):
         counted = np.ones(sentence.n, dtype=bool) if punctuation else np.array(
             [u != "PUNCT" for u in sentence.upos])
-        right += int(np.sum((heads[1:] == sentence.heads[1:]) & counted))
+        correct = heads[1:] == sentence.heads[1:]
+        if labels is not None:
+            correct &= np.array([a == b for a, b in zip(labels[i], sentence.deprels)], dtype=bool)
+        right += int(np.sum(correct & counted))
         total += int(counted.sum())
     return right / total if total else 0.0
 
@@ -59,7 +64,7 @@ def train_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[Tre
         mistakes = sum(step(train[i], model.features(train[i].words, train[i].xpos)) for i in order)
         seconds = time.perf_counter() - start
         weights = current()
-        uas = attachment_scores(dev, [model.parse(s.words, s.xpos, weights) for s in dev]) if dev else None
+        uas = attachment_score(dev, [model.parse(s.words, s.xpos, weights) for s in dev]) if dev else None
         history.append({"epoch": epoch, "mistakes": mistakes, "seconds": round(seconds, 1), "dev_uas": uas})
         log(f"epoch {epoch}: {mistakes}/{len(train)} sentences wrong, {seconds:.1f} s, dev UAS "
             f"{'-' if uas is None else f'{100 * uas:.2f}'}")
@@ -102,7 +107,8 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
               log: Callable[[str], None] = print) -> list[dict]:
     """The tree-CRF: p(tree) ∝ exp(Σ arc scores) over the projective trees with one root word; each sentence
     takes an AdaGrad step on -log p(gold tree) (+ l2/2 |w|^2), whose gradient is expected minus gold features,
-    the expectation from the arc marginals of :func:`compbench.marginals` on :func:`parse_problem`."""
+    the expectation from the arc marginals of :func:`compbench.marginals` on :func:`parse_problem`.  An epoch's
+    "mistakes" count the sentences where some word's best-scoring head is not its gold head."""
     weights = np.zeros(SIZE + 1)
     squares = np.full(SIZE + 1, 1e-8)
 
@@ -129,7 +135,6 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
         gradient = np.bincount(inverse, weights=np.concatenate(counts)) + l2 * weights[unique]
         squares[unique] += gradient ** 2
         weights[unique] -= learning_rate * gradient / np.sqrt(squares[unique])
-        weights[PAD] = 0.0
         return bool(np.any(scores[sentence.heads[1:], np.arange(1, n + 1)] < scores[:, 1:].max(0)))
 
     return train_by_epochs(model, train, dev, step, lambda: weights.copy(), epochs=epochs, seed=seed, log=log)
