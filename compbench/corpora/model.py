@@ -65,7 +65,10 @@ class CompressionModel:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
         parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
         if self.parser is not None and sentence.heads is None:
-            sentence.heads = self.parse(sentence.tokens, self.pos(sentence))
+            tags = self.parser.tags(sentence.tokens, self.pos(sentence))
+            sentence.heads = self.parser.parse(sentence.tokens, tags)
+            if sentence.dep is None and self.parser.labeler is not None:  # Clarke & Lapata come without labels
+                sentence.dep = self.parser.labels(sentence.tokens, tags, sentence.heads)
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
                                  second_order=self.second_order, heads=sentence.heads)
 
