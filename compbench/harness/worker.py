@@ -34,6 +34,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 GRACE_SECONDS = 1.0  # beyond the time limit before the child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 WARMUP_N = 4
@@ -169,28 +171,30 @@ def kill_process_tree(pid: int) -> None:
     """Kill process ``pid``, its process group and every descendant: the group takes a backend's children (CBC
     under PuLP) and grandchildren that double-fork; the descendants, collected before the kill breaks the tree,
     take those that left the group (``setsid``)."""
-    import psutil
-
     try:
-        descendants = psutil.Process(pid).children(recursive=True)
+        for child in psutil.Process(pid).children(recursive=True):  # first: pid may be this process
+            try:
+                child.kill()
+            except psutil.Error:
+                pass
     except psutil.Error:
-        descendants = []
-    for child in descendants:  # first: pid may be this process, which the group kill ends
-        try:
-            child.kill()
-        except psutil.Error:
-            pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
         pass
+    finally:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _die_with_parent() -> None:
     """When the parent dies (a sweep killed with -9 included), kill this process's whole group: the worker and
     whatever its backend started (CBC under PuLP), so that no solve outlives the sweep.  Linux sends SIGTERM
     (PR_SET_PDEATHSIG); the worker leads its own process group."""
-    signal.signal(signal.SIGTERM, lambda *_: kill_process_tree(os.getpid()))
+    def die(*_: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second signal must not interrupt the first kill
+        kill_process_tree(os.getpid())
+
+    signal.signal(signal.SIGTERM, die)
     try:
         import ctypes
 
