@@ -16,6 +16,8 @@ from ..problem import Length
 from .accuracy import System, evaluate_systems, format_table, target_lengths
 from .features import BigramLM
 from .model import CompressionModel
+from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, load_model, model_kind,
+                        systems_of, train_chain_crf)
 from .crf import train_crf
 from .perceptron import train_perceptron
 from .readers import CORPORA, CorpusError, read_corpus, split_corpus
@@ -68,7 +70,11 @@ def cmd_train(args: argparse.Namespace) -> int:
               file=sys.stderr)
     train = parts["train"]
     lm = BigramLM.fit([[s.tokens[k - 1] for k in g] for s in train if s.aligned for g in s.golds])
-    model = CompressionModel(lm=lm, tagger=tagger, second_order=args.second_order, info={
+    kind = args.model_kind
+    if kind != "joint" and args.second_order:
+        raise UsageError(f"--second-order applies to the joint model only, not --model-kind {kind}")
+    model_class = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel}[kind]
+    model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
         "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"]})
@@ -76,7 +82,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=_progress, log=lambda line: print(line, file=sys.stderr))
-        if args.objective == "crf":
+        if kind == "chain-crf":
+            train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate, **common)
+        elif kind == "bigram":
+            solver = ChainSolver()  # exact for zero arc scores, and the decoder evaluate uses for this kind
+            model.info["solver"] = solver.name
+            if args.objective == "crf":
+                train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
+            else:
+                train_perceptron(model, train, parts["dev"], solver, **common)
+        elif args.objective == "crf":
             train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
         else:
             train_perceptron(model, train, parts["dev"], solver, **common)
@@ -90,7 +105,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _load_model(path: str) -> CompressionModel:
     try:
-        return CompressionModel.load(path)
+        return load_model(path)
     except (OSError, KeyError, ValueError) as exc:
         raise UsageError(f"{path}: not a model file ({exc})") from None
 
@@ -104,6 +119,8 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
+    if model_kind(model) == "chain-crf":
+        print("note: a chain-CRF model's instances are its equivalent bigram problems (arc scores 0)", file=sys.stderr)
     problems = []
     for sentence in _split(corpus, args.split):
         if not sentence.aligned:
@@ -121,15 +138,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
-    names = args.solvers.split(",")
-    solvers = [load_solver(name) for name in names]
     systems = [System("first-m")]
-    baseline = solvers[0]
-    systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
-                System(f"tree-only ({names[0]})", baseline, "tree-only")]
-    systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
-    if args.mbr:
-        systems.append(System(f"joint, MBR ({names[0]})", baseline, "mbr"))
+    if model_kind(model) == "joint":
+        names = args.solvers.split(",")
+        solvers = [load_solver(name) for name in names]
+        baseline = solvers[0]
+        systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
+                    System(f"tree-only ({names[0]})", baseline, "tree-only")]
+        systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
+        if args.mbr:
+            systems.append(System(f"joint, MBR ({names[0]})", baseline, "mbr"))
+    else:
+        if args.mbr:
+            raise UsageError("--mbr needs a joint model")
+        systems += systems_of(model, main=True)
+    for path in args.baseline or []:
+        other = _load_model(path)
+        if model_kind(other) == "joint":
+            raise UsageError(f"{path}: --baseline takes bigram or chain-crf models (pass a joint model as --model)")
+        systems += systems_of(other, main=False)
     sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
@@ -138,7 +165,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
           + (f" with n <= {args.max_n}" if args.max_n else ""))
     print(format_table(summary))
     record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
-              "model": model.info, "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
+              "model": model.info, "baselines": {path: _load_model(path).info for path in args.baseline or []},
+              "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
               "systems": summary, "python": platform.python_version(), "machine": platform.machine()}
     if out is not None:
         with atomic_output(out) as partial:
@@ -156,6 +184,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train = subparsers.add_parser("train", help="train a compression model on a corpus's train split")
     _common(train)
     train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
+    train.add_argument("--model-kind", choices=MODEL_KINDS, default="joint",
+                       help="joint (default): tokens, arcs and bigrams decoded jointly; bigram: McDonald (2006), "
+                            "token and bigram features only, trained as such, decoded by an exact chain DP; "
+                            "chain-crf: a keep/delete linear-chain CRF decoded by Viterbi with a count (its "
+                            "--objective is always crf)")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
     train.add_argument("--epochs", type=int, default=8, help="passes over the train split; the epoch with the best "
                                                               "dev F1 is kept (default 8)")
@@ -188,7 +221,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(evaluate)
     evaluate.add_argument("--model", required=True, help="model file written by compbench train")
     evaluate.add_argument("--solvers", default=DEFAULT_SOLVER, help="comma-separated; the first also runs the "
-                                                                    "bigram-only and tree-only baselines")
+                                                                    "bigram-only and tree-only baselines "
+                                                                    "(joint models)")
+    evaluate.add_argument("--baseline", action="append", metavar="MODEL",
+                          help="a bigram or chain-crf model file (compbench train --model-kind) to report beside "
+                               "--model; repeatable")
     evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                           help="which part of the corpus (default test)")
