@@ -122,6 +122,32 @@ def test_forward_backward_matches_enumeration(seed):
 
 
 @pytest.mark.parametrize("seed", range(5))
+def test_forward_backward_with_a_count_matches_enumeration(seed):
+    from compbench.corpora.baselines import forward_backward_count
+
+    rng = np.random.default_rng(50 + seed)
+    n = int(rng.integers(1, 7))
+    unary, transition = random_potentials(rng, n)
+    for m in range(n + 1):
+        labellings = kept_sets(n, m)
+        scores = np.array([labelling_score(unary, transition, k) for k in labellings])
+        log_z = np.log(np.exp(scores - scores.max()).sum()) + scores.max()
+        probability = np.exp(scores - log_z)
+        keep, pair = np.zeros(n), np.zeros((n + 1, 2, 2))
+        for k, p in zip(labellings, probability):
+            keep[k - 1] += p
+            y = np.zeros(n + 2, dtype=np.int64)
+            y[[0, n + 1]] = 1
+            y[k] = 1
+            pair[np.arange(n + 1), y[:-1], y[1:]] += p
+        posterior = forward_backward_count(unary, transition, m)
+        assert posterior.log_partition == pytest.approx(log_z)
+        np.testing.assert_allclose(posterior.keep, keep, atol=1e-10)
+        np.testing.assert_allclose(posterior.pair, pair, atol=1e-10)
+    assert forward_backward_count(unary, transition, n + 1).log_partition == -np.inf
+
+
+@pytest.mark.parametrize("seed", range(5))
 def test_viterbi_with_a_count_is_the_brute_force_optimum_and_equals_its_bigram_problem(seed):
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 8))
@@ -139,7 +165,8 @@ def test_viterbi_with_a_count_is_the_brute_force_optimum_and_equals_its_bigram_p
     assert viterbi_count(unary, transition, n + 1)[1] == -np.inf
 
 
-def test_chain_crf_gradient_is_the_finite_difference_of_its_loss():
+@pytest.mark.parametrize("length", ["free", "gold"])
+def test_chain_crf_gradient_is_the_finite_difference_of_its_loss(length):
     from compbench.corpora.baselines import chain_loss
 
     tokens = "the big cat sat on the mat .".split()
@@ -150,7 +177,7 @@ def test_chain_crf_gradient_is_the_finite_difference_of_its_loss():
     touched = np.unique(np.concatenate([features.unary.ravel(), features.transition.ravel()]))
     weights[touched] = rng.normal(0, 0.3, len(touched))
     gold = np.array([3, 4, 8])
-    loss, ids, values = chain_loss(model, features, gold, weights)
+    loss, ids, values = chain_loss(model, features, gold, weights, length)
     gradient = np.bincount(ids, weights=values, minlength=DIM + 1)
     assert loss > 0
     eps = 1e-6
@@ -158,14 +185,17 @@ def test_chain_crf_gradient_is_the_finite_difference_of_its_loss():
         up, down = weights.copy(), weights.copy()
         up[index] += eps
         down[index] -= eps
-        numeric = (chain_loss(model, features, gold, up)[0] - chain_loss(model, features, gold, down)[0]) / (2 * eps)
+        numeric = (chain_loss(model, features, gold, up, length)[0]
+                   - chain_loss(model, features, gold, down, length)[0]) / (2 * eps)
         assert gradient[index] == pytest.approx(numeric, abs=1e-5)
 
 
-def test_chain_crf_learns_the_tiny_rule(tmp_path):
+@pytest.mark.parametrize("length", ["free", "gold"])
+def test_chain_crf_learns_the_tiny_rule(tmp_path, length):
     parts, _ = tiny_split_and_model(tmp_path)
     model = ChainCRFModel()
-    history = train_chain_crf(model, parts["train"], parts["dev"], epochs=3, log=lambda line: None)
+    history = train_chain_crf(model, parts["train"], parts["dev"], epochs=3, length=length, log=lambda line: None)
+    assert model.info["crf_length"] == length
     assert history[-1]["mean_loss"] < history[0]["mean_loss"]
     from compbench.corpora.baselines import chain_decoder
     summary = evaluate_systems(model, parts["test"], [System("first-m"), System("crf", decode=chain_decoder(model)),

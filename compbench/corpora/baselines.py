@@ -203,6 +203,38 @@ def forward_backward(unary: np.ndarray, transition: np.ndarray) -> ChainPosterio
     return ChainPosterior(log_z, keep, pair)
 
 
+def forward_backward_count(unary: np.ndarray, transition: np.ndarray, m: int) -> ChainPosterior:
+    """:func:`forward_backward` restricted to the labellings keeping exactly m tokens: the same recursions over
+    (position, label, count) in log space, O(n m).  log Z is -inf when m is out of range."""
+    n = len(unary)
+    if not 0 <= m <= n:
+        return ChainPosterior(NEG_INF, np.zeros(n), np.zeros((n + 1, 2, 2)))
+    alpha = np.full((n + 1, 2, m + 2), NEG_INF)  # alpha[i, y, c]: after position i, count c (index m+1 unused)
+    alpha[0, 1, 0] = 0.0
+    for i in range(1, n + 1):
+        t = transition[i - 1]
+        alpha[i, 0, :m + 1] = _logsumexp(alpha[i - 1, :, :m + 1] + t[:, 0][:, None], axis=0)
+        alpha[i, 1, 1:m + 1] = _logsumexp(alpha[i - 1, :, :m] + t[:, 1][:, None], axis=0) + unary[i - 1]
+    beta = np.full((n + 1, 2, m + 2), NEG_INF)  # beta[i, y, c]: the rest, given label y and count c at i
+    beta[n, :, m] = transition[n, :, 1]
+    for i in range(n, 0, -1):
+        t = transition[i - 1]
+        beta[i - 1, :, :m + 1] = np.logaddexp(t[:, 0][:, None] + beta[i, 0, None, :m + 1],
+                                              t[:, 1][:, None] + unary[i - 1] + beta[i, 1, None, 1:m + 2])
+    log_z = float(_logsumexp(alpha[n, :, m] + transition[n, :, 1], axis=0))
+    pair = np.zeros((n + 1, 2, 2))
+    if np.isfinite(log_z):
+        with np.errstate(invalid="ignore"):
+            for i in range(1, n + 1):
+                t = transition[i - 1]
+                stay = alpha[i - 1, :, :m + 1] + t[:, 0][:, None] + beta[i, 0, None, :m + 1]
+                grow = alpha[i - 1, :, :m + 1] + t[:, 1][:, None] + unary[i - 1] + beta[i, 1, None, 1:m + 2]
+                pair[i - 1, :, 0] = np.exp(_logsumexp(stay, axis=1) - log_z)
+                pair[i - 1, :, 1] = np.exp(_logsumexp(grow, axis=1) - log_z)
+            pair[n, :, 1] = np.exp(alpha[n, :, m] + transition[n, :, 1] - log_z)
+    return ChainPosterior(log_z, pair[:-1, :, 1].sum(axis=1), pair)
+
+
 def viterbi_count(unary: np.ndarray, transition: np.ndarray, m: int) -> tuple[np.ndarray, float]:
     """The best labelling keeping exactly m tokens: Viterbi over (position, label, count), O(n m).
     Returns (kept tokens 1-based, score); empty and -inf when m is out of range."""
@@ -286,11 +318,15 @@ class ChainCRFModel(CompressionModel):
         return viterbi_count(unary, transition, m)[0]
 
 
-def chain_loss(model: ChainCRFModel, features: ChainFeatures, gold: np.ndarray, weights: np.ndarray
-               ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Negative log-likelihood of the gold labelling and its gradient as (ids, values) (repeats allowed)."""
+def chain_loss(model: ChainCRFModel, features: ChainFeatures, gold: np.ndarray, weights: np.ndarray,
+               length: str = "free") -> tuple[float, np.ndarray, np.ndarray]:
+    """Negative log-likelihood of the gold labelling and its gradient as (ids, values) (repeats allowed);
+    ``length="gold"`` normalizes over the labellings of the gold's length only (as the decoder's)."""
     unary, transition = model.potentials(features, weights)
-    posterior = forward_backward(unary, transition)
+    if length == "gold":
+        posterior = forward_backward_count(unary, transition, len(gold))
+    else:
+        posterior = forward_backward(unary, transition)
     n = len(unary)
     y = np.zeros(n + 2, dtype=np.int64)
     y[0] = y[n + 1] = 1
@@ -307,10 +343,13 @@ def chain_loss(model: ChainCRFModel, features: ChainFeatures, gold: np.ndarray, 
 
 def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sentence], *, epochs: int = 8,
                     batch_size: int = 8, max_n: int | None = 60, seed: int = 0, l2: float = 1e-4,
-                    learning_rate: float = 0.2, progress: Callable | None = None,
+                    learning_rate: float = 0.2, length: str = "free", progress: Callable | None = None,
                     log: Callable[[str], None] = print) -> list[dict]:
     """AdaGrad + L2 on the CRF loss, minibatches and the best-dev-F1 epoch as for the joint CRF
-    (:func:`compbench.corpora.perceptron.train_by_epochs`), dev decoded by count-constrained Viterbi."""
+    (:func:`compbench.corpora.perceptron.train_by_epochs`), dev decoded by count-constrained Viterbi.
+    ``length``: ``free`` (the standard CRF over all labellings) or ``gold`` (over those of the gold length)."""
+    if length not in ("free", "gold"):
+        raise ValueError(f"length must be 'free' or 'gold', got {length!r}")
     weights = model.weights.copy()
     squares = np.zeros(DIM + 1)
     cache: dict[str, ChainFeatures] = {}
@@ -323,7 +362,7 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
             for sentence, gold in batch:
                 if sentence.id not in cache:
                     cache[sentence.id] = model.features(sentence)
-                loss, i, v = chain_loss(model, cache[sentence.id], gold, weights)
+                loss, i, v = chain_loss(model, cache[sentence.id], gold, weights, length)
                 total, counted = total + loss, counted + 1
                 ids.append(i)
                 values.append(v)
@@ -339,7 +378,7 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
     history = train_by_epochs(model, train, dev, None, train_epoch, epochs=epochs, batch_size=batch_size,
                               max_n=max_n, seed=seed, progress=progress, log=log,
                               dev_system=System("chain-crf", decode=model.decode))
-    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate)
+    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate, crf_length=length)
     return history
 
 

@@ -83,7 +83,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=_progress, log=lambda line: print(line, file=sys.stderr))
         if kind == "chain-crf":
-            train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate, **common)
+            train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate,
+                            length=args.crf_length, **common)
         elif kind == "bigram":
             solver = ChainSolver()  # exact for zero arc scores, and the decoder evaluate uses for this kind
             model.info["solver"] = solver.name
@@ -201,6 +202,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "per epoch, 1 point lower F1 on Google)")
     train.add_argument("--l2", type=float, default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
     train.add_argument("--learning-rate", type=float, default=0.2, help="CRF: AdaGrad step size (default 0.2)")
+    train.add_argument("--crf-length", choices=("free", "gold"), default="free",
+                       help="chain-crf: normalize over all keep/delete labellings (free, default) or over those "
+                            "of the gold compression's length (gold, as decoded)")
     train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
