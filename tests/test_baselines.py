@@ -260,9 +260,13 @@ def test_train_kinds_and_evaluate_them_beside_the_joint_model(tmp_path, capsys):
     record = json.loads(report.read_text())
     assert set(record["baselines"]) == {str(bigram), str(crf)}
     assert all(row["sentences"] == 4 and row["failed"] == 0 for row in record["systems"].values())
-    for model in (bigram, crf):  # each kind decodes itself as --model
+    for model in (bigram, crf):  # each kind decodes itself as --model, and writes instances (arc scores 0)
         assert main(["evaluate", *common, "--model", str(model)]) == 0
         assert "first-m" in capsys.readouterr().out
+        instances = tmp_path / f"{model.stem}.jsonl"
+        assert main(["build-instances", *common, "--model", str(model), "--out", str(instances)]) == 0
+        problems = list(compbench.read_instances(instances))
+        assert len(problems) == 4 and all(np.all(p.arc_scores[np.isfinite(p.arc_scores)] == 0) for p in problems)
     assert main(["evaluate", *common, "--model", str(joint), "--baseline", str(joint)]) == 2
     assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--model-kind", "bigram",
                  "--second-order"]) == 2
