@@ -25,7 +25,8 @@ from .registry import get_solver, list_solvers
 
 DEFAULT_SOLVER = "resource-dp"
 # Modules that add subcommands (each has register(subparsers)); this one registers the basic ones.
-COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands", "compbench.corpora.commands")
+COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands", "compbench.corpora.commands",
+                   "compbench.parser.commands")
 
 
 DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "

@@ -158,12 +158,16 @@ def _random_model(tmp_path, second_order: bool, seed: int):
 
 
 @pytest.mark.parametrize("second_order", [False, True])
-def test_features_of_a_structure_score_its_objective(tmp_path, second_order):
+@pytest.mark.parametrize("parsed", [False, True])
+def test_features_of_a_structure_score_its_objective(tmp_path, second_order, parsed):
     # the perceptron's update is right only if w . phi(heads) (+ the LM weight times the LM total) is the objective
     corpus, model = _random_model(tmp_path, second_order, seed=1)
     solver = compbench.get_solver("resource-dp")
     for sentence in corpus.sentences[:8]:
+        if parsed:  # an input parse: a right-branching chain
+            sentence.heads = np.arange(-1, sentence.n)
         features = model.features(sentence)
+        assert features.arc.shape[-1] == (18 if parsed else 12)
         problem = model.problem(sentence, len(sentence.golds[0]), features)
         assert problem.second_order == second_order
         heads = solver.solve(problem).heads
@@ -320,3 +324,40 @@ def test_mbr_keeps_the_tokens_of_highest_marginal_a_tree_can_hold():
     solution = compbench.get_solver("resource-dp").solve(mbr_problem(p))
     assert sorted(solution.kept) == sorted(np.argsort(-marginal)[:4] + 1)
     assert compbench.evaluate(p, solution.heads) > -np.inf  # valid under the original problem
+
+
+def test_parse_features_mark_the_input_arcs_and_ancestors():
+    from compbench.corpora.features import ancestor_distances, sentence_features
+
+    heads = np.array([-1, 2, 0, 2, 3])  # 2 is the root's child; 1 and 3 depend on 2; 4 on 3
+    assert ancestor_distances(heads)[:, 4].tolist() == [3, 0, 2, 1, 0]
+    words = "a b c d".split()
+    plain = sentence_features(words)
+    parsed = sentence_features(words, heads=heads)
+    assert parsed.arc.shape[-1] == plain.arc.shape[-1] + 6
+    fidelity = parsed.arc[..., plain.arc.shape[-1]]  # the first parse template: is h -> k an input arc
+    is_input_arc = np.zeros((5, 5), bool)
+    is_input_arc[heads[1:], np.arange(1, 5)] = True
+    assert len(np.unique(fidelity[:, 1:][is_input_arc[:, 1:]])) == 1  # one feature for every input arc
+    assert not np.isin(fidelity[:, 1:][~is_input_arc[:, 1:]], fidelity[is_input_arc]).any()  # another for the rest
+
+
+def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys):
+    from compbench.parser.model import ParserModel
+
+    data = write_google(tmp_path / "google", count=40)
+    parser = tmp_path / "parser.npz"
+    ParserModel().save(parser)  # untrained (it still parses: some projective tree), with the corpus's own tags
+    model = tmp_path / "m.npz"
+    common = ["--corpus", "google", "--data", str(data)]
+    assert main(["train", *common, "--out", str(model), "--objective", "perceptron", "--epochs", "1",
+                 "--parser", str(parser)]) == 0
+    loaded = CompressionModel.load(model)
+    assert loaded.parser is not None and loaded.info["parser"] == "parser.npz"
+    capsys.readouterr()
+    report = tmp_path / "acc.json"
+    assert main(["evaluate", *common, "--model", str(model), "--json-out", str(report)]) == 0
+    assert "synF1" in capsys.readouterr().out
+    systems = json.loads(report.read_text())["systems"]
+    assert all(0.0 <= row["syntactic_f1"] <= 1.0 for row in systems.values())
+    assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--parser", str(data / "missing.npz")]) == 2

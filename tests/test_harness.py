@@ -593,6 +593,6 @@ def test_every_faulty_solver_is_recorded_as_what_it_is(plugins: Path, tmp_path: 
             assert verdicts.get(solver, "ok").startswith(verdict), (solver, verdicts)
         elif verdict.startswith("invalid"):  # bench judges validity only, without a reference
             assert record["validity"].startswith("invalid"), (solver, record)
-    assert 2.0 <= got["sleeper"]["seconds"]["wall"] <= 3.0  # the limit held within a second (2 s + 0.5 s grace)
+    assert 2.0 <= got["sleeper"]["seconds"]["wall"] <= 3.5  # killed at 2 s + 0.5 s grace (+ a loaded machine's delay)
     assert "memory limit is 1000 MiB" in got["allocates"]["message"]
     assert got["prints-to-stdout"]["objective"] == reference["objective"]

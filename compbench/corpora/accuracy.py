@@ -34,6 +34,29 @@ def token_prf(kept: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
     return precision, recall, f1
 
 
+def syntactic_f1(parse: Callable[[np.ndarray], np.ndarray], kept: np.ndarray, gold: np.ndarray) -> float:
+    """Dependency F1 between the parse of a compression and the parse of the gold one, both by ``parse`` (kept
+    positions -> heads over positions 0..len, heads[0] = -1): the seeds' second metric (Clarke & Lapata with RASP,
+    Thadani with the Stanford parser).  Arcs are compared as (head, modifier) pairs of original token positions
+    (0: the root); both compressions empty: 1.
+
+    >>> chain = lambda kept: np.arange(-1, len(kept))          # every word heads the next
+    >>> round(syntactic_f1(chain, np.array([1, 2, 4]), np.array([1, 2, 3])), 4)
+    0.6667
+    """
+    def arcs(kept: np.ndarray) -> set[tuple[int, int]]:
+        if len(kept) == 0:
+            return set()
+        heads = np.asarray(parse(kept))
+        original = np.concatenate([[0], kept])
+        return {(int(original[heads[j]]), int(original[j])) for j in range(1, len(original))}
+
+    system, reference = arcs(np.asarray(kept)), arcs(np.asarray(gold))
+    if not system and not reference:
+        return 1.0
+    return 2 * len(system & reference) / (len(system) + len(reference))
+
+
 def first_m(n: int, m: int) -> np.ndarray:
     """The first-m-tokens baseline."""
     return np.arange(1, m + 1, dtype=np.int64)
@@ -80,9 +103,21 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
     """Per system: macro P/R/F1, compression rate, exact matches, mean seconds per solve, failures."""
     usable = [s for s in sentences if s.aligned and s.golds]
     rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
-                           "statuses": {}, "answered_f1": [], "answered_rate": []} for system in systems}
+                           "statuses": {}, "answered_f1": [], "answered_rate": [], "syntactic": []}
+            for system in systems}
+    parses: dict[tuple[int, ...], np.ndarray] = {}  # a sentence's compression parsed once, whichever systems chose it
+
     for sentence in (progress(usable) if progress else usable):
         features = model.features(sentence)
+        parses.clear()
+
+        def parse(kept: np.ndarray, sentence: Sentence = sentence) -> np.ndarray:
+            if tuple(kept) not in parses:
+                tags = model.pos(sentence)
+                parses[tuple(kept)] = model.parse([sentence.tokens[k - 1] for k in kept],
+                                                  [tags[k - 1] for k in kept] if tags is not None else None)
+            return parses[tuple(kept)]
+
         problems = {(id(model), part): model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
                     for part in {system.part for system in systems if system.solver is not None
                                  and system.model in (None, model)}}
@@ -90,8 +125,9 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             other = system.model
             if other is None or other is model or system.solver is None or (id(other), system.part) in problems:
                 continue
-            # another model's tagger tags its own copy (the corpus has no POS when the model was trained with one)
-            copy = replace(sentence, pos=None) if other.info.get("pos") == "tagger" else sentence
+            # another model's tagger tags its own copy (the corpus has no POS when the model was trained with one),
+            # and its parser (if any) parses that copy
+            copy = replace(sentence, pos=None, heads=None) if other.info.get("pos") == "tagger" else sentence
             problems[id(other), system.part] = other.problem(copy, None, part=system.part)
         lengths = target_lengths(sentence, length)
         for system in systems:
@@ -125,6 +161,8 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                     kept = np.zeros(0, dtype=np.int64)
                 scores.append((*token_prf(kept, gold), len(kept) / max(sentence.n, 1),
                                float(np.array_equal(kept, gold))))
+                if model.parser is not None:
+                    row["syntactic"].append(syntactic_f1(parse, kept, gold))
             if system.solver is None and system.decode is None:
                 row["seconds"].extend(seconds for _, seconds in cache.values())
             for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(scores, axis=0)):
@@ -142,7 +180,10 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                           # F1 over the sentences the system answered (an inexact solver without a certificate
                           # returns no compression; the F1 above counts those as empty)
                           "answered_sentences": len(row["answered_f1"]), "answered_f1": _mean(row["answered_f1"]),
-                          "answered_compression_rate": _mean(row["answered_rate"])}
+                          "answered_compression_rate": _mean(row["answered_rate"]),
+                          # dependency F1 of the compression's parse against the gold compression's, by the
+                          # model's parser (None without one); per annotator, then averaged
+                          "syntactic_f1": _mean(row["syntactic"])}
     return summary
 
 
@@ -152,10 +193,14 @@ def _mean(values: list[float]) -> float | None:
 
 def format_table(summary: dict[str, dict]) -> str:
     """A fixed-width table of :func:`evaluate_systems` results."""
-    lines = [f"{'system':<32} {'F1':>6} {'P':>6} {'R':>6} {'rate':>6} {'exact':>6} {'ms/solve':>9} {'failed':>6}"]
+    syntactic = any(row.get("syntactic_f1") is not None for row in summary.values())
+    lines = [f"{'system':<32} {'F1':>6} {'P':>6} {'R':>6} {'rate':>6} {'exact':>6} {'ms/solve':>9} {'failed':>6}"
+             + (f" {'synF1':>6}" if syntactic else "")]
     for label, row in summary.items():
         ms = 1000 * row["seconds_per_solve"] if row["seconds_per_solve"] is not None else float("nan")
         lines.append(f"{label:<32} {row['f1']:>6.3f} {row['precision']:>6.3f} {row['recall']:>6.3f} "
-                     f"{row['compression_rate']:>6.3f} {row['exact_matches']:>6.3f} {ms:>9.2f} {row['failed']:>6}")
+                     f"{row['compression_rate']:>6.3f} {row['exact_matches']:>6.3f} {ms:>9.2f} {row['failed']:>6}"
+                     + (f" {row['syntactic_f1']:>6.3f}" if syntactic and row.get("syntactic_f1") is not None
+                        else ""))
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ import json
 import platform
 import sys
 import time
+from pathlib import Path
 
 from tqdm import tqdm
 
@@ -57,6 +58,7 @@ def _length(text: str) -> str | float:
 
 def cmd_train(args: argparse.Namespace) -> int:
     out = output_path(args.out, what="model")  # before the training, not after it
+    parser = _parser(args.parser)
     corpus = _corpus(args)
     parts = split_corpus(corpus)
     solver = load_solver(args.solver)
@@ -73,11 +75,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     kind = args.model_kind
     if kind != "joint" and args.second_order:
         raise UsageError(f"--second-order applies to the joint model only, not --model-kind {kind}")
+    if kind == "chain-crf" and parser is not None:
+        raise UsageError("--parser is not used by --model-kind chain-crf (its features have no parse)")
     model_class = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel}[kind]
-    model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, info={
+    model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, parser=parser, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
         "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
-        "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"]})
+        "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"],
+        "parser": Path(args.parser).name if args.parser else None})
     start = time.perf_counter()
     with stdout_to_stderr():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
@@ -102,6 +107,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev, trained in "
           f"{model.info['train_seconds']:.1f} s")
     return 0
+
+
+def _parser(path: str | None):
+    """The parser file the user named, or None."""
+    if path is None:
+        return None
+    from ..parser.model import ParserModel
+
+    try:
+        return ParserModel.load(path)
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(f"{path}: not a parser file ({exc})") from None
 
 
 def _load_model(path: str) -> CompressionModel:
@@ -210,6 +227,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                             "train split and tag this corpus with it")
     train.add_argument("--tagger-epochs", type=int, default=4, help="POS tagger training passes (default 4)")
     train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
+    train.add_argument("--parser", metavar="PARSER", help="a parser file (compbench parser train): every sentence is "
+                                                          "parsed once and the parse features are added; the model "
+                                                          "file keeps the parser, evaluate also reports syntactic F1")
     train.set_defaults(func=cmd_train)
 
     build = subparsers.add_parser("build-instances", help="write instances with a model's learned scores")

@@ -134,10 +134,63 @@ class BigramLM:
                    arrays["lm_bigram_counts"])
 
 
+def ancestor_distances(heads: np.ndarray) -> np.ndarray:
+    """``D[a, k]`` = how many arcs up from k its ancestor a is in the tree ``heads`` (positions 0..n, heads[0] = -1;
+    0 when a is not an ancestor of k).
+
+    >>> ancestor_distances(np.array([-1, 2, 0]))[:, 1].tolist()   # 1 <- 2 <- 0
+    [2, 0, 1]
+    """
+    n = len(heads) - 1
+    distances = np.zeros((n + 1, n + 1), dtype=np.int64)
+    current, columns = np.asarray(heads, dtype=np.int64).copy(), np.arange(n + 1)
+    for step in range(1, n + 1):
+        alive = current >= 0
+        if not alive.any():
+            break
+        distances[current[alive], columns[alive]] = step
+        current[alive] = heads[current[alive]]
+    return distances
+
+
+def parse_features(heads: np.ndarray, tag: np.ndarray, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compressive-parsing draft's features of the input parse ``heads`` (positions 0..n, heads[0] = -1), as
+    extra (token (n, F), arc (n+1, n+1, F), bigram (n+2, n+2, F)) columns: an output arc's fidelity (it is an input
+    arc) with the POS and the input label of its modifier, the input ancestor relation binned by distance (either
+    way), whether head and modifier share an input head; a token's depth, whether it heads an input subtree (and
+    how large), its input label with its POS; a bigram's input relation (one word heads the other, siblings) with
+    both input labels.  ``tag`` and ``lab`` are the codes of positions 0..n+1."""
+    heads = np.asarray(heads, dtype=np.int64)
+    n = len(heads) - 1
+    N = np.arange(n + 1)
+    above = ancestor_distances(heads)
+    depth = above[0]  # arcs from the root
+    children = np.bincount(heads[1:], minlength=n + 1)
+    subtree = (above > 0).sum(axis=1)  # descendants
+    fidelity = np.zeros((n + 1, n + 1), dtype=np.int64)
+    fidelity[heads[1:], N[1:]] = 1
+    down, up = np.minimum(above, 4), np.minimum(above.T, 4)  # h an ancestor of k at distance d; or k of h
+    same_head = (heads[:, None] == heads[None, :]).astype(np.int64)
+    H, K = tag[: n + 1, None], tag[None, : n + 1]
+    label_k = lab[None, : n + 1]
+    arc = np.stack([mix(80, fidelity), mix(81, fidelity, H, K), mix(82, fidelity, label_k, H), mix(83, down, up),
+                    mix(84, down, up, label_k), mix(85, same_head, K, label_k)], axis=-1)
+    t = slice(1, n + 1)
+    size = np.minimum(subtree[t], 8)
+    token = np.stack([mix(86, np.minimum(depth[t], 6), tag[t]), mix(87, np.minimum(children[t], 3), tag[t]),
+                      mix(88, size, lab[t]), mix(89, lab[t], tag[t], np.minimum(depth[t], 3))], axis=-1)
+    relation = np.zeros((n + 2, n + 2), dtype=np.int64)
+    relation[: n + 1, : n + 1] = fidelity + 2 * fidelity.T + 3 * (same_head & (N[:, None] > 0))
+    bigram = np.stack([mix(90, relation, lab[:, None], lab[None, :]), mix(91, relation, tag[:, None], tag[None, :])],
+                      axis=-1)
+    return token, arc, bigram
+
+
 def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list[str] | None = None,
-                      lm: BigramLM | None = None, second_order: bool = False) -> SentenceFeatures:
+                      lm: BigramLM | None = None, second_order: bool = False,
+                      heads: np.ndarray | None = None) -> SentenceFeatures:
     """All feature indices of one sentence (``pos``/``dep`` None: those templates see a constant);
-    ``second_order`` adds the sibling templates."""
+    ``second_order`` adds the sibling templates, ``heads`` (an input parse, positions 0..n) the parse templates."""
     n = len(tokens)
     pos = pos if pos is not None else ["-"] * n
     dep = dep if dep is not None else ["-"] * n
@@ -196,6 +249,11 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
                        mix(46, punct[:, None], punct[None, :], adjacent), mix(47, lower[:, None], TB),
                        mix(48, TA, lower[None, :]), mix(49, shp[:, None], shp[None, :]),
                        mix(50, lab[:, None], after_a, lab[None, :])], axis=-1)
+    if heads is not None:
+        extra_token, extra_arc, extra_bigram = parse_features(heads, tag, lab)
+        token = np.concatenate([token, extra_token], axis=-1)
+        arc = np.concatenate([arc, extra_arc], axis=-1)
+        bigram = np.concatenate([bigram, extra_bigram], axis=-1)
     lm_scores = lm.logprob(lower[:, None], lower[None, :]) if lm is not None else np.zeros((n + 2, n + 2))
     sibling = None
     if second_order:

@@ -10,13 +10,17 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tempfile
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..evaluate import sibling_pairs
+from ..parser.model import ParserModel
 from ..problem import Length, Problem
 from .features import DIM, BigramLM, SentenceFeatures, sentence_features
 from .readers import Sentence
@@ -33,10 +37,12 @@ class CompressionModel:
     """
 
     def __init__(self, weights: np.ndarray | None = None, lm: BigramLM | None = None,
-                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, second_order: bool = False):
+                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, second_order: bool = False,
+                 parser: ParserModel | None = None):
         self.weights = np.zeros(DIM + 1) if weights is None else np.asarray(weights, dtype=np.float64)
         self.lm = lm if lm is not None else BigramLM.fit([])
         self.tagger = tagger
+        self.parser = parser
         self.info = dict(info or {})
         self.info.setdefault("second_order", bool(second_order))
 
@@ -50,10 +56,18 @@ class CompressionModel:
             sentence.pos = self.tagger.tag(sentence.tokens)
         return sentence.pos
 
+    def parse(self, words: list[str], tags: list[str] | None = None) -> np.ndarray:
+        """The model's parser's heads of ``words`` (positions 0..n), with the parser's own tags when it has a
+        tagger, else ``tags``."""
+        return self.parser.parse(words, self.parser.tags(words, tags))
+
     def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
-        """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training)."""
+        """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
+        parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
+        if self.parser is not None and sentence.heads is None:
+            sentence.heads = self.parse(sentence.tokens, self.pos(sentence))
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
-                                 second_order=self.second_order)
+                                 second_order=self.second_order, heads=sentence.heads)
 
     def scores(self, features: SentenceFeatures, weights: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
@@ -99,6 +113,10 @@ class CompressionModel:
         arrays = {"weight_index": nonzero, "weight_value": self.weights[nonzero], **self.lm.arrays()}
         if self.tagger is not None:
             arrays.update(self.tagger.arrays())
+        if self.parser is not None:  # the parser's own file, embedded: the model needs nothing else to run
+            with tempfile.TemporaryDirectory() as scratch:
+                self.parser.save(Path(scratch) / "parser.npz")
+                arrays["parser_npz"] = np.frombuffer((Path(scratch) / "parser.npz").read_bytes(), np.uint8)
         arrays["info"] = np.array(json.dumps(self.info))
         with open(path, "wb") as handle:
             np.savez_compressed(handle, **arrays)
@@ -109,4 +127,5 @@ class CompressionModel:
             weights = np.zeros(DIM + 1)
             weights[data["weight_index"]] = data["weight_value"]
             tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
-            return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])))
+            parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
+            return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])), parser=parser)

@@ -47,6 +47,7 @@ class Sentence:
     golds: list[np.ndarray | None]
     pos: list[str] | None = None
     dep: list[str] | None = None
+    heads: np.ndarray | None = None  # an input parse (positions 0..n, heads[0] = -1), from a parser
 
     @property
     def n(self) -> int:

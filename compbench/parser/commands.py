@@ -1,0 +1,211 @@
+"""``compbench parser train``, ``compbench parser parse`` and ``compbench parser evaluate``.
+
+A treebank directory holds CoNLL-U files whose names contain ``train``, ``dev`` and ``test`` (as UD releases:
+``en_ewt-ud-train.conllu``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+from pathlib import Path
+
+
+from ..cli import UsageError, atomic_output, output_path
+from ..corpora.readers import CorpusError
+from ..corpora.tagger import PosTagger
+from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
+from .features import build_vocabulary
+from .model import ParserModel
+from .train import attachment_scores, train_crf, train_perceptron
+
+SPLITS = ("train", "dev", "test")
+
+
+def read_split(directory: str, split: str) -> list[TreeSentence]:
+    """The sentences of the one ``*{split}*.conllu`` file in ``directory``, every one with heads."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a directory")
+    found = sorted(folder.glob(f"*{split}*.conllu"))
+    if len(found) != 1:
+        raise UsageError(f"{folder}: expected one *{split}*.conllu file, found {len(found)}")
+    try:
+        sentences = read_conllu(found[0])
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    for s in sentences:
+        if s.heads is None:
+            raise UsageError(f"{found[0]}: sentence {s.id or '(no id)'} has no heads")
+    return sentences
+
+
+def with_tags(sentences: list[TreeSentence], tags: list[list[str]]) -> list[TreeSentence]:
+    """Copies of ``sentences`` carrying ``tags`` as their XPOS."""
+    out = []
+    for sentence, sentence_tags in zip(sentences, tags):
+        tagged = copy.copy(sentence)
+        tagged.xpos = list(sentence_tags)
+        out.append(tagged)
+    return out
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if args.second_order and args.objective == "crf":
+        raise UsageError("--second-order goes with --objective perceptron")
+    out = output_path(args.out, what="parser model")  # before the training, not after it
+    train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
+    start = time.perf_counter()
+    tagger = PosTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
+                           rich=True)
+    tagger_seconds = time.perf_counter() - start
+    dev_tags = [tagger.tag(s.words) for s in dev]
+    tag_accuracy = tagging_accuracy(dev, dev_tags)
+    _log(f"POS tagger: trained on {len(train)} sentences in {tagger_seconds:.1f} s, dev accuracy "
+         f"{100 * tag_accuracy:.2f}")
+    if args.folds > 1:
+        start = time.perf_counter()
+        train_tags = jackknife_tags(train, args.folds, args.tagger_epochs, args.seed)
+        _log(f"jackknifed training tags ({args.folds} folds): accuracy "
+             f"{100 * tagging_accuracy(train, train_tags):.2f}, {time.perf_counter() - start:.1f} s")
+        train = with_tags(train, train_tags)
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), tagger=tagger, info={
+        "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
+        "train_sentences": len(train),
+        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy,
+        "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
+    start = time.perf_counter()
+    common = dict(epochs=args.epochs, seed=args.seed, log=_log)
+    if args.objective == "crf":
+        train_crf(model, train, with_tags(dev, dev_tags), learning_rate=args.learning_rate, **common)
+    else:
+        train_perceptron(model, train, with_tags(dev, dev_tags), **common)
+    model.info["train_seconds"] = time.perf_counter() - start
+    with atomic_output(out) as partial:
+        model.save(partial)
+    print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev (UAS "
+          f"{100 * model.info['history'][model.info['chosen_epoch'] - 1]['dev_uas']:.2f} with predicted tags), "
+          f"trained in {model.info['train_seconds']:.1f} s")
+    return 0
+
+
+def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int) -> list[list[str]]:
+    """Each training sentence's tags by a tagger trained on the other folds (sentence i is in fold i % folds), so
+    that the parser learns from tags as wrong as the ones it will see."""
+    tags: list[list[str]] = [[] for _ in train]
+    for fold in range(folds):
+        rest = [(s.words, s.xpos) for i, s in enumerate(train) if i % folds != fold]
+        tagger = PosTagger.fit(rest, epochs=epochs, seed=seed, rich=True)
+        for i in range(fold, len(train), folds):
+            tags[i] = tagger.tag(train[i].words)
+    return tags
+
+
+def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]]) -> float:
+    """The share of words whose tag equals their XPOS."""
+    right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(s.xpos, t))
+    total = sum(s.n for s in sentences)
+    return right / total if total else 0.0
+
+
+def _load_model(path: str) -> ParserModel:
+    try:
+        return ParserModel.load(path)
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(f"{path}: not a parser model file ({exc})") from None
+
+
+def _is_conllu(path: Path) -> bool:
+    if path.suffix == ".conllu":
+        return True
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = next((line for line in handle if line.strip()), "")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read ({exc})") from None
+    return first.startswith("#") or "\t" in first
+
+
+def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[TreeSentence]:
+    """Copies of ``sentences`` with the model's tags (XPOS) and heads; DEPREL ``_`` (the parser has no labels)."""
+    out = []
+    for sentence in sentences:
+        tags = model.tags(sentence.words, sentence.xpos)
+        parsed = copy.copy(sentence)
+        parsed.xpos = tags
+        parsed.heads = model.parse(sentence.words, tags)
+        parsed.deprels = ["_"] * sentence.n
+        out.append(parsed)
+    return out
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    try:
+        sentences = read_conllu(path) if _is_conllu(path) else read_tokens(path)
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+    model = _load_model(args.model)
+    sys.stdout.write(format_conllu(parse_sentences(model, sentences)))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    sentences = read_split(args.treebank, args.split)
+    model = _load_model(args.model)
+    model.parse(["a"], ["DT"])  # compile or load the chart's kernels before the clock starts
+    start = time.perf_counter()
+    tags = [model.tags(s.words, s.xpos) for s in sentences]
+    tagging = time.perf_counter() - start
+    heads = [model.parse(s.words, t) for s, t in zip(sentences, tags)]
+    total = time.perf_counter() - start
+    words = sum(s.n for s in sentences)
+    print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
+    print(f"tagging accuracy   {100 * tagging_accuracy(sentences, tags):.2f}")
+    print(f"UAS (all words)    {100 * attachment_scores(sentences, heads):.2f}")
+    print(f"UAS (no PUNCT)     {100 * attachment_scores(sentences, heads, punctuation=False):.2f}")
+    print(f"speed              {len(sentences) / total:.0f} sentences/s tagging and parsing, "
+          f"{len(sentences) / (total - tagging):.0f} sentences/s parsing only (features and decoding), one process")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    group = subparsers.add_parser("parser", help="train, run and evaluate the dependency parser (CoNLL-U)")
+    commands = group.add_subparsers(dest="parser_command", required=True, metavar="COMMAND")
+
+    train = commands.add_parser("train", help="train the POS tagger and the parser on a treebank's train split, "
+                                              "choosing the epoch on dev")
+    train.add_argument("--treebank", required=True, metavar="DIR", help="directory of *train*/*dev*.conllu files")
+    train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
+    train.add_argument("--epochs", type=int, default=10, help="passes over train; the best on dev is kept "
+                                                               "(default 10)")
+    train.add_argument("--objective", choices=("perceptron", "crf"), default="perceptron",
+                       help="averaged perceptron (default) or tree-CRF (AdaGrad on the log-likelihood)")
+    train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
+                                                                     "chart decodes them in the same O(n^3))")
+    train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
+    train.add_argument("--tagger-epochs", type=int, default=10, help="POS tagger training passes (default 10)")
+    train.add_argument("--folds", type=int, default=4, help="train the parser on tags from taggers trained on "
+                                                             "the other folds (default 4; 1: on the gold tags)")
+    train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
+    train.set_defaults(func=cmd_train)
+
+    parse = commands.add_parser("parse", help="parse a CoNLL-U file or one tokenized sentence per line; CoNLL-U "
+                                              "on stdout")
+    parse.add_argument("file", help="CoNLL-U (.conllu, or lines with tabs) or plain text, one sentence a line")
+    parse.add_argument("--model", required=True, metavar="PARSER", help="model file from compbench parser train")
+    parse.set_defaults(func=cmd_parse)
+
+    evaluate = commands.add_parser("evaluate", help="UAS and tagging accuracy on a treebank split, predicted tags")
+    evaluate.add_argument("--model", required=True, metavar="PARSER", help="model file from compbench parser train")
+    evaluate.add_argument("--treebank", required=True, metavar="DIR", help="directory of *{split}*.conllu files")
+    evaluate.add_argument("--split", choices=SPLITS, default="test", help="which split (default test)")
+    evaluate.set_defaults(func=cmd_evaluate)

@@ -1,0 +1,107 @@
+"""The parser: a POS tagger, hashed arc-feature weights, and decoding on the project's chart.
+
+Eisner's algorithm is the compressive chart with no deletion: :func:`parse_problem` builds a :class:`Problem`
+whose arc scores are the parser's, token scores 0, bigram scores 0 for adjacent words (i, i+1) and -inf
+elsewhere (no word can be skipped), free length and one root word; ``hook-dp`` (from the registry) maximizes it.
+
+>>> model = ParserModel()
+>>> model.parse(["a", "b", "c"], ["DT", "NN", "VBD"]).tolist()      # all-zero weights: some projective tree
+[-1, 0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from ..corpora.tagger import PosTagger
+from ..problem import Problem, Status
+from ..registry import Solver, SolverError, get_solver
+from .features import SIZE, ArcFeatures, arc_features
+
+DECODER = "hook-dp"
+
+
+def parse_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None, id: str = "") -> Problem:
+    """The no-deletion problem of an (n+1) x (n+1) arc-score matrix (and in second order sibling scores): its
+    solutions are the projective trees with one root word.
+
+    >>> p = parse_problem(np.zeros((3, 3)))
+    >>> float(p.bigram_scores[0, 1]), float(p.bigram_scores[0, 2]), p.length, p.single_root
+    (0.0, -inf, None, True)
+    """
+    n = len(arc_scores) - 1
+    bigram = np.full((n + 2, n + 2), -np.inf)
+    bigram[np.arange(n + 1), np.arange(1, n + 2)] = 0.0
+    return Problem(np.zeros(n), arc_scores, bigram, length=None, single_root=True, id=id,
+                   sibling_scores=sibling_scores)
+
+
+def decode(solver: Solver, arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None) -> np.ndarray:
+    """The best projective tree (heads, n+1 entries) under the scores by ``solver`` on :func:`parse_problem`."""
+    solution = solver.solve(parse_problem(arc_scores, sibling_scores))
+    if solution.status != Status.OPTIMAL:
+        raise SolverError(f"{solver.name} gave {solution.status.value} on a parse: {solution.message}")
+    return solution.heads
+
+
+class ParserModel:
+    """Weights over hashed arc features (``weights[SIZE]`` is the padding's 0), the vocabulary of non-rare word
+    codes, and a POS tagger (None: the input's own tags are used); ``info["second_order"]`` adds sibling
+    features."""
+
+    def __init__(self, weights: np.ndarray | None = None, vocabulary: np.ndarray | None = None,
+                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, decoder: str = DECODER):
+        self.weights = np.zeros(SIZE + 1) if weights is None else np.asarray(weights, dtype=np.float64)
+        self.vocabulary = vocabulary
+        self.tagger = tagger
+        self.info = dict(info or {})
+        self.info.setdefault("kind", "parser")
+        self.solver = get_solver(decoder)
+
+    def tags(self, words: list[str], given: list[str] | None = None) -> list[str]:
+        """The tagger's tags of ``words``, or ``given`` when the model has no tagger."""
+        if self.tagger is not None:
+            return self.tagger.tag(words)
+        if given is None:
+            raise ValueError("the model has no tagger and the sentence has no tags")
+        return list(given)
+
+    @property
+    def second_order(self) -> bool:
+        return bool(self.info.get("second_order", False))
+
+    def features(self, words: list[str], tags: list[str]) -> ArcFeatures:
+        return arc_features(words, tags, self.vocabulary, self.second_order)
+
+    def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None) -> np.ndarray:
+        """The heads (n+1 entries, heads[0] = -1) of the best projective tree of a tagged sentence."""
+        features = self.features(words, tags)
+        return decode(self.solver, *features.scores(self.weights if weights is None else weights))
+
+    def save(self, path: str | PathLike) -> None:
+        """One ``.npz``: the non-zero weights, the vocabulary codes, the tagger and ``info`` (no raw text)."""
+        nonzero = np.flatnonzero(self.weights)
+        arrays = {"weight_index": nonzero, "weight_value": self.weights[nonzero].astype(np.float32),
+                  "info": np.array(json.dumps(self.info))}
+        if self.vocabulary is not None:
+            arrays["vocabulary"] = self.vocabulary
+        if self.tagger is not None:
+            arrays.update(self.tagger.arrays())
+        with open(path, "wb") as handle:
+            np.savez_compressed(handle, **arrays)
+
+    @classmethod
+    def load(cls, path: str | PathLike) -> ParserModel:
+        with np.load(path) as data:
+            info = json.loads(str(data["info"])) if "info" in data else {}
+            if info.get("kind") != "parser":
+                raise ValueError("not a parser model")
+            weights = np.zeros(SIZE + 1)
+            weights[data["weight_index"]] = data["weight_value"]
+            tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
+            vocabulary = data["vocabulary"] if "vocabulary" in data else None
+            return cls(weights, vocabulary, tagger, info)

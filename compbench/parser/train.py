@@ -1,0 +1,135 @@
+"""Training the parser: the averaged perceptron, or the tree-CRF (log-likelihood by inside-outside, AdaGrad).
+
+Both make passes over the shuffled training sentences, score every epoch's weights on the dev sentences (UAS with
+the dev sentences' tags as given: predicted ones when the caller tagged them) and keep the best epoch.
+
+>>> from compbench.parser.conllu import TreeSentence
+>>> s = TreeSentence(["a", "b"], ["_", "_"], ["DT", "NN"], np.array([-1, 2, 0]), ["det", "root"])
+>>> model = ParserModel()
+>>> history = train_perceptron(model, [s] * 3, [s], epochs=2, log=lambda line: None)
+>>> model.parse(s.words, s.xpos).tolist(), history[-1]["dev_uas"]
+([-1, 2, 0], 1.0)
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..inference import marginals
+from .conllu import TreeSentence
+from .features import PAD, SIZE, ArcFeatures
+from .model import ParserModel, decode, parse_problem
+
+Step = Callable[[TreeSentence, ArcFeatures], bool]
+
+
+def attachment_scores(gold: list[TreeSentence], predicted: list[np.ndarray], punctuation: bool = True
+                      ) -> float:
+    """The share of words whose predicted head is the gold one; ``punctuation=False`` leaves out the words
+    whose UPOS is PUNCT (the UD convention counts every word).
+
+    >>> s = TreeSentence(["a", "."], ["DET", "PUNCT"], ["DT", "."], np.array([-1, 0, 1]), ["root", "punct"])
+    >>> attachment_scores([s], [np.array([-1, 0, 0])]), attachment_scores([s], [np.array([-1, 0, 0])], False)
+    (0.5, 1.0)
+    """
+    right = total = 0
+    for sentence, heads in zip(gold, predicted):
+        counted = np.ones(sentence.n, dtype=bool) if punctuation else np.array(
+            [u != "PUNCT" for u in sentence.upos])
+        right += int(np.sum((heads[1:] == sentence.heads[1:]) & counted))
+        total += int(counted.sum())
+    return right / total if total else 0.0
+
+
+def train_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], step: Step,
+                    current: Callable[[], np.ndarray], *, epochs: int, seed: int,
+                    log: Callable[[str], None]) -> list[dict]:
+    """Shuffle, let ``step(sentence, features)`` learn from each training sentence (True: it made a mistake),
+    score ``current()`` weights on dev after each epoch, keep the best epoch's weights in ``model``."""
+    order = list(range(len(train)))
+    rng = random.Random(seed)
+    history, best = [], (-1.0, model.weights, 0)
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        rng.shuffle(order)
+        mistakes = sum(step(train[i], model.features(train[i].words, train[i].xpos)) for i in order)
+        seconds = time.perf_counter() - start
+        weights = current()
+        uas = attachment_scores(dev, [model.parse(s.words, s.xpos, weights) for s in dev]) if dev else None
+        history.append({"epoch": epoch, "mistakes": mistakes, "seconds": round(seconds, 1), "dev_uas": uas})
+        log(f"epoch {epoch}: {mistakes}/{len(train)} sentences wrong, {seconds:.1f} s, dev UAS "
+            f"{'-' if uas is None else f'{100 * uas:.2f}'}")
+        if uas is None or uas > best[0]:
+            best = (-1.0 if uas is None else uas, weights, epoch)
+    model.weights = best[1]
+    model.info.update(chosen_epoch=best[2], history=history)
+    return history
+
+
+def train_perceptron(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
+                     seed: int = 0, log: Callable[[str], None] = print) -> list[dict]:
+    """The averaged perceptron (one update per sentence: the arcs into the words whose predicted head is wrong, and
+    in second order the sibling triples of both trees); returns one record per epoch (mistakes, seconds, dev
+    UAS)."""
+    weights = np.zeros(SIZE + 1)
+    totals = np.zeros(SIZE + 1)  # sum over steps of step * update, for averaging
+    steps = 1
+
+    def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
+        nonlocal steps
+        predicted = decode(model.solver, *features.scores(weights))
+        wrong = np.flatnonzero(predicted[1:] != sentence.heads[1:]) + 1
+        if len(wrong):
+            gold = np.concatenate([features.of_arcs(sentence.heads, wrong), features.of_siblings(sentence.heads)])
+            guessed = np.concatenate([features.of_arcs(predicted, wrong), features.of_siblings(predicted)])
+            ids = np.concatenate([gold, guessed])
+            signs = np.concatenate([np.ones(len(gold)), -np.ones(len(guessed))])
+            np.add.at(weights, ids, signs)
+            np.add.at(totals, ids, steps * signs)
+        steps += 1
+        return bool(len(wrong))
+
+    return train_by_epochs(model, train, dev, step, lambda: weights - totals / steps, epochs=epochs, seed=seed,
+                           log=log)
+
+
+def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
+              seed: int = 0, learning_rate: float = 0.1, l2: float = 0.0,
+              log: Callable[[str], None] = print) -> list[dict]:
+    """The tree-CRF: p(tree) ∝ exp(Σ arc scores) over the projective trees with one root word; each sentence
+    takes an AdaGrad step on -log p(gold tree) (+ l2/2 |w|^2), whose gradient is expected minus gold features,
+    the expectation from the arc marginals of :func:`compbench.marginals` on :func:`parse_problem`."""
+    weights = np.zeros(SIZE + 1)
+    squares = np.full(SIZE + 1, 1e-8)
+
+    def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
+        scores, sibling = features.scores(weights)
+        if sibling is not None:
+            raise ValueError("the tree-CRF is first order only")
+        posterior = marginals(parse_problem(scores)).arc
+        n = sentence.n
+        h, m = np.nonzero(posterior[:, 1:] > 1e-12)
+        m = m + 1
+        expected = np.repeat(posterior[h, m], features.fixed.shape[-1])
+        ids = [features.fixed[h, m].ravel()]
+        counts = [expected]
+        between = features.between[h, :, m]
+        inside = between != PAD
+        ids.append(between[inside])
+        counts.append(np.broadcast_to(posterior[h, m][:, None], between.shape)[inside])
+        gold = features.of_arcs(sentence.heads, np.arange(1, n + 1))
+        ids.append(gold)
+        counts.append(-np.ones(len(gold)))
+        ids_all = np.concatenate(ids)
+        unique, inverse = np.unique(ids_all, return_inverse=True)
+        gradient = np.bincount(inverse, weights=np.concatenate(counts)) + l2 * weights[unique]
+        squares[unique] += gradient ** 2
+        weights[unique] -= learning_rate * gradient / np.sqrt(squares[unique])
+        weights[PAD] = 0.0
+        return bool(np.any(scores[sentence.heads[1:], np.arange(1, n + 1)] < scores[:, 1:].max(0)))
+
+    return train_by_epochs(model, train, dev, step, lambda: weights.copy(), epochs=epochs, seed=seed, log=log)

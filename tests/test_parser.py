@@ -1,0 +1,258 @@
+"""The dependency parser: CoNLL-U reading and writing, decoding on the chart, training, and the commands.
+
+The tests write a tiny treebank of their own; the last ones read the UD English EWT treebank in
+../shared/data/ud-english-ewt when that directory exists.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import compbench
+from compbench.cli import main
+from compbench.corpora.readers import CorpusError
+from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
+from compbench.parser.features import PAD, arc_features, build_vocabulary
+from compbench.parser.train import attachment_scores, train_crf, train_perceptron
+
+EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
+NEEDS_EWT = pytest.mark.skipif(not EWT.is_dir(), reason=f"UD English EWT treebank not found at {EWT}")
+
+TINY = """\
+# sent_id = t1
+# text = I don't know.
+1\tI\tI\tPRON\tPRP\t_\t4\tnsubj\t_\t_
+2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_
+2\tdo\tdo\tAUX\tVBP\t_\t4\taux\t_\t_
+3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t_\t_
+4\tknow\tknow\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No
+5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_
+
+# sent_id = t2
+1\tGo\tgo\tVERB\tVB\t_\t0\troot\t_\t_
+1.1\tyou\tyou\tPRON\tPRP\t_\t_\t_\t1:nsubj\t_
+2\thome\thome\tADV\tRB\t_\t1\tadvmod\t_\t_
+
+"""
+
+
+def test_reader_keeps_the_basic_tree_and_writes_it_back() -> None:
+    first, second = parse_conllu(TINY, "tiny.conllu")
+    assert first.words == ["I", "do", "n't", "know", "."] and first.id == "t1"
+    assert first.heads.tolist() == [-1, 4, 4, 4, 0, 4]
+    assert first.xpos == ["PRP", "VBP", "RB", "VB", "."] and first.upos[4] == "PUNCT"
+    assert second.words == ["Go", "home"] and second.heads.tolist() == [-1, 0, 1]  # the empty node 1.1 is skipped
+    written = format_conllu([first, second])
+    assert "2-3\tdon't" in written and "1.1\t" not in written
+    assert [s.heads.tolist() for s in parse_conllu(written)] == [[-1, 4, 4, 4, 0, 4], [-1, 0, 1]]
+
+
+@pytest.mark.parametrize("bad, line, what", [
+    ("1\ta\ta\tX\tX\t_\t0\troot\t_\n", 1, "10 tab-separated columns"),
+    ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n3\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n", 2, "expected word ID 2"),
+    ("1\ta\ta\tX\tX\t_\tzero\troot\t_\t_\n", 1, "HEAD must be"),
+    ("1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n", 2, "not a tree"),
+    ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t0\troot\t_\t_\n", 2, "2 words have HEAD 0"),
+    ("1-3\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1-2\tb\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "multiword-token range"),
+])
+def test_reader_refuses_malformed_lines_in_one_line(bad: str, line: int, what: str) -> None:
+    with pytest.raises(CorpusError) as error:
+        parse_conllu(TINY + bad, "bad.conllu")
+    message = str(error.value)
+    assert message.startswith(f"bad.conllu: line {TINY.count(chr(10)) + line}: ") and what in message
+    assert "\n" not in message
+
+
+def projective_trees(n: int):
+    """Every heads array (n+1 entries) of a projective tree over 1..n with one root word, by enumeration."""
+    for choice in itertools.product(range(n + 1), repeat=n):
+        heads = np.array([-1, *choice])
+        if any(heads[k] == k for k in range(1, n + 1)) or sum(h == 0 for h in choice) != 1:
+            continue
+        arcs = [(min(h, m), max(h, m)) for m, h in enumerate(choice, start=1)]
+        crossing = any(a < c < b < d for (a, b), (c, d) in itertools.permutations(arcs, 2))
+        reaches_root = all(_reaches_root(heads, k) for k in range(1, n + 1))
+        if reaches_root and not crossing:
+            yield heads
+
+
+def _reaches_root(heads: np.ndarray, k: int) -> bool:
+    for _ in range(len(heads)):
+        k = heads[k]
+        if k == 0:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_decoding_on_the_chart_is_the_best_projective_tree(n: int) -> None:
+    trees = list(projective_trees(n))
+    solver = compbench.get_solver("hook-dp")
+    brute = compbench.get_solver("brute-force")
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        scores = rng.integers(-3, 4, size=(n + 1, n + 1)).astype(float) if seed % 2 else rng.standard_normal(
+            (n + 1, n + 1))
+        value = lambda heads: sum(scores[heads[m], m] for m in range(1, n + 1))  # noqa: E731
+        best = max(value(t) for t in trees)
+        heads = decode(solver, scores)
+        assert any(np.array_equal(heads, t) for t in trees) and np.isclose(value(heads), best)
+        assert np.isclose(brute.solve(parse_problem(scores)).objective, best)
+        # the tree-CRF's log Z over the same problem sums over exactly these trees
+        log_z = np.logaddexp.reduce([value(t) for t in trees])
+        assert np.isclose(compbench.log_partition(parse_problem(scores)), log_z)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_second_order_decoding_is_the_best_projective_tree(n: int) -> None:
+    trees = list(projective_trees(n))
+    solver = compbench.get_solver("hook-dp")
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        arc, sibling = rng.standard_normal((n + 1, n + 1)), rng.standard_normal((n + 1, n + 1, n + 1))
+        value = lambda heads: (sum(arc[heads[m], m] for m in range(1, n + 1))  # noqa: E731
+                               + sum(sibling[t] for t in compbench.sibling_pairs(heads)))
+        heads = decode(solver, arc, sibling)
+        assert np.isclose(value(heads), max(value(t) for t in trees))
+
+
+def test_tree_counts_match_the_catalan_like_numbers() -> None:
+    # projective trees with one root word over n words: 1, 2, 7, 30, 143 (the enumeration the test above trusts)
+    assert [len(list(projective_trees(n))) for n in range(1, 6)] == [1, 2, 7, 30, 143]
+
+
+def test_features_cover_every_pair_and_between_words() -> None:
+    f = arc_features("the big cat sat on the mat".split(), "DT JJ NN VBD IN DT NN".split())
+    assert f.fixed.shape[:2] == (8, 8) and f.between.shape == (8, 8, 8)
+    inside = f.between[4] != PAD  # head 4 ("sat"): words strictly between it and each modifier
+    assert inside[:, 1].tolist() == [False, False, True, True, False, False, False, False]
+    assert not inside[:, 5].any()
+    vocabulary = build_vocabulary([["the", "the", "cat"]])  # "cat" is rare: backed off
+    backed = arc_features(["the", "cat"], ["DT", "NN"], vocabulary)
+    assert not np.array_equal(backed.fixed, arc_features(["the", "cat"], ["DT", "NN"]).fixed)
+
+
+NOUNS = ["cat", "dog", "mat", "man", "park"]
+VERBS = ["saw", "liked", "found"]
+ADJECTIVES = ["big", "red", "old"]
+
+
+def tiny_sentence(rng: random.Random, number: int) -> str:
+    """A sentence of a tiny grammar (NP V NP [P NP] .) as CoNLL-U, with UD-style heads."""
+    words: list[tuple[str, str, str, int | str, str]] = []  # form, upos, xpos, head (int or a key), label
+
+    def noun_phrase(label: str, head: str) -> str:
+        key = f"np{len(words)}"
+        words.append(("the", "DET", "DT", key, "det"))
+        if rng.random() < 0.5:
+            words.append((rng.choice(ADJECTIVES), "ADJ", "JJ", key, "amod"))
+        words.append((rng.choice(NOUNS), "NOUN", "NN", head, label))
+        return key
+
+    subject = noun_phrase("nsubj", "verb")
+    words.append((rng.choice(VERBS), "VERB", "VBD", 0, "root"))
+    keys = {subject: len(words) - 1, "verb": len(words)}
+    obj = noun_phrase("obj", "verb")
+    keys[obj] = len(words)
+    if rng.random() < 0.5:
+        words.append(("in", "ADP", "IN", f"pp{len(words)}", "case"))
+        case = len(words)
+        pp = noun_phrase("obl", "verb")
+        keys[pp] = len(words)
+        keys[f"pp{case - 1}"] = len(words)
+    words.append((".", "PUNCT", ".", "verb", "punct"))
+    lines = [f"# sent_id = tiny-{number}"]
+    for i, (form, upos, xpos, head, label) in enumerate(words, start=1):
+        lines.append(f"{i}\t{form}\t{form}\t{upos}\t{xpos}\t_\t{keys.get(head, head)}\t{label}\t_\t_")
+    return "\n".join(lines) + "\n\n"
+
+
+def write_treebank(directory: Path, sizes: dict[str, int] = {"train": 40, "dev": 10, "test": 10}) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(0)
+    for split, count in sizes.items():
+        text = "".join(tiny_sentence(rng, i) for i in range(count))
+        (directory / f"tiny-ud-{split}.conllu").write_text(text)
+    return directory
+
+
+def test_tiny_grammar_makes_trees(tmp_path: Path) -> None:
+    sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
+    assert len(sentences) == 40 and all(s.heads is not None for s in sentences)
+
+
+@pytest.mark.parametrize("train", [train_perceptron, train_crf])
+def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
+    sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]))
+    history = train(model, sentences, sentences, epochs=6, log=lambda line: None)
+    predicted = [model.parse(s.words, s.xpos) for s in sentences]
+    assert attachment_scores(sentences, predicted) == 1.0
+    assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
+
+
+def test_second_order_training_fits_a_tiny_treebank(tmp_path: Path) -> None:
+    sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]), info={"second_order": True})
+    train_perceptron(model, sentences, sentences, epochs=4, log=lambda line: None)
+    assert model.features(sentences[0].words, sentences[0].xpos).sibling is not None
+    assert attachment_scores(sentences, [model.parse(s.words, s.xpos) for s in sentences]) == 1.0
+
+
+def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    treebank = write_treebank(tmp_path / "tb")
+    model = tmp_path / "models" / "parser.npz"
+    assert main(["parser", "train", "--treebank", str(treebank), "--out", str(model), "--epochs", "4"]) == 0
+    assert model.is_file() and "epoch" in capsys.readouterr().out
+
+    tokens = tmp_path / "in.txt"
+    tokens.write_text("the dog saw the big cat .\nthe man found the mat in the park .\n")
+    assert main(["parser", "parse", "--model", str(model), str(tokens)]) == 0
+    parsed = parse_conllu(capsys.readouterr().out)
+    assert [s.heads.tolist() for s in parsed] == [[-1, 2, 3, 0, 6, 6, 3, 3], [-1, 2, 3, 0, 5, 3, 8, 8, 3, 3]]
+    assert parsed[0].xpos == ["DT", "NN", "VBD", "DT", "JJ", "NN", "."]
+
+    conllu = treebank / "tiny-ud-test.conllu"
+    assert main(["parser", "parse", "--model", str(model), str(conllu)]) == 0
+    reparsed = parse_conllu(capsys.readouterr().out)
+    assert [s.heads.tolist() for s in reparsed] == [s.heads.tolist() for s in read_conllu(conllu)]
+
+    assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(treebank), "--split", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "UAS (all words)    100.00" in out and "tagging accuracy   100.00" in out and "sentences/s" in out
+
+
+def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    treebank = write_treebank(tmp_path / "tb", {"train": 5, "dev": 2, "test": 2})
+    with open(treebank / "tiny-ud-dev.conllu", "a") as handle:
+        handle.write("1\tbroken line\n")
+    out = tmp_path / "p.npz"
+    assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "tiny-ud-dev.conllu: line" in error and "Traceback" not in error
+    assert not out.exists()
+    not_a_model = tmp_path / "x.npz"
+    np.savez(not_a_model, a=np.zeros(1))
+    assert main(["parser", "parse", "--model", str(not_a_model), str(treebank / "tiny-ud-test.conllu")]) == 2
+    assert "not a parser model" in capsys.readouterr().err
+
+
+@NEEDS_EWT
+def test_ewt_treebank_reads_as_its_release() -> None:
+    counts = {split: read_conllu(EWT / f"en_ewt-ud-{split}.conllu") for split in ("train", "dev", "test")}
+    assert {split: len(s) for split, s in counts.items()} == {"train": 12544, "dev": 2001, "test": 2077}
+    assert all(s.heads is not None and s.n == len(s.xpos) for ss in counts.values() for s in ss)
+
+
+@NEEDS_EWT
+def test_ewt_parser_learns_from_a_slice() -> None:
+    train = read_conllu(EWT / "en_ewt-ud-train.conllu")[:400]
+    dev = read_conllu(EWT / "en_ewt-ud-dev.conllu")[:100]
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]))
+    history = train_perceptron(model, train, dev, epochs=2, log=lambda line: None)
+    assert history[-1]["dev_uas"] > 0.6  # gold tags, 400 sentences: far from the full model, far above chance
