@@ -11,7 +11,7 @@ the gold length the system compresses to each annotator's own length.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -65,11 +65,14 @@ def first_m(n: int, m: int) -> np.ndarray:
 @dataclass
 class System:
     """One row of the table: a solver on one part of the model, or ``first-m`` (solver None); part ``mbr`` decodes
-    the joint model by minimum Bayes risk (:func:`mbr_problem`)."""
+    the joint model by minimum Bayes risk (:func:`mbr_problem`).  ``model`` (default: the one evaluated) scores the
+    problems of this row; ``decode(sentence, m)`` (instead of a solver) returns the kept tokens directly."""
 
     label: str
     solver: Solver | None = None
     part: str = "joint"
+    model: CompressionModel | None = None
+    decode: Callable[[Sentence, int], np.ndarray] | None = None
 
 
 def mbr_problem(problem: Problem) -> Problem:
@@ -115,8 +118,17 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                                                   [tags[k - 1] for k in kept] if tags is not None else None)
             return parses[tuple(kept)]
 
-        problems = {part: model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
-                    for part in {system.part for system in systems if system.solver is not None}}
+        problems = {(id(model), part): model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
+                    for part in {system.part for system in systems if system.solver is not None
+                                 and system.model in (None, model)}}
+        for system in systems:
+            other = system.model
+            if other is None or other is model or system.solver is None or (id(other), system.part) in problems:
+                continue
+            # another model's tagger tags its own copy (the corpus has no POS when the model was trained with one),
+            # and its parser (if any) parses that copy
+            copy = replace(sentence, pos=None, heads=None) if other.info.get("pos") == "tagger" else sentence
+            problems[id(other), system.part] = other.problem(copy, None, part=system.part)
         lengths = target_lengths(sentence, length)
         for system in systems:
             row = rows[system.label]
@@ -125,12 +137,17 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             failed_before = row["failed"]
             for m, gold in zip(lengths, sentence.golds):
                 if m not in cache:
-                    if system.solver is None:
+                    if system.decode is not None:
+                        start = time.perf_counter()
+                        cache[m] = system.decode(sentence, m), time.perf_counter() - start
+                        row["seconds"].append(cache[m][1])
+                    elif system.solver is None:
                         start = time.perf_counter()
                         cache[m] = first_m(sentence.n, m), time.perf_counter() - start
                     else:
                         start = time.perf_counter()
-                        problem = problems[system.part].replace(length=Length.exact(m))
+                        key = (id(system.model if system.model is not None else model), system.part)
+                        problem = problems[key].replace(length=Length.exact(m))
                         if system.part == "mbr":
                             problem = mbr_problem(problem)
                         solution = system.solver.solve(problem, time_limit=time_limit)
@@ -146,7 +163,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                                float(np.array_equal(kept, gold))))
                 if model.parser is not None:
                     row["syntactic"].append(syntactic_f1(parse, kept, gold))
-            if system.solver is None:
+            if system.solver is None and system.decode is None:
                 row["seconds"].extend(seconds for _, seconds in cache.values())
             for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(scores, axis=0)):
                 row[key].append(float(value))

@@ -17,6 +17,8 @@ from ..problem import Length
 from .accuracy import System, evaluate_systems, format_table, target_lengths
 from .features import BigramLM
 from .model import CompressionModel
+from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, load_model, model_kind,
+                        systems_of, train_chain_crf)
 from .crf import train_crf
 from .perceptron import train_perceptron
 from .readers import CORPORA, CorpusError, read_corpus, split_corpus
@@ -70,7 +72,13 @@ def cmd_train(args: argparse.Namespace) -> int:
               file=sys.stderr)
     train = parts["train"]
     lm = BigramLM.fit([[s.tokens[k - 1] for k in g] for s in train if s.aligned for g in s.golds])
-    model = CompressionModel(lm=lm, tagger=tagger, second_order=args.second_order, parser=parser, info={
+    kind = args.model_kind
+    if kind != "joint" and args.second_order:
+        raise UsageError(f"--second-order applies to the joint model only, not --model-kind {kind}")
+    if kind == "chain-crf" and parser is not None:
+        raise UsageError("--parser is not used by --model-kind chain-crf (its features have no parse)")
+    model_class = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel}[kind]
+    model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, parser=parser, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
         "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"],
@@ -79,7 +87,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=_progress, log=lambda line: print(line, file=sys.stderr))
-        if args.objective == "crf":
+        if kind == "chain-crf":
+            train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate,
+                            length=args.crf_length, **common)
+        elif kind == "bigram":
+            solver = ChainSolver()  # exact for zero arc scores, and the decoder evaluate uses for this kind
+            model.info["solver"] = solver.name
+            if args.objective == "crf":
+                train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
+            else:
+                train_perceptron(model, train, parts["dev"], solver, **common)
+        elif args.objective == "crf":
             train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
         else:
             train_perceptron(model, train, parts["dev"], solver, **common)
@@ -105,7 +123,7 @@ def _parser(path: str | None):
 
 def _load_model(path: str) -> CompressionModel:
     try:
-        return CompressionModel.load(path)
+        return load_model(path)
     except (OSError, KeyError, ValueError) as exc:
         raise UsageError(f"{path}: not a model file ({exc})") from None
 
@@ -119,6 +137,8 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
+    if model_kind(model) == "chain-crf":
+        print("note: a chain-CRF model's instances are its equivalent bigram problems (arc scores 0)", file=sys.stderr)
     problems = []
     for sentence in _split(corpus, args.split):
         if not sentence.aligned:
@@ -136,15 +156,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     model = _load_model(args.model)
     length = _length(args.length)
-    names = args.solvers.split(",")
-    solvers = [load_solver(name) for name in names]
     systems = [System("first-m")]
-    baseline = solvers[0]
-    systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
-                System(f"tree-only ({names[0]})", baseline, "tree-only")]
-    systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
-    if args.mbr:
-        systems.append(System(f"joint, MBR ({names[0]})", baseline, "mbr"))
+    if model_kind(model) == "joint":
+        names = args.solvers.split(",")
+        solvers = [load_solver(name) for name in names]
+        baseline = solvers[0]
+        systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
+                    System(f"tree-only ({names[0]})", baseline, "tree-only")]
+        systems += [System(f"joint ({name})", solver, "joint") for name, solver in zip(names, solvers)]
+        if args.mbr:
+            systems.append(System(f"joint, MBR ({names[0]})", baseline, "mbr"))
+    else:
+        if args.mbr:
+            raise UsageError("--mbr needs a joint model")
+        systems += systems_of(model, main=True)
+    for path in args.baseline or []:
+        other = _load_model(path)
+        if model_kind(other) == "joint":
+            raise UsageError(f"{path}: --baseline takes bigram or chain-crf models (pass a joint model as --model)")
+        systems += systems_of(other, main=False)
     sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
@@ -153,7 +183,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
           + (f" with n <= {args.max_n}" if args.max_n else ""))
     print(format_table(summary))
     record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
-              "model": model.info, "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
+              "model": model.info, "baselines": {path: _load_model(path).info for path in args.baseline or []},
+              "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
               "systems": summary, "python": platform.python_version(), "machine": platform.machine()}
     if out is not None:
         with atomic_output(out) as partial:
@@ -171,6 +202,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train = subparsers.add_parser("train", help="train a compression model on a corpus's train split")
     _common(train)
     train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
+    train.add_argument("--model-kind", choices=MODEL_KINDS, default="joint",
+                       help="joint (default): tokens, arcs and bigrams decoded jointly; bigram: McDonald (2006), "
+                            "token and bigram features only, trained as such, decoded by an exact chain DP; "
+                            "chain-crf: a keep/delete linear-chain CRF decoded by Viterbi with a count (its "
+                            "--objective is always crf)")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
     train.add_argument("--epochs", type=int, default=8, help="passes over the train split; the epoch with the best "
                                                               "dev F1 is kept (default 8)")
@@ -183,6 +219,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "per epoch, 1 point lower F1 on Google)")
     train.add_argument("--l2", type=float, default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
     train.add_argument("--learning-rate", type=float, default=0.2, help="CRF: AdaGrad step size (default 0.2)")
+    train.add_argument("--crf-length", choices=("free", "gold"), default="free",
+                       help="chain-crf: normalize over all keep/delete labellings (free, default) or over those "
+                            "of the gold compression's length (gold, as decoded)")
     train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
@@ -206,7 +245,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(evaluate)
     evaluate.add_argument("--model", required=True, help="model file written by compbench train")
     evaluate.add_argument("--solvers", default=DEFAULT_SOLVER, help="comma-separated; the first also runs the "
-                                                                    "bigram-only and tree-only baselines")
+                                                                    "bigram-only and tree-only baselines "
+                                                                    "(joint models)")
+    evaluate.add_argument("--baseline", action="append", metavar="MODEL",
+                          help="a bigram or chain-crf model file (compbench train --model-kind) to report beside "
+                               "--model; repeatable")
     evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                           help="which part of the corpus (default test)")

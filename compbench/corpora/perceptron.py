@@ -69,25 +69,26 @@ Batch = list[tuple[Sentence, np.ndarray]]
 def train_by_epochs(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver,
                     train_epoch: Callable[[list[Batch], dict[str, BigramLM]], tuple[dict, str]], *, epochs: int,
                     batch_size: int, max_n: int | None, seed: int, progress: Callable | None,
-                    log: Callable[[str], None]) -> list[dict]:
+                    log: Callable[[str], None], dev_system: System | None = None) -> list[dict]:
     """The loop both objectives share: shuffle the (sentence, gold) examples, cut them into minibatches, let
     ``train_epoch(batches, lms)`` make one pass (it leaves the epoch's weights in ``model.weights`` and returns its
     record fields and a log line), score the dev split, and keep the epoch with the best dev F1.
 
     Training sentences see jackknifed LMs (:func:`jackknife_lms`); dev sentences see ``model.lm``.  Sentences
-    longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
+    longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.  ``dev_system``
+    (default: ``solver`` on the joint problem) decodes the dev split.
     """
     examples = training_examples(train, max_n)
     lms = jackknife_lms(train)
     dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
     rng = random.Random(seed)
     history, best = [], (-1.0, None, 0)
-    joint = [System("joint", solver, "joint")]
+    joint = [dev_system if dev_system is not None else System("joint", solver, "joint")]
     for epoch in range(1, epochs + 1):
         rng.shuffle(examples)
         batches = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
         fields, summary = train_epoch(progress(batches, desc=f"epoch {epoch}") if progress else batches, lms)
-        score = evaluate_systems(model, dev, joint)["joint"]["f1"] if dev else None
+        score = evaluate_systems(model, dev, joint)[joint[0].label]["f1"] if dev else None
         history.append({"epoch": epoch, **fields, "dev_f1": score})
         log(f"epoch {epoch}: {summary}, dev F1 {score if score is None else round(score, 4)}")
         if score is None or score > best[0]:
