@@ -280,3 +280,27 @@ def test_clarke_lapata_baselines_tag_with_their_own_tagger(tmp_path, capsys):
     assert main(["train", *common, "--out", str(crf), "--model-kind", "chain-crf", "--epochs", "1"]) == 0
     model = load_model(crf)
     assert model.tagger is not None and model.info["pos"] == "tagger"
+
+
+def test_subtree_deletion_model_trains_over_the_parse_and_keeps_subtrees(tmp_path, capsys):
+    from compbench.corpora.readers import read_corpus, split_corpus
+    from compbench.parser.model import ParserModel
+
+    data = write_google(tmp_path / "google", count=40)
+    common = ["--corpus", "google", "--data", str(data)]
+    parser = tmp_path / "parser.npz"
+    ParserModel().save(parser)
+    subtree = tmp_path / "subtree.npz"
+    assert main(["train", *common, "--out", str(subtree), "--model-kind", "subtree", "--epochs", "2"]) == 2
+    assert main(["train", *common, "--out", str(subtree), "--model-kind", "subtree", "--epochs", "2",
+                 "--parser", str(parser)]) == 0
+    model = load_model(subtree)
+    assert model.info["kind"] == "subtree" and model.parser is not None
+    for sentence in split_corpus(read_corpus("google", data))["test"]:
+        kept = model.decode(sentence, 3)
+        assert len(kept) == 3
+        assert all(sentence.heads[k] == 0 or sentence.heads[k] in kept for k in kept)  # closed upwards
+    capsys.readouterr()
+    assert main(["evaluate", *common, "--model", str(subtree)]) == 0
+    assert "subtree deletion" in capsys.readouterr().out
+    assert main(["build-instances", *common, "--model", str(subtree), "--out", str(tmp_path / "x.jsonl")]) == 2

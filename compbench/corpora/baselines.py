@@ -33,7 +33,7 @@ from .model import CompressionModel
 from .perceptron import Batch, train_by_epochs
 from .readers import Sentence
 
-MODEL_KINDS = ("joint", "bigram", "chain-crf")
+MODEL_KINDS = ("joint", "bigram", "chain-crf", "subtree")
 NEG_INF = -np.inf
 
 
@@ -442,6 +442,68 @@ def subtree_deletion(token: np.ndarray, heads: np.ndarray, m: int) -> tuple[np.n
     return np.array(sorted(kept), dtype=np.int64), float(root[m])
 
 
+class SubtreeModel(CompressionModel):
+    """Subtree deletion: the joint model's token features (with the parse features of its parser) and nothing else,
+    decoded by :func:`subtree_deletion` over the sentence's input parse, so that what is kept of the parse stays a
+    tree of its arcs.  Needs a parser."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.info["kind"] = "subtree"
+        if self.second_order:
+            raise ValueError("subtree deletion has no second-order (sibling) features")
+
+    def token_features(self, sentence: Sentence) -> np.ndarray:
+        """(n, F) token feature indices; parses the sentence (``sentence.heads``) when it has no parse yet."""
+        if self.parser is None:
+            raise ValueError("subtree deletion needs a parser (train --parser)")
+        return super().features(sentence).token
+
+    def decode(self, sentence: Sentence, m: int, features: np.ndarray | None = None,
+               weights: np.ndarray | None = None) -> np.ndarray:
+        """The m kept tokens of highest total score whose kept part of the input parse is closed upwards."""
+        features = self.token_features(sentence) if features is None else features
+        scores = (self.weights if weights is None else weights)[features].sum(-1)
+        return subtree_deletion(scores, sentence.heads, m)[0]
+
+
+def train_subtree(model: SubtreeModel, train: list[Sentence], dev: list[Sentence], *, epochs: int = 8,
+                  batch_size: int = 8, max_n: int | None = 60, seed: int = 0, progress: Callable | None = None,
+                  log: Callable[[str], None] = print) -> list[dict]:
+    """The averaged perceptron on token features, decoding by subtree deletion at the gold length; the update moves
+    toward the gold kept tokens (which need not be a subtree of the parse) and away from the prediction."""
+    weights, totals, step = np.zeros(DIM + 1), np.zeros(DIM + 1), 1
+    cache: dict[str, np.ndarray] = {}
+
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
+        nonlocal step
+        mistakes = examples = 0
+        for batch in batches:
+            delta = np.zeros(DIM + 1)
+            for sentence, gold in batch:
+                examples += 1
+                if sentence.id not in cache:
+                    cache[sentence.id] = model.token_features(sentence)
+                features = cache[sentence.id]
+                predicted = model.decode(sentence, len(gold), features, weights)
+                if np.array_equal(predicted, gold):
+                    continue
+                mistakes += 1
+                np.add.at(delta, features[gold - 1].ravel(), 1.0)
+                np.add.at(delta, features[predicted - 1].ravel(), -1.0)
+            weights[:] += delta
+            totals[:] += step * delta
+            step += 1
+        model.weights = weights - totals / step
+        return {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
+
+    history = train_by_epochs(model, train, dev, None, train_epoch, epochs=epochs, batch_size=batch_size,
+                              max_n=max_n, seed=seed, progress=progress, log=log,
+                              dev_system=System("subtree deletion", decode=model.decode))
+    model.info.update(objective="perceptron")
+    return history
+
+
 # --------------------------------------------------------------------------------------------------------------
 # model files and evaluation rows
 
@@ -468,6 +530,8 @@ def systems_of(model: CompressionModel, main: bool, label: str = "") -> list[Sys
         return [System(f"bigram model (bigram-chain){suffix}", ChainSolver(), "joint", None if main else model)]
     if kind == "chain-crf":
         return [System(f"chain CRF (viterbi){suffix}", decode=chain_decoder(model, own_copy=not main))]
+    if kind == "subtree":
+        return [System(f"subtree deletion{suffix}", decode=model.decode)]
     raise ValueError(f"no baseline rows for a {kind!r} model")
 
 
@@ -475,7 +539,8 @@ def load_model(path: str | PathLike) -> CompressionModel:
     """A model file of any kind (``info["kind"]``; files without it are joint models)."""
     with np.load(path) as data:
         kind = json.loads(str(data["info"])).get("kind", "joint")
-    cls = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel}.get(kind)
+    cls = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel,
+           "subtree": SubtreeModel}.get(kind)
     if cls is None:
         raise ValueError(f"unknown model kind {kind!r}")
     return cls.load(path)

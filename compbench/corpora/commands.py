@@ -17,8 +17,8 @@ from ..problem import Length
 from .accuracy import System, evaluate_systems, format_table, target_lengths
 from .features import BigramLM
 from .model import CompressionModel
-from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, load_model, model_kind,
-                        systems_of, train_chain_crf)
+from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
+                        model_kind, systems_of, train_chain_crf, train_subtree)
 from .crf import train_crf
 from .perceptron import train_perceptron
 from .readers import CORPORA, CorpusError, read_corpus, split_corpus
@@ -77,7 +77,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--second-order applies to the joint model only, not --model-kind {kind}")
     if kind == "chain-crf" and parser is not None:
         raise UsageError("--parser is not used by --model-kind chain-crf (its features have no parse)")
-    model_class = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel}[kind]
+    if kind == "subtree" and parser is None:
+        raise UsageError("--model-kind subtree deletes subtrees of an input parse: give --parser PARSER")
+    model_class = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel,
+                   "subtree": SubtreeModel}[kind]
     model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, parser=parser, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
         "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
@@ -87,7 +90,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=_progress, log=lambda line: print(line, file=sys.stderr))
-        if kind == "chain-crf":
+        if kind == "subtree":
+            train_subtree(model, train, parts["dev"], **common)
+        elif kind == "chain-crf":
             train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate,
                             length=args.crf_length, **common)
         elif kind == "bigram":
@@ -139,6 +144,9 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     length = _length(args.length)
     if model_kind(model) == "chain-crf":
         print("note: a chain-CRF model's instances are its equivalent bigram problems (arc scores 0)", file=sys.stderr)
+    if model_kind(model) == "subtree":
+        raise UsageError("a subtree-deletion model has no compression problems of its own (it decodes over the "
+                         "input parse)")
     problems = []
     for sentence in _split(corpus, args.split):
         if not sentence.aligned:
@@ -173,7 +181,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for path in args.baseline or []:
         other = _load_model(path)
         if model_kind(other) == "joint":
-            raise UsageError(f"{path}: --baseline takes bigram or chain-crf models (pass a joint model as --model)")
+            raise UsageError(f"{path}: --baseline takes bigram, chain-crf or subtree models (pass a joint model as "
+                             "--model)")
         systems += systems_of(other, main=False)
     sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
     with stdout_to_stderr():
@@ -206,7 +215,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="joint (default): tokens, arcs and bigrams decoded jointly; bigram: McDonald (2006), "
                             "token and bigram features only, trained as such, decoded by an exact chain DP; "
                             "chain-crf: a keep/delete linear-chain CRF decoded by Viterbi with a count (its "
-                            "--objective is always crf)")
+                            "--objective is always crf); subtree: subtree deletion over the input parse of "
+                            "--parser, token features, the averaged perceptron")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
     train.add_argument("--epochs", type=int, default=8, help="passes over the train split; the epoch with the best "
                                                               "dev F1 is kept (default 8)")
