@@ -51,9 +51,12 @@ class CompressionModel:
         return bool(self.info.get("second_order", False))
 
     def pos(self, sentence: Sentence) -> list[str] | None:
-        """The sentence's own tags, else the tagger's (cached on the sentence), else None."""
-        if sentence.pos is None and self.tagger is not None:
-            sentence.pos = self.tagger.tag(sentence.tokens)
+        """The sentence's own tags, else the model's tagger's, else its parser's tagger's (cached on the sentence),
+        else None."""
+        if sentence.pos is None:
+            tagger = self.tagger if self.tagger is not None else getattr(self.parser, "tagger", None)
+            if tagger is not None:
+                sentence.pos = tagger.tag(sentence.tokens)
         return sentence.pos
 
     def parse(self, words: list[str], tags: list[str] | None = None) -> np.ndarray:
