@@ -56,7 +56,7 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from compbench import Problem
 
@@ -88,6 +88,39 @@ def chart_bytes(n: int, cap: int) -> int:
 # The kernels run without numba's reference counting (_nrt=False): the chart's arrays are allocated by the caller,
 # and a rule that takes the arrays as arguments then costs no atomic increments per call.
 
+@njit(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
+                 types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")), cache=True, _nrt=False)
+def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
+    """Append the offer (x i j) <- (a ai aj) (b bi bj) + extra to ``edges`` when both antecedents have a derivation
+    (one compiled version for every rule: listing is not the fill's hot path)."""
+    if V[a, ai, aj, 0] != NEG and V[b, bi, bj, 0] != NEG:
+        N = V.shape[1]
+        e = n_edges[0]
+        edges[e, 0] = (x * N + i) * N + j
+        edges[e, 1] = -1 if a == LTRI and ai == aj else (a * N + ai) * N + aj
+        edges[e, 2] = -1 if b == LTRI and bi == bj else (b * N + bi) * N + bj
+        edges[e, 3] = -1 if kept == 0 else (j if x == RTRAP else i)
+        edges[e, 4] = -1 if kept == 0 else (i if x == RTRAP else j)
+        edges[e, 5] = extra
+        n_edges[0] = e + 1
+
+
+@njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
+                  types.float64, *[types.int64] * 4), cache=True, _nrt=False)
+def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count):
+    """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
+    ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
+    backtrace is not the hot path)."""
+    top_a = min(cap, aj - ai)
+    top_b = min(cap, bj - bi)
+    for c1 in range(top_a + 1):
+        c2 = count - shift - c1
+        if 0 <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
+                and (cap > 0 or T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j]):
+            return c1
+    return -1
+
+
 @njit(cache=True, inline="always", _nrt=False)
 def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find, edges, n_edges):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
@@ -108,26 +141,12 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
     if extra == NEG:
         return -1
     if find == EMIT:
-        if V[a, ai, aj, 0] != NEG and V[b, bi, bj, 0] != NEG:
-            N = V.shape[1]
-            e = n_edges[0]
-            edges[e, 0] = (x * N + i) * N + j
-            edges[e, 1] = -1 if a == LTRI and ai == aj else (a * N + ai) * N + aj
-            edges[e, 2] = -1 if b == LTRI and bi == bj else (b * N + bi) * N + bj
-            edges[e, 3] = -1 if kept == 0 else (j if x == RTRAP else i)
-            edges[e, 4] = -1 if kept == 0 else (i if x == RTRAP else j)
-            edges[e, 5] = extra
-            n_edges[0] = e + 1
+        _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges)
         return -1
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
     if find >= 0:
-        for c1 in range(top_a + 1):
-            c2 = find - shift - c1
-            if 0 <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, find] \
-                    and (cap > 0 or T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j]):
-                return c1
-        return -1
+        return _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -480,7 +499,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
     every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_fill, _sweep), "the hook-trick chart kernels", "20 s")
+    announce_compile((_fill, _sweep), "the hook-trick chart kernels", "10 s")
     n = scores.n
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)

@@ -37,7 +37,7 @@ def load_kernels() -> float:
     if _loaded:
         return 0.0
     start = time.perf_counter()
-    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "20 s")
+    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "10 s")
     tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
     for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
         Chart.fill(problem, counting="kept", cap=1).heads(0)
