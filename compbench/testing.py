@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+import hypothesis
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -93,11 +94,11 @@ def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = Fal
 
 
 def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 200, all_lengths: bool | None = None,
-                 length_modes: Iterable[str] = LENGTH_MODES, **options: Any) -> None:
+                 length_modes: Iterable[str] = LENGTH_MODES, seed: int | None = None, **options: Any) -> None:
     """Run ``solver`` against brute force on ``max_examples`` random problems with up to ``max_n`` tokens.
 
     ``all_lengths=None`` also checks the all-lengths mode when the solver supports it; second-order problems
-    (sibling scores) are drawn half the time when the solver supports them.
+    (sibling scores) are drawn half the time when the solver supports them; ``seed`` makes the draw reproducible.
     """
     solver = get_solver(solver) if isinstance(solver, str) else solver
     check_curve = solver.supports.all_lengths if all_lengths is None else all_lengths
@@ -110,4 +111,4 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
     def run(problem: Problem, curve: bool) -> None:
         assert_conforms(solver, problem, all_lengths=check_curve and curve, **options)
 
-    run()
+    (run if seed is None else hypothesis.seed(seed)(run))()

@@ -68,4 +68,4 @@ def test_conformance_kit_catches_a_wrong_solver(greedy_plugin: Path) -> None:
 
     # hypothesis reports one AssertionError, or an ExceptionGroup of them when it finds several distinct failures
     with pytest.raises((AssertionError, ExceptionGroup)):
-        check_solver(Liar(), max_n=6, max_examples=50)
+        check_solver(Liar(), max_n=6, max_examples=50, seed=0)  # a fixed draw: the same examples on every run
