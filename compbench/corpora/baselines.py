@@ -28,6 +28,7 @@ import numpy as np
 from ..problem import Length, Problem, Solution, Status
 from ..registry import Capabilities, Solver, SolverError
 from .accuracy import System
+from .crf import adagrad_step
 from .features import DIM, BigramLM, SentenceFeatures, code, is_punct, mix, sentence_features
 from .model import CompressionModel
 from .perceptron import Batch, train_by_epochs
@@ -355,7 +356,6 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
     cache: dict[str, ChainFeatures] = {}
 
     def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
-        nonlocal squares
         total, counted = 0.0, 0
         for batch in batches:
             ids, values = [], []
@@ -367,10 +367,7 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
                 ids.append(i)
                 values.append(v)
             gradient = np.bincount(np.concatenate(ids), weights=np.concatenate(values), minlength=DIM + 1)
-            gradient += l2 * len(batch) * weights
-            squares += gradient ** 2
-            touched = squares > 0
-            weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
+            adagrad_step(weights, squares, gradient, l2=l2, examples=len(batch), learning_rate=learning_rate)
         model.weights = weights.copy()
         mean = total / max(counted, 1)
         return {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"

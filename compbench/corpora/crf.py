@@ -63,6 +63,16 @@ def sentence_loss(model: CompressionModel, features: SentenceFeatures, sentence:
     return log_z - gold_log_z, gradient
 
 
+def adagrad_step(weights: np.ndarray, squares: np.ndarray, gradient: np.ndarray, *, l2: float, examples: int,
+                 learning_rate: float) -> None:
+    """One AdaGrad step in place on a minibatch's loss gradient plus its L2 term (``l2`` per example): the summed
+    squared gradients ``squares`` scale each weight's step; weights never touched keep their value."""
+    gradient = gradient + l2 * examples * weights
+    squares += gradient ** 2
+    touched = squares > 0
+    weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
+
+
 def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
               epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0, l2: float = 1e-4,
               learning_rate: float = 0.2, progress: Callable | None = None,
@@ -74,7 +84,6 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
     squares = np.zeros(DIM + 1)
 
     def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
-        nonlocal squares
         total, counted = 0.0, 0
         for batch in batches:
             gradient = np.zeros(DIM + 1)
@@ -84,10 +93,7 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
                     continue
                 total, counted = total + loss, counted + 1
                 gradient += g
-            gradient += l2 * len(batch) * weights
-            squares += gradient ** 2
-            touched = squares > 0
-            weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
+            adagrad_step(weights, squares, gradient, l2=l2, examples=len(batch), learning_rate=learning_rate)
         model.weights = weights.copy()
         mean = total / max(counted, 1)
         return {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
