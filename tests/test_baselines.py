@@ -19,7 +19,8 @@ from compbench.corpora.baselines import (BigramModel, ChainCRFModel, ChainSolver
 from compbench.corpora.features import DIM, BigramLM
 from compbench.corpora.perceptron import train_perceptron
 from compbench.problem import Length, Problem, Status
-from tests.test_corpora import tiny_split_and_model, write_clarke_lapata, write_google
+from tests.test_corpora import (assert_finite_difference_gradient, tiny_split_and_model, write_clarke_lapata,
+                                write_google)
 
 
 def kept_sets(n: int, m: int):
@@ -98,27 +99,36 @@ def random_potentials(rng, n):
     return rng.normal(size=n), rng.normal(size=(n + 1, 2, 2))
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_forward_backward_matches_enumeration(seed):
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 7))
-    unary, transition = random_potentials(rng, n)
-    labellings = [np.array(k, dtype=np.int64) for m in range(n + 1) for k in itertools.combinations(range(1, n + 1), m)]
+def enumerated_posterior(unary, transition, labellings):
+    """log Z, keep marginals (n,) and label-pair marginals (n+1, 2, 2) over ``labellings`` (kept sets), by
+    enumeration; the boundaries 0 and n+1 count as kept."""
+    n = len(unary)
     scores = np.array([labelling_score(unary, transition, k) for k in labellings])
     log_z = np.log(np.exp(scores - scores.max()).sum()) + scores.max()
-    probability = np.exp(scores - log_z)
-    posterior = forward_backward(unary, transition)
-    assert posterior.log_partition == pytest.approx(log_z)
-    keep = np.zeros(n)
-    pair = np.zeros((n + 1, 2, 2))
-    for k, p in zip(labellings, probability):
+    keep, pair = np.zeros(n), np.zeros((n + 1, 2, 2))
+    for k, p in zip(labellings, np.exp(scores - log_z)):
         keep[k - 1] += p
         y = np.zeros(n + 2, dtype=np.int64)
         y[[0, n + 1]] = 1
         y[k] = 1
         pair[np.arange(n + 1), y[:-1], y[1:]] += p
+    return log_z, keep, pair
+
+
+def assert_posterior(posterior, expected) -> None:
+    log_z, keep, pair = expected
+    assert posterior.log_partition == pytest.approx(log_z)
     np.testing.assert_allclose(posterior.keep, keep, atol=1e-10)
     np.testing.assert_allclose(posterior.pair, pair, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_forward_backward_matches_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 7))
+    unary, transition = random_potentials(rng, n)
+    labellings = [k for m in range(n + 1) for k in kept_sets(n, m)]
+    assert_posterior(forward_backward(unary, transition), enumerated_posterior(unary, transition, labellings))
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -129,21 +139,8 @@ def test_forward_backward_with_a_count_matches_enumeration(seed):
     n = int(rng.integers(1, 7))
     unary, transition = random_potentials(rng, n)
     for m in range(n + 1):
-        labellings = kept_sets(n, m)
-        scores = np.array([labelling_score(unary, transition, k) for k in labellings])
-        log_z = np.log(np.exp(scores - scores.max()).sum()) + scores.max()
-        probability = np.exp(scores - log_z)
-        keep, pair = np.zeros(n), np.zeros((n + 1, 2, 2))
-        for k, p in zip(labellings, probability):
-            keep[k - 1] += p
-            y = np.zeros(n + 2, dtype=np.int64)
-            y[[0, n + 1]] = 1
-            y[k] = 1
-            pair[np.arange(n + 1), y[:-1], y[1:]] += p
-        posterior = forward_backward_count(unary, transition, m)
-        assert posterior.log_partition == pytest.approx(log_z)
-        np.testing.assert_allclose(posterior.keep, keep, atol=1e-10)
-        np.testing.assert_allclose(posterior.pair, pair, atol=1e-10)
+        assert_posterior(forward_backward_count(unary, transition, m),
+                         enumerated_posterior(unary, transition, kept_sets(n, m)))
     assert forward_backward_count(unary, transition, n + 1).log_partition == -np.inf
 
 
@@ -180,14 +177,9 @@ def test_chain_crf_gradient_is_the_finite_difference_of_its_loss(length):
     loss, ids, values = chain_loss(model, features, gold, weights, length)
     gradient = np.bincount(ids, weights=values, minlength=DIM + 1)
     assert loss > 0
-    eps = 1e-6
-    for index in [int(features.unary[2, 1]), int(features.unary[0, 20]), int(features.transition[3, 1, 0, 1])]:
-        up, down = weights.copy(), weights.copy()
-        up[index] += eps
-        down[index] -= eps
-        numeric = (chain_loss(model, features, gold, up, length)[0]
-                   - chain_loss(model, features, gold, down, length)[0]) / (2 * eps)
-        assert gradient[index] == pytest.approx(numeric, abs=1e-5)
+    assert_finite_difference_gradient(lambda w: chain_loss(model, features, gold, w, length)[0], weights, gradient,
+                                      [int(features.unary[2, 1]), int(features.unary[0, 20]),
+                                       int(features.transition[3, 1, 0, 1])])
 
 
 @pytest.mark.parametrize("length", ["free", "gold"])

@@ -279,6 +279,16 @@ def test_shared_google_aligns_most_sentences_and_trains_on_a_few_short_ones():
     assert np.any(model.weights)
 
 
+def assert_finite_difference_gradient(loss, weights: np.ndarray, gradient: np.ndarray, indices: list[int]) -> None:
+    """``gradient`` of ``loss(weights)`` at each of ``indices`` equals the central finite difference."""
+    eps = 1e-6
+    for index in indices:
+        up, down = weights.copy(), weights.copy()
+        up[index] += eps
+        down[index] -= eps
+        assert gradient[index] == pytest.approx((loss(up) - loss(down)) / (2 * eps), abs=1e-5)
+
+
 def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
     from compbench.corpora.crf import sentence_loss
     from compbench.corpora.features import DIM
@@ -294,14 +304,9 @@ def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
     weights[DIM] = 0.5
     loss, gradient = sentence_loss(model, features, sentence, gold, weights)
     assert loss > 0
-    eps = 1e-6
-    for index in [int(features.token[0, 2]), int(features.arc[0, 2, 0]), int(features.bigram[0, 1, 1]), DIM]:
-        up, down = weights.copy(), weights.copy()
-        up[index] += eps
-        down[index] -= eps
-        numeric = (sentence_loss(model, features, sentence, gold, up)[0]
-                   - sentence_loss(model, features, sentence, gold, down)[0]) / (2 * eps)
-        assert gradient[index] == pytest.approx(numeric, abs=1e-5)
+    assert_finite_difference_gradient(lambda w: sentence_loss(model, features, sentence, gold, w)[0], weights,
+                                      gradient, [int(features.token[0, 2]), int(features.arc[0, 2, 0]),
+                                                 int(features.bigram[0, 1, 1]), DIM])
 
 
 def test_crf_training_learns_the_tiny_rule(tmp_path):
