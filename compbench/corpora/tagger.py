@@ -12,6 +12,7 @@ the previous tag with the word), it tags the parser's input.
 from __future__ import annotations
 
 import random
+from typing import Iterator
 
 import numpy as np
 
@@ -45,6 +46,20 @@ def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
               mix(88, codes[j - 1], affix(lambda w: w[-3:])), mix(89, np.array([code(t) for t in tokens], np.int64)),
               mix(90, shapes, codes[j + 1]), mix(91, shapes, codes[j - 1]), mix(92, codes[j - 1], codes[j + 1])]
     return np.stack(parts, axis=-1).reshape(n, -1) % RICH_DIM
+
+
+def shuffled_passes(count: int, epochs: int, seed: int) -> Iterator[int]:
+    """The indices 0..count-1, once per epoch, each epoch in a fresh random order (``random.Random(seed)``): the
+    example order of the averaged perceptrons.
+
+    >>> list(shuffled_passes(3, 2, seed=0))
+    [0, 2, 1, 1, 2, 0]
+    """
+    order = list(range(count))
+    rng = random.Random(seed)
+    for _ in range(epochs):
+        rng.shuffle(order)
+        yield from order
 
 
 class PosTagger:
@@ -99,26 +114,22 @@ class PosTagger:
                 for tokens, ts in sentences if tokens]
         totals = np.zeros_like(weights)  # sum of step * update, for averaging
         step = 1
-        order = list(range(len(data)))
-        rng = random.Random(seed)
-        for _ in range(epochs):
-            rng.shuffle(order)
-            for i in order:
-                contexts, word_history, gold = data[i]
-                previous = before = -1
-                for k, truth in enumerate(gold):
-                    ids = [contexts[k], history[previous + 1, before + 1]]
-                    if word_history is not None:
-                        ids.append(word_history[k, previous + 1:previous + 2])
-                    ids = np.concatenate(ids)
-                    guess = int(np.argmax(weights[ids].sum(0)))
-                    if guess != truth:
-                        np.add.at(weights[:, truth], ids, 1.0)
-                        np.add.at(weights[:, guess], ids, -1.0)
-                        np.add.at(totals[:, truth], ids, step)
-                        np.add.at(totals[:, guess], ids, -step)
-                    step += 1
-                    previous, before = truth, previous
+        for i in shuffled_passes(len(data), epochs, seed):
+            contexts, word_history, gold = data[i]
+            previous = before = -1
+            for k, truth in enumerate(gold):
+                ids = [contexts[k], history[previous + 1, before + 1]]
+                if word_history is not None:
+                    ids.append(word_history[k, previous + 1:previous + 2])
+                ids = np.concatenate(ids)
+                guess = int(np.argmax(weights[ids].sum(0)))
+                if guess != truth:
+                    np.add.at(weights[:, truth], ids, 1.0)
+                    np.add.at(weights[:, guess], ids, -1.0)
+                    np.add.at(totals[:, truth], ids, step)
+                    np.add.at(totals[:, guess], ids, -step)
+                step += 1
+                previous, before = truth, previous
         return cls(tags, (weights - totals / step).astype(np.float32), rich)
 
     def arrays(self) -> dict[str, np.ndarray]:

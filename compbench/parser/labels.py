@@ -13,11 +13,10 @@ distance, and how many modifiers m has on each side.
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 
 from ..corpora.features import _bucket, code, mix
+from ..corpora.tagger import shuffled_passes
 from .conllu import TreeSentence
 from .features import word_codes
 
@@ -70,20 +69,16 @@ class ArcLabeler:
         weights = np.zeros((LABEL_DIM, len(labels)))
         totals = np.zeros_like(weights)
         step = 1
-        order = list(range(len(data)))
-        rng = random.Random(seed)
-        for _ in range(epochs):
-            rng.shuffle(order)
-            for i in order:
-                ids, gold = data[i]
-                guess = np.argmax(weights[ids].sum(1), axis=1)
-                wrong = np.flatnonzero(guess != gold)
-                if len(wrong):
-                    rows = ids[wrong]
-                    for column, sign in ((gold[wrong], 1.0), (guess[wrong], -1.0)):
-                        np.add.at(weights, (rows, column[:, None]), sign)
-                        np.add.at(totals, (rows, column[:, None]), sign * step)
-                step += 1
+        for i in shuffled_passes(len(data), epochs, seed):
+            ids, gold = data[i]
+            guess = np.argmax(weights[ids].sum(1), axis=1)
+            wrong = np.flatnonzero(guess != gold)
+            if len(wrong):
+                rows = ids[wrong]
+                for column, sign in ((gold[wrong], 1.0), (guess[wrong], -1.0)):
+                    np.add.at(weights, (rows, column[:, None]), sign)
+                    np.add.at(totals, (rows, column[:, None]), sign * step)
+            step += 1
         return cls(labels, (weights - totals / step).astype(np.float32), vocabulary)
 
     def arrays(self) -> dict[str, np.ndarray]:
