@@ -57,6 +57,22 @@ def syntactic_f1(parse: Callable[[np.ndarray], np.ndarray], kept: np.ndarray, go
     return 2 * len(system & reference) / (len(system) + len(reference))
 
 
+def compression_parser(model: CompressionModel, sentence: Sentence) -> Callable[[np.ndarray], np.ndarray]:
+    """kept positions -> heads of that compression of ``sentence`` by the model's parser (the sentence's tags at
+    those positions); each compression is parsed once, whichever systems chose it."""
+    tags = model.pos(sentence)
+    parses: dict[tuple[int, ...], np.ndarray] = {}
+
+    def parse(kept: np.ndarray) -> np.ndarray:
+        key = tuple(int(k) for k in kept)
+        if key not in parses:
+            parses[key] = model.parse([sentence.tokens[k - 1] for k in key],
+                                      [tags[k - 1] for k in key] if tags is not None else None)
+        return parses[key]
+
+    return parse
+
+
 def first_m(n: int, m: int) -> np.ndarray:
     """The first-m-tokens baseline."""
     return np.arange(1, m + 1, dtype=np.int64)
@@ -105,18 +121,10 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
     rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
                            "statuses": {}, "answered_f1": [], "answered_rate": [], "syntactic": []}
             for system in systems}
-    parses: dict[tuple[int, ...], np.ndarray] = {}  # a sentence's compression parsed once, whichever systems chose it
 
     for sentence in (progress(usable) if progress else usable):
         features = model.features(sentence)
-        parses.clear()
-
-        def parse(kept: np.ndarray, sentence: Sentence = sentence) -> np.ndarray:
-            if tuple(kept) not in parses:
-                tags = model.pos(sentence)
-                parses[tuple(kept)] = model.parse([sentence.tokens[k - 1] for k in kept],
-                                                  [tags[k - 1] for k in kept] if tags is not None else None)
-            return parses[tuple(kept)]
+        parse = compression_parser(model, sentence) if model.parser is not None else None
 
         problems = {(id(model), part): model.problem(sentence, None, features, part="joint" if part == "mbr" else part)
                     for part in {system.part for system in systems if system.solver is not None
@@ -161,7 +169,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                     kept = np.zeros(0, dtype=np.int64)
                 scores.append((*token_prf(kept, gold), len(kept) / max(sentence.n, 1),
                                float(np.array_equal(kept, gold))))
-                if model.parser is not None:
+                if parse is not None:
                     row["syntactic"].append(syntactic_f1(parse, kept, gold))
             if system.solver is None and system.decode is None:
                 row["seconds"].extend(seconds for _, seconds in cache.values())

@@ -135,10 +135,11 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    settings = {"time_limit": args.time_limit, "memory_limit": solve_memory_limit(args), "solvers": solvers,
+    memory_limit = solve_memory_limit(args)
+    settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
                 "instances": len(problems)}
     try:
-        tasks = make_tasks(problems, solvers, args.time_limit, solve_memory_limit(args))
+        tasks = make_tasks(problems, solvers, args.time_limit, memory_limit)
         return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume,
                          executor=args.executor, scheduler=args.scheduler, skip_fraction=args.skip_larger_after,
                          grace=args.grace, warmup_limit=args.warmup_limit, settings=settings)
@@ -203,7 +204,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_run.unlink(missing_ok=True)
     check_lines: list[str] = []
     status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
-                       check_lines, grace=args.grace, warmup_limit=args.warmup_limit, memory_limit=solve_memory_limit(args))
+                       check_lines, grace=args.grace, warmup_limit=args.warmup_limit,
+                       memory_limit=solve_memory_limit(args))
     print("          (unsupported: the problem is outside what the solver declares, e.g. hook-dp takes free length "
           "only, brute-force n <= 12, Gurobi's bundled licence 2,000 variables)", flush=True)
     sweep_run = runs / "demo.jsonl"
