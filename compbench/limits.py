@@ -25,7 +25,7 @@ def default_memory_limit(jobs: int) -> int:
     return physical_memory() // (1 << 20) // max(1, jobs)
 
 
-def _proc_field(path: str, field: str) -> int | None:
+def proc_field(path: str, field: str) -> int | None:
     """A ``field: N kB`` line of a /proc file in bytes, or None."""
     try:
         with open(path) as lines:
@@ -40,8 +40,8 @@ def _proc_field(path: str, field: str) -> int | None:
 def available_memory() -> int:
     """Bytes of memory available now to this process: the machine's MemAvailable (else its physical memory), and
     no more than what its address-space limit (a solve's ``--memory-limit``) leaves."""
-    available = _proc_field("/proc/meminfo", "MemAvailable") or physical_memory()
+    available = proc_field("/proc/meminfo", "MemAvailable") or physical_memory()
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
-        available = min(available, max(0, soft - (_proc_field("/proc/self/status", "VmSize") or 0)))
+        available = min(available, max(0, soft - (proc_field("/proc/self/status", "VmSize") or 0)))
     return available

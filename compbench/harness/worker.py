@@ -36,6 +36,8 @@ from typing import Any
 
 import psutil
 
+from compbench.limits import proc_field
+
 GRACE_SECONDS = 1.0  # beyond the time limit before the child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 WARMUP_N = 4
@@ -57,14 +59,10 @@ def _reset_peak_memory() -> bool:
 def _memory_mb(field: str = "VmHWM") -> float:
     """``VmHWM``: peak resident set size of this process in MiB (since the last reset when resets work);
     ``VmRSS``: the current one."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    value = proc_field("/proc/self/status", field)
+    if value is None:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return value / (1 << 20)
 
 
 def _json_number(value: float | None) -> float | str | None:
