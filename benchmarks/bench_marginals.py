@@ -22,7 +22,7 @@ from numba import njit
 
 import compbench
 from solvers.compressive.chart import Chart, hypergraph
-from solvers.compressive.marginals import _inside_pass
+from solvers.compressive.marginals import _log_space_inside
 from solvers.compressive.solvers import count_plan, load_kernels
 
 
@@ -111,7 +111,7 @@ def breakdown(n: int, terms: int) -> None:
     compbench.marginals(p)
     fill = timed(lambda: Chart.fill(p), 5)
     listing = timed(lambda: hypergraph(p), 5)
-    inside = timed(lambda: _inside_pass(p), 5)
+    inside = timed(lambda: _log_space_inside(p), 5)
     everything = timed(lambda: compbench.marginals(p), 5)
     print(f"\nn = {n}, first order, free length ({len(hypergraph(p).score):,} hyperedges), best of 5: max fill "
           f"{fill * 1e3:.2f} ms, listing {listing * 1e3:.2f} ms, inside {(inside - listing) * 1e3:.2f} ms more, "

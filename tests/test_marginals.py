@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 import compbench
 from compbench import objective, sibling_pairs, tree_violation
 from compbench.testing import problems
+from solvers.compressive.marginals import log_space_marginals, scaled_log_partition, scaled_marginals
 
 
 def enumerate_solutions(problem):
@@ -49,20 +50,32 @@ def brute_force_marginals(problem):
     return log_z, token, arc, bigram, sibling
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-@given(problem=problems(max_n=5, second_order=None))
-def test_log_partition_and_marginals_match_brute_force(problem):
-    log_z, token, arc, bigram, sibling = brute_force_marginals(problem)
-    got = compbench.marginals(problem)
-    assert compbench.log_partition(problem) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+def assert_marginals_equal(got, log_z, token, arc, bigram, sibling):
     assert got.log_partition == pytest.approx(log_z, rel=1e-9, abs=1e-9)
     np.testing.assert_allclose(got.token, token, atol=1e-9)
     np.testing.assert_allclose(got.arc, arc, atol=1e-9)
     np.testing.assert_allclose(got.bigram, bigram, atol=1e-9)
-    if problem.second_order:
+    if sibling is not None:
         np.testing.assert_allclose(got.sibling, sibling, atol=1e-9)
     else:
         assert got.sibling is None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(problem=problems(max_n=5, second_order=None))
+def test_log_partition_and_marginals_match_brute_force(problem):
+    # both engines: the scaled chart (used whenever its values stay in range: always here but when there is no
+    # solution) and the log-space hypergraph it falls back to
+    log_z, token, arc, bigram, sibling = brute_force_marginals(problem)
+    expected = (log_z, token, arc, bigram, sibling if problem.second_order else None)
+    assert compbench.log_partition(problem) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
+    assert_marginals_equal(compbench.marginals(problem), *expected)
+    assert_marginals_equal(log_space_marginals(problem), *expected)
+    scaled = scaled_marginals(problem)
+    assert (scaled is None) == (log_z == -math.inf)
+    if scaled is not None:
+        assert_marginals_equal(scaled, *expected)
+        assert scaled_log_partition(problem) == pytest.approx(log_z, rel=1e-9, abs=1e-9)
 
 
 @pytest.mark.parametrize("length", [None, 4])
@@ -97,9 +110,10 @@ def test_marginals_concentrate_on_the_optimum_at_low_temperature():
     np.testing.assert_allclose(compbench.marginals(cold).token, kept, atol=1e-6)
 
 
-def test_no_underflow_at_n_200():
+@pytest.mark.parametrize("engine", [scaled_marginals, log_space_marginals])
+def test_no_underflow_at_n_200(engine):
     p = compbench.generate("distance", n=200, seed=0)
-    got = compbench.marginals(p)
+    got = engine(p)
     assert math.isfinite(got.log_partition) and np.all(np.isfinite(got.arc))
     assert np.allclose(got.arc[:, 1:].sum(axis=0), got.token)  # each kept token has exactly one head
 
@@ -125,6 +139,7 @@ def test_marginals_match_brute_force_at_low_temperature(seed):
                      bigram_scores=p.bigram_scores * 300,
                      sibling_scores=None if p.sibling_scores is None else p.sibling_scores * 300)
     log_z, token, arc, bigram, _ = brute_force_marginals(cold)
+    assert scaled_marginals(cold) is None  # the scores spread over thousands of nats: the log-space engine answers
     got = compbench.marginals(cold)
     assert got.log_partition == pytest.approx(log_z, rel=1e-12)
     np.testing.assert_allclose(got.token, token, atol=1e-9)

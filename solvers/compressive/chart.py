@@ -52,6 +52,7 @@ are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 
@@ -76,6 +77,8 @@ MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
 FILL = -1  # the ``find`` argument of the rules when they fill the chart
 EMIT = -2  # ... when they list their hyperedges instead (see :func:`hypergraph`)
+INSIDE = -3  # ... when they sum the chart in scaled probability space (see :func:`inside_outside`)
+OUTSIDE = -4  # ... when they pass outside values down to their antecedents, in the same space
 EDGE_COLUMNS = 6  # an emitted hyperedge: conclusion, two antecedents (item ids), modifier, head, score
 
 
@@ -122,7 +125,78 @@ def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, co
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find, edges, n_edges):
+def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
+    """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
+    ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
+    extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes to the sibling triple
+    (head, sib, modifier) of the attachment (x i j) in ``mass``."""
+    top_a = min(cap, aj - ai)
+    top_b = min(cap, bj - bi)
+    posterior = 0.0
+    for c1 in range(top_a + 1):
+        va = V[a, ai, aj, c1]
+        if va == 0.0:  # a count the antecedent cannot have (many: the loops skip them as the max semiring's do)
+            continue
+        if not outside:  # V[x, c1 + c2 + shift] += V[a, c1] V[b, c2] extra
+            va *= extra
+            for c2 in range(min(top_b, cap - shift - c1) + 1):
+                V[x, i, j, c1 + c2 + shift] += va * V[b, bi, bj, c2]
+            continue
+        toward_a = 0.0  # O[a, c1] += Σ_c2 O[x, c1 + c2 + shift] V[b, c2] extra; O[b, c2] += O[x, ...] V[a, c1] extra
+        for c2 in range(min(top_b, cap - shift - c1) + 1):
+            o = O[x, i, j, c1 + c2 + shift] * extra
+            toward_a += o * V[b, bi, bj, c2]
+            O[b, bi, bj, c2] += o * va
+        O[a, ai, aj, c1] += toward_a
+        posterior += toward_a * va
+    if sib >= 0:
+        if x == RTRAP:
+            mass[i, sib, j] += posterior
+        else:
+            mass[j, sib, i] += posterior
+
+
+@njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
+def _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
+    """:func:`_sum_offer` as a call of its own (see :func:`_offer`)."""
+    _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
+
+
+@njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
+def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
+    """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi in the sum-product semiring (inside or
+    outside, as :func:`_sum_offer`); ``record`` sends each split's posterior mass to the sibling triple with the
+    split (1) or the head (2) as the previous sibling, or nowhere (0)."""
+    head = i if x == RTRAP else j
+    if cap > 0 or shift > 0:
+        for s in range(lo, hi):
+            _sum_offer(V, O, mass, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap, outside,
+                       s if record == 1 else (head if record == 2 else -1))
+        return
+    if not outside:
+        total = 0.0
+        for s in range(lo, hi):
+            total += V[a, i, s, 0] * row[s] * V[b, s + delta, j, 0]
+        V[x, i, j, 0] += total * extra
+        return
+    o = O[x, i, j, 0] * extra
+    if o == 0.0:
+        return
+    for s in range(lo, hi):
+        w = o * row[s]
+        va, vb = V[a, i, s, 0], V[b, s + delta, j, 0]
+        O[a, i, s, 0] += w * vb
+        O[b, s + delta, j, 0] += w * va
+        if record > 0:
+            sib = s if record == 1 else head
+            if x == RTRAP:
+                mass[i, sib, j] += w * va * vb
+            else:
+                mass[j, sib, i] += w * va * vb
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _offer(V, T, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find, sib, edges, n_edges):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
 
     With ``find`` = c >= 0 nothing is written: the result is the count c1 of (a ai aj) in the first derivation
@@ -137,7 +211,17 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
     antecedents have a derivation in the filled max chart V: its conclusion and antecedents as item ids
     (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment (``kept`` = 1) the
     modifier and head ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.
+
+    With an outside chart ``O`` (else None) the chart holds scaled probabilities and the offer is summed, inside or
+    outside as ``find`` says (:func:`_sum_offer`; ``sib``: where its posterior mass goes in second order).  Numba
+    compiles the kernels once with O = None and once with an array, and drops the other semiring's branch from
+    each: the max semiring's compiled code is what it was without the sums.  The sums are calls, not inlined:
+    numba inlines before it drops branches, and inlining them here doubled the max semiring's compile time.
     """
+    if O is not None:
+        if extra != 0.0:
+            _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
+        return -1
     if extra == NEG:
         return -1
     if find == EMIT:
@@ -167,25 +251,31 @@ def _offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, fi
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept, cap, tie, find, edges, n_edges):
-    """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ (extra + sib_row[s]): a rule with a split point.
+def _split_rule(V, T, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, kept, cap, tie, find, record, edges,
+                n_edges):
+    """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s]: a rule with a split point (``row``:
+    the sibling scores sib(h, s, m) of the split, or the scale of the gap between s and s+1, or the semiring's ones).
 
     With ``find`` = c >= 0: the first (split, c1) that reaches (x i j)'s value at count c, or (-1, -1).  In the max
-    semiring the best split is kept in registers and written once.
+    semiring the best split is kept in registers and written once.  INSIDE and OUTSIDE sum (:func:`_sum_split`).
     """
+    if O is not None:
+        if extra != 0.0:
+            _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE, record)
+        return -1, -1
     if extra == NEG:
         return -1, -1
     if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
-            c1 = _offer(V, T, x, i, j, a, i, s, b, s + delta, j, extra + sib_row[s], shift, kept, cap, tie, find,
-                        edges, n_edges)
+            c1 = _offer(V, T, O, mass, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, kept, cap, tie,
+                        find, -1, edges, n_edges)
             if c1 >= 0:
                 return s, c1
         return -1, -1
     best = V[x, i, j, 0]
     best_kept = T[x, i, j]
     for s in range(lo, hi):
-        v = V[a, i, s, 0] + (extra + sib_row[s]) + V[b, s + delta, j, 0]
+        v = V[a, i, s, 0] + (extra + row[s]) + V[b, s + delta, j, 0]
         if v > best or (v == best and v != NEG):  # the kept count only when it can matter
             t = T[a, i, s] + kept + T[b, s + delta, j]
             if v > best or tie * t > tie * best_kept:
@@ -196,100 +286,155 @@ def _split_rule(V, T, x, i, j, a, b, lo, hi, delta, extra, sib_row, shift, kept,
     return -1, -1
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _times(O, a, b):
+    """The semiring's ⊗ of two scores: + in the max semiring (log space), * in scaled probability space."""
+    return a + b if O is None else a * b
+
+
 @njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
-def _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, x, i, j,
-            find, edges, n_edges):
+def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift, cap, tie, x,
+            i, j, find, edges, n_edges):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
 
     With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach (x i j)'s value at
-    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``edges`` instead.  This is the
-    only place where the rules are written.
+    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``edges`` instead; INSIDE sums its
+    offers into (x i j), OUTSIDE passes (x i j)'s outside value to the antecedents.  This is the only place where
+    the rules are written.  ``ones`` is the semiring's one per split, ``gap[r]`` the scale of the gap between r and
+    r+1 that a rule whose antecedents do not share a word bridges (the semiring's one but in scaled probability
+    space: see :func:`inside_outside`).
     """
     n = V.shape[1] - 1
-    attach_right = attach[i, j] + kept_bonus  # attach(i, j): i is the head
-    attach_left = attach[j, i] + kept_bonus  # attach(j, i): j is the head
+    one = 0.0 if O is None else 1.0
+    attach_right = _times(O, attach[i, j], kept_bonus)  # attach(i, j): i is the head
+    attach_left = _times(O, attach[j, i], kept_bonus)  # attach(j, i): j is the head
     if x == BOX:
         # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-        s, c1 = _split_rule(V, T, BOX, i, j, RTRI, LTRI, i, j, 1, 0.0, zeros, 0, 0, cap, tie, find, edges, n_edges)
+        s, c1 = _split_rule(V, T, O, mass, BOX, i, j, RTRI, LTRI, i, j, 1, one, gap, 0, 0, cap, tie, find, 0, edges,
+                            n_edges)
         if s >= 0:
             return R_BOX, s, c1
     elif x == RTRAP and not second_order:
         # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-        c1 = _offer(V, T, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find, edges,
-                    n_edges)
+        c1 = _offer(V, T, O, mass, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find, -1,
+                    edges, n_edges)
         if c1 >= 0:
             return R_RTRAP, 0, c1
     elif x == LTRAP and not second_order and i >= 1:
         # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-        c1 = _offer(V, T, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find, edges,
-                    n_edges)
+        c1 = _offer(V, T, O, mass, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find, -1,
+                    edges, n_edges)
         if c1 >= 0:
             return R_LTRAP, 0, c1
     elif x == RTRAP:
         # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-        s, c1 = _split_rule(V, T, RTRAP, i, j, SKIP, LTRI, i, j, 1, attach_right + sibling[i, i, j], zeros,
-                            arc_shift, 1, cap, tie, find, edges, n_edges)
+        s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, SKIP, LTRI, i, j, 1, _times(O, attach_right, sibling[i, i, j]),
+                            gap, arc_shift, 1, cap, tie, find, 2, edges, n_edges)
         if s >= 0:
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
         if not (single_root and i == 0):
-            s, c1 = _split_rule(V, T, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, sibling[i, :, j],
-                                arc_shift, 1, cap, tie, find, edges, n_edges)
+            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, sibling[i, :, j],
+                                arc_shift, 1, cap, tie, find, 1, edges, n_edges)
             if s >= 0:
                 return R_RTRAP_NEXT, s, c1
     elif x == LTRAP and i >= 1:
         # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
-        c1 = _offer(V, T, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j, attach_left + sibling[j, j, i], arc_shift, 1,
-                    cap, tie, find, edges, n_edges)
+        c1 = _offer(V, T, O, mass, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j,
+                    _times(O, _times(O, attach_left, sibling[j, j, i]), gap[j - 1]), arc_shift, 1, cap, tie,
+                    find, j, edges, n_edges)
         if c1 >= 0:
             return R_LTRAP_FIRST, 0, c1
         # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-        s, c1 = _split_rule(V, T, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, sibling[j, :, i], arc_shift, 1,
-                            cap, tie, find, edges, n_edges)
+        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, sibling[j, :, i],
+                            arc_shift, 1, cap, tie, find, 1, edges, n_edges)
         if s >= 0:
             return R_LTRAP_NEXT, s, c1
     elif x == RTRI:
         # [rtri-skip] (rtri i j) <- (skip i j)
-        c1 = _offer(V, T, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, 0.0, 0, 0, cap, tie, find, edges, n_edges)
+        c1 = _offer(V, T, O, mass, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, one, 0, 0, cap, tie, find, -1, edges, n_edges)
         if c1 >= 0:
             return R_RTRI_SKIP, 0, c1
         # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
         if not (single_root and i == 0 and j < n):
-            s, c1 = _split_rule(V, T, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, 0.0, zeros, 0, 0, cap, tie, find,
-                                edges, n_edges)
+            s, c1 = _split_rule(V, T, O, mass, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, one, ones, 0, 0, cap, tie,
+                                find, 0, edges, n_edges)
             if s >= 0:
                 return R_RTRI, s, c1
     elif x == LTRI and i >= 1:
         # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-        s, c1 = _split_rule(V, T, LTRI, i, j, LTRI, LTRAP, i, j, 0, 0.0, zeros, 0, 0, cap, tie, find, edges, n_edges)
+        s, c1 = _split_rule(V, T, O, mass, LTRI, i, j, LTRI, LTRAP, i, j, 0, one, ones, 0, 0, cap, tie, find, 0, edges,
+                            n_edges)
         if s >= 0:
             return R_LTRI, s, c1
     return R_NONE, 0, 0
 
 
 @njit(cache=True, _nrt=False)
-def _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, find, edges,
-           n_edges):
-    """Every rule of every cell, narrow spans first (``find`` = FILL fills the chart, EMIT lists its hyperedges)."""
-    N = V.shape[1]
-    for w in range(N):
-        for i in range(N - w):
-            j = i + w
-            # a cell's items in the order they read each other: box, trapezoids, then the triangles
-            for x in range(BOX if w > 0 else RTRI, LTRI + 1 if w > 0 else RTRI + 1):
-                _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie,
-                        x, i, j, find, edges, n_edges)
+def _lift_column(V, gap, scale, j):
+    """Before INSIDE derives the items (x i j) ending at j: guess their scale scale[j] (the last step repeated) and
+    move them (the axioms set in log space, -inf elsewhere) to scaled probability space, exp(v - (scale[j] -
+    scale[i])); the cells (i, j) with i > j hold no item: 0."""
+    if j >= 1:
+        scale[j] = scale[j - 1] + (scale[j - 1] - scale[j - 2] if j >= 2 else 0.0)
+        gap[j - 1] = math.exp(scale[j - 1] - scale[j])
+    for x in range(ITEMS):
+        for i in range(V.shape[1]):
+            for c in range(V.shape[3]):
+                v = V[x, i, j, c]
+                V[x, i, j, c] = math.exp(v - (scale[j] - scale[i])) if i <= j and v != NEG else 0.0
 
 
 @njit(cache=True, _nrt=False)
-def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, edges,
-          n_edges):
-    # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
-    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
+def _normalize_column(V, gap, scale, j):
+    """After INSIDE derived the items (x i j), i < j: divide them by their largest value M and add log M to
+    scale[j] (the axioms (x j j) have scale 0 and stay).  Every one of them is a sum of products with exactly one
+    factor scaled by scale[j] (an item ending at j or gap[j-1]), so the division keeps the chart exact."""
+    top = 0.0
+    for x in range(ITEMS):
+        for i in range(j):
+            for c in range(V.shape[3]):
+                top = max(top, V[x, i, j, c])
+    if top == 0.0 or not math.isfinite(top):
+        return
+    for x in range(ITEMS):
+        for i in range(j):
+            for c in range(V.shape[3]):
+                V[x, i, j, c] /= top
+    scale[j] += math.log(top)
+    gap[j - 1] /= top
+
+
+@njit(cache=True, _nrt=False)
+def _sweep(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, arc_shift, cap,
+           tie, find, edges, n_edges):
+    """Every rule of every cell, column by column: the cells ending at j from the narrowest (j j) to the widest
+    (0 j), a cell's items in the order they read each other (box, trapezoids, then the triangles); OUTSIDE in the
+    reverse order.  ``find`` = FILL fills the chart, EMIT lists its hyperedges, INSIDE and OUTSIDE sum."""
     N = V.shape[1]
-    arc_shift = 1 if counting == KEPT else 0
-    # The axioms first, before any rule reads them.  (ltri 0 0), the root's empty left half (score 0, count 0), is
-    # the semiring's one: the unary rules use it as their second antecedent.
+    if O is not None and find == OUTSIDE:
+        for j in range(N - 1, -1, -1):
+            for i in range(j + 1):
+                for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
+                    _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root,
+                            arc_shift, cap, tie, x, i, j, find, edges, n_edges)
+        return
+    for j in range(N):
+        if O is not None and find == INSIDE:
+            _lift_column(V, gap, scale, j)
+        for i in range(j, -1, -1):
+            for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
+                _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift,
+                        cap, tie, x, i, j, find, edges, n_edges)
+        if O is not None and find == INSIDE and j >= 1:
+            _normalize_column(V, gap, scale, j)
+
+
+@njit(cache=True, _nrt=False)
+def _axioms(bigram, V, counting, cap):
+    """The axioms, before any rule reads them, in log space.  (ltri 0 0), the root's empty left half (score 0,
+    count 0), is the semiring's one: the unary rules use it as their second antecedent."""
+    N = V.shape[1]
     for i in range(N):
         # [ltri-0] (ltri i i) <- .
         V[LTRI, i, i, 0] = 0.0
@@ -298,10 +443,20 @@ def _fill(bigram, V, T, attach, kept_bonus, sibling, zeros, second_order, single
             c = j - i if counting == DROPPED else 0
             if c <= cap:
                 V[SKIP, i, j, c] = bigram[i, j + 1]
-    # FILL as an int64 like the backtrace's counts and the listing's EMIT: numba compiles a call with a constant
-    # argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile
-    _sweep(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift, cap, tie, np.int64(FILL),
-           edges, n_edges)
+
+
+@njit(cache=True, _nrt=False)
+def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting,
+          cap, tie, find, edges, n_edges):
+    # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
+    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
+    arc_shift = 1 if counting == KEPT else 0
+    if find != OUTSIDE:
+        _axioms(bigram, V, counting, cap)
+    # FILL is passed as an int64 like the backtrace's counts, not as a constant: numba compiles a call with a
+    # constant argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile
+    _sweep(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, arc_shift, cap,
+           tie, find, edges, n_edges)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -311,8 +466,8 @@ def _push(stack, top, x, i, j, c):
 
 
 @njit(cache=True, _nrt=False)
-def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, counting, cap, tie, edges,
-               n_edges, count, heads, stack):
+def _backtrace(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting, cap,
+               tie, edges, n_edges, count, heads, stack):
     """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
     asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
     rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
@@ -326,8 +481,8 @@ def _backtrace(V, T, attach, kept_bonus, sibling, zeros, second_order, single_ro
         x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        rule, split, c1 = _derive(V, T, attach, kept_bonus, sibling, zeros, second_order, single_root, arc_shift,
-                                  cap, tie, x, i, j, c, edges, n_edges)
+        rule, split, c1 = _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root,
+                                  arc_shift, cap, tie, x, i, j, c, edges, n_edges)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
@@ -381,6 +536,7 @@ _NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hy
 _NO_EDGE_COUNT = np.zeros(1, np.int64)
 _NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
 _NO_SIBLINGS.flags.writeable = False
+_NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
 
 
 @dataclass(frozen=True)
@@ -441,9 +597,11 @@ class Chart:
         V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
         T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
         # the chart and everything its rules read, for the fill and again for the backtrace
-        inputs = (V, T, scores.attach, float(kept_bonus), scores.sibling, scores.zeros, scores.second_order,
-                  scores.single_root, COUNTING[counting], cap, int(tie), _NO_EDGES, _NO_EDGE_COUNT)
-        _fill(scores.bigram, *inputs)
+        # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
+        zeros = scores.zeros
+        inputs = (V, T, None, _NO_MASS, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
+                  scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
+        _fill(scores.bigram, *inputs, np.int64(FILL), _NO_EDGES, _NO_EDGE_COUNT)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
@@ -456,8 +614,68 @@ class Chart:
         heads = np.full(n + 1, -1, np.int64)
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
-        _backtrace(*self._kernel_inputs, int(count), heads, stack)
+        _backtrace(*self._kernel_inputs, _NO_EDGES, _NO_EDGE_COUNT, int(count), heads, stack)
         return heads
+
+
+@dataclass
+class ScaledChart:
+    """The chart in the sum-product semiring (INSIDE), in scaled probability space: the item (x i j) at count c
+    holds exp(L - (scale[j] - scale[i])), where L is the log-sum-exp of its derivations' scores.  The scale is a
+    potential over positions, so it telescopes: the scales of two antecedents that share their middle word add up
+    to their conclusion's, and those of a rule whose antecedents leave a gap between r and r+1 miss it by
+    gap[r] = exp(scale[r] - scale[r+1]), a factor of the rule like a sibling score.  Each column of items ending at
+    j is normalized once it is derived (its largest value is 1), which sets scale[j]: no log and no exp in the
+    rules' loops, one of each per item.  Scores far apart (a low temperature, n in the thousands) can leave a value
+    out of range: :func:`solvers.compressive.marginals.inside_outside` checks and falls back to log space.
+
+    >>> import compbench
+    >>> p = compbench.generate("gaussian", n=5, seed=0)
+    >>> chart = ScaledChart.fill(p)
+    >>> bool(abs(np.log(chart.goal[0]) + chart.scale[-1] - compbench.log_partition(p)) < 1e-9)
+    True
+    """
+
+    inside: np.ndarray  # items x N x N x counts
+    scale: np.ndarray  # (N,) the potential: log value = log(stored) + scale[j] - scale[i]
+    largest_factor: float  # the largest score factor exp(score) the rules multiply by (gaps included)
+    _kernel_inputs: tuple
+
+    @classmethod
+    def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
+        """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
+        scores = ChartScores.of(problem)
+        n = scores.n
+        cap = 0 if counting == "none" else int(cap)
+        V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
+        with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
+            sibling, attach = np.exp(scores.sibling), np.exp(scores.attach)
+        sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
+        outside = np.zeros_like(V)
+        mass = np.zeros((n + 1,) * 3) if scores.second_order else _NO_MASS
+        inputs = (V, np.zeros((ITEMS, n + 1, n + 1), np.int16), outside, mass, attach, 1.0, sibling,
+                  np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1), scores.second_order, scores.single_root,
+                  COUNTING[counting], cap, 0)
+        _fill(scores.bigram, *inputs, np.int64(INSIDE), _NO_EDGES, _NO_EDGE_COUNT)
+        gap, scale = inputs[8], inputs[9]
+        largest = max(inputs[4].max(initial=0.0), sibling.max(initial=0.0), gap.max(initial=0.0))
+        return cls(V, scale, float(largest), (scores.bigram, *inputs))
+
+    @property
+    def goal(self) -> np.ndarray:
+        """The goal (rtri 0 n) over its counts, scaled by exp(-scale[n])."""
+        n = self.inside.shape[1] - 1
+        return self.inside[RTRI, 0, n]
+
+    def outside(self, goal_outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Outside values from ``goal_outside`` (the goal's, per count), in the same scaled space (item (x i j):
+        exp(L_out - (scale[n] - scale[j] + scale[i]))), and in second order the posterior mass of every sibling
+        triple (h, s, m), unnormalized; both are the chart's arrays, filled once."""
+        _, V, _, outside, mass = self._kernel_inputs[:5]
+        n = V.shape[1] - 1
+        outside[RTRI, 0, n] = goal_outside
+        _fill(*self._kernel_inputs, np.int64(OUTSIDE), _NO_EDGES, _NO_EDGE_COUNT)
+        return outside, mass
 
 
 @dataclass(frozen=True)
@@ -504,15 +722,17 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)
     T = np.zeros((ITEMS, N, N), np.int16)
-    settings = (scores.attach, 0.0, scores.sibling, scores.zeros, scores.second_order, scores.single_root)
-    _fill(scores.bigram, V, T, *settings, NONE, 0, 0, _NO_EDGES, _NO_EDGE_COUNT)
+    zeros = scores.zeros
+    inputs = (V, T, None, _NO_MASS, scores.attach, 0.0, scores.sibling, zeros, zeros, zeros,
+              scores.second_order, scores.single_root, NONE, 0, 0)
+    _fill(scores.bigram, *inputs, np.int64(FILL), _NO_EDGES, _NO_EDGE_COUNT)
     edges = np.empty((max_hyperedges(n), EDGE_COLUMNS))
     i, j = np.nonzero(V[SKIP, :, :, 0] != NEG)  # row by row: the order of the fill
     edges[:len(i), 0] = (SKIP * N + i) * N + j
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _sweep(V, T, *settings, 0, 0, 0, EMIT, edges, count)
+    _sweep(*inputs[:12], 0, 0, 0, np.int64(EMIT), edges, count)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
