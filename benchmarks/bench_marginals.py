@@ -2,12 +2,13 @@
 
     .venv/bin/python benchmarks/bench_marginals.py --sizes 25 60 --instances 5
 
-Per n, order (first / second) and length mode (free; counted with m = round(0.45 n)): the median seconds of
-``compbench.log_partition`` (inside only), ``compbench.marginals`` (hyperedge listing + inside + outside), and
-of the max semiring's work on the same problem: ``Chart.fill`` + backtrace at free length (hook-dp's kernel),
-``resource-dp`` counted.  Compiled kernels are loaded before timing.  Then where the time of one free-length
-first-order problem goes (max fill, hyperedge listing, inside, outside), and what one term of a split loop costs in
-each semiring's arithmetic (``--terms``): max-plus, log-sum-exp (online and in two passes), sum of products.
+Per n, order (first / second) and length mode (free; counted with m = round(0.45 n)): the median seconds of the
+max semiring's work on the same problem (``Chart.fill`` + backtrace at free length, hook-dp's kernel; ``resource-dp``
+counted), of ``compbench.log_partition`` (inside), of the scaled chart's inside (``ScaledChart.fill``: scores to
+probabilities and the inside kernel) and outside (``ScaledChart.outside``) alone, of ``compbench.marginals`` (scores to probabilities, inside, outside, and the posteriors summed into the problem's
+layouts) and of the log-space engine it falls back to.  Compiled kernels are loaded before timing.  Then what one
+term of a split loop costs in each semiring's arithmetic (``--terms``): max-plus, log-sum-exp (online and in two
+passes), sum of products: why the scaled chart sums in probability space.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import numpy as np
 from numba import njit
 
 import compbench
-from solvers.compressive.chart import Chart, hypergraph
-from solvers.compressive.marginals import _log_space_inside
-from solvers.compressive.solvers import count_plan, load_kernels
+from solvers.compressive.chart import Chart, ScaledChart
+from solvers.compressive.marginals import _goal_counts, log_space_marginals, scaled_marginals
+from solvers.compressive.solvers import load_kernels
 
 
 def timed(function, repeats: int = 3) -> float:
@@ -42,29 +43,37 @@ def main() -> None:
     parser.add_argument("--terms", type=int, default=1000, help="length of the split loop timed per semiring")
     args = parser.parse_args()
     load_kernels()
-    compbench.marginals(compbench.generate("gaussian", 4, seed=0, length=2))
+    for second_order in (False, True):
+        p = compbench.generate("gaussian", 4, seed=0, length=2, second_order=second_order)
+        scaled_marginals(p), log_space_marginals(p)
     resource = compbench.get_solver("resource-dp")
-    print("| n | order | length | max semiring s | log Z s | marginals s | marginals / max |")
-    print("|---|---|---|---|---|---|---|")
+    print("| n | order | length | max semiring ms | log Z ms | inside + outside ms | marginals ms | "
+          "log-space engine ms | inside + outside / max | marginals / max |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         for second_order in (False, True):
             for counted in (False, True):
-                rows = {"max": [], "logz": [], "marg": []}
+                rows: dict[str, list[float]] = {"max": [], "logz": [], "kernels": [], "marg": [], "log": []}
                 for seed in range(args.instances):
                     p = compbench.generate("gaussian", n, seed=seed, length=round(0.45 * n) if counted else None,
                                            second_order=second_order)
                     if counted:
-                        counting, cap = count_plan(n, *p.length_bounds())
                         rows["max"].append(timed(lambda: resource.solve(p)))
                     else:
                         rows["max"].append(timed(lambda: Chart.fill(p).heads(0)))
+                    counting, cap, goal = _goal_counts(p)
+                    chart = ScaledChart.fill(p, counting=counting, cap=cap)
+                    inside = timed(lambda: ScaledChart.fill(p, counting=counting, cap=cap))
+                    rows["kernels"].append(inside + timed(lambda: chart.outside(goal)))
                     rows["logz"].append(timed(lambda: compbench.log_partition(p)))
                     rows["marg"].append(timed(lambda: compbench.marginals(p)))
-                med = {k: statistics.median(v) for k, v in rows.items()}
+                    rows["log"].append(timed(lambda: log_space_marginals(p), 1))
+                med = {k: 1e3 * statistics.median(v) for k, v in rows.items()}
                 print(f"| {n} | {'second' if second_order else 'first'} | {'counted' if counted else 'free'} | "
-                      f"{med['max']:.5f} | {med['logz']:.5f} | {med['marg']:.5f} | {med['marg'] / med['max']:.1f}x |",
+                      f"{med['max']:.3g} | {med['logz']:.3g} | {med['kernels']:.3g} | {med['marg']:.3g} | "
+                      f"{med['log']:.3g} | {med['kernels'] / med['max']:.1f}x | {med['marg'] / med['max']:.1f}x |",
                       flush=True)
-    breakdown(max(args.sizes), args.terms)
+    per_term(args.terms)
 
 
 @njit
@@ -106,16 +115,7 @@ def sum_of_products(a, b):
     return total
 
 
-def breakdown(n: int, terms: int) -> None:
-    p = compbench.generate("gaussian", n, seed=0)
-    compbench.marginals(p)
-    fill = timed(lambda: Chart.fill(p), 5)
-    listing = timed(lambda: hypergraph(p), 5)
-    inside = timed(lambda: _log_space_inside(p), 5)
-    everything = timed(lambda: compbench.marginals(p), 5)
-    print(f"\nn = {n}, first order, free length ({len(hypergraph(p).score):,} hyperedges), best of 5: max fill "
-          f"{fill * 1e3:.2f} ms, listing {listing * 1e3:.2f} ms, inside {(inside - listing) * 1e3:.2f} ms more, "
-          f"outside and sums {(everything - inside) * 1e3:.2f} ms more")
+def per_term(terms: int) -> None:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(terms), rng.standard_normal(terms)
     repeats = 10_000_000 // terms
@@ -126,7 +126,7 @@ def breakdown(n: int, terms: int) -> None:
         for _ in range(repeats):
             function(a, b)
         costs.append(f"{function.__name__} {(time.perf_counter() - start) / (repeats * terms) * 1e9:.2f} ns")
-    print(f"one term of a {terms}-term split loop: " + ", ".join(costs))
+    print(f"\none term of a {terms}-term split loop: " + ", ".join(costs))
 
 
 if __name__ == "__main__":

@@ -132,23 +132,25 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
     (head, sib, modifier) of the attachment (x i j) in ``mass``."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
+    # the counts an antecedent cannot have (many) hold 0: the loops skip them, as the max semiring's skip -inf
+    if not outside:
+        for c1 in range(top_a + 1):  # V[x, c1 + c2 + shift] += V[a, c1] V[b, c2] extra
+            va = V[a, ai, aj, c1] * extra
+            if va != 0.0:
+                for c2 in range(min(top_b, cap - shift - c1) + 1):
+                    V[x, i, j, c1 + c2 + shift] += va * V[b, bi, bj, c2]
+        return
     posterior = 0.0
-    for c1 in range(top_a + 1):
+    for c1 in range(top_a + 1):  # O[a, c1] += Σ_c2 O[x, c1 + c2 + shift] V[b, c2] extra; O[b, c2] += ... V[a, c1]
         va = V[a, ai, aj, c1]
-        if va == 0.0:  # a count the antecedent cannot have (many: the loops skip them as the max semiring's do)
-            continue
-        if not outside:  # V[x, c1 + c2 + shift] += V[a, c1] V[b, c2] extra
-            va *= extra
+        if va != 0.0:
+            toward_a = 0.0
             for c2 in range(min(top_b, cap - shift - c1) + 1):
-                V[x, i, j, c1 + c2 + shift] += va * V[b, bi, bj, c2]
-            continue
-        toward_a = 0.0  # O[a, c1] += Σ_c2 O[x, c1 + c2 + shift] V[b, c2] extra; O[b, c2] += O[x, ...] V[a, c1] extra
-        for c2 in range(min(top_b, cap - shift - c1) + 1):
-            o = O[x, i, j, c1 + c2 + shift] * extra
-            toward_a += o * V[b, bi, bj, c2]
-            O[b, bi, bj, c2] += o * va
-        O[a, ai, aj, c1] += toward_a
-        posterior += toward_a * va
+                o = O[x, i, j, c1 + c2 + shift] * extra
+                toward_a += o * V[b, bi, bj, c2]
+                O[b, bi, bj, c2] += o * va
+            O[a, ai, aj, c1] += toward_a
+            posterior += toward_a * va
     if sib >= 0:
         if x == RTRAP:
             mass[i, sib, j] += posterior
@@ -156,13 +158,13 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
             mass[j, sib, i] += posterior
 
 
-@njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
+@njit(cache=True, _nrt=False)
 def _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """:func:`_sum_offer` as a call of its own (see :func:`_offer`)."""
     _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
 
 
-@njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
+@njit(cache=True, _nrt=False)
 def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
     """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi in the sum-product semiring (inside or
     outside, as :func:`_sum_offer`); ``record`` sends each split's posterior mass to the sibling triple with the
@@ -371,25 +373,49 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
 
 
 @njit(cache=True, _nrt=False)
-def _lift_column(V, gap, scale, j):
-    """Before INSIDE derives the items (x i j) ending at j: guess their scale scale[j] (the last step repeated) and
-    move them (the axioms set in log space, -inf elsewhere) to scaled probability space, exp(v - (scale[j] -
-    scale[i])); the cells (i, j) with i > j hold no item: 0."""
+def _guess_scale(gap, scale, j):
+    """Before INSIDE derives the items ending at j: their scale scale[j], the last step repeated, and gap[j-1]."""
     if j >= 1:
         scale[j] = scale[j - 1] + (scale[j - 1] - scale[j - 2] if j >= 2 else 0.0)
         gap[j - 1] = math.exp(scale[j - 1] - scale[j])
-    for x in range(ITEMS):
-        for i in range(V.shape[1]):
-            for c in range(V.shape[3]):
-                v = V[x, i, j, c]
-                V[x, i, j, c] = math.exp(v - (scale[j] - scale[i])) if i <= j and v != NEG else 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _move_sibling_triples(sibling, packed, out, gather):
+    """Copy sibling[h, s, m] for the triples the rules read (s = h, or s between h and m: about a third of the
+    array) into ``packed`` (``gather``) or back from it into ``out``; their number."""
+    N = sibling.shape[0]
+    k = 0
+    for h in range(N):
+        for m in range(1, N):
+            for s in range(h if h < m else m + 1, m if h < m else h + 1):  # [h, m) right of h, (m, h] left of it
+                if gather:
+                    packed[k] = sibling[h, s, m]
+                else:
+                    out[h, s, m] = packed[k]
+                k += 1
+    return k
+
+
+def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float]:
+    """exp(sib(h, s, m)) where the rules read it (0 elsewhere), and the largest: numpy's vectorized exp over the
+    packed triples (a third of the time of numba's scalar exp, and of numpy's over the whole array, mostly -inf)."""
+    out = np.zeros_like(sibling)
+    packed = np.empty(sibling.size)
+    count = _move_sibling_triples(sibling, packed, out, True)
+    with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
+        np.exp(packed[:count], out=packed[:count])
+    _move_sibling_triples(sibling, packed, out, False)
+    return out, float(packed[:count].max(initial=0.0))
 
 
 @njit(cache=True, _nrt=False)
 def _normalize_column(V, gap, scale, j):
     """After INSIDE derived the items (x i j), i < j: divide them by their largest value M and add log M to
     scale[j] (the axioms (x j j) have scale 0 and stay).  Every one of them is a sum of products with exactly one
-    factor scaled by scale[j] (an item ending at j or gap[j-1]), so the division keeps the chart exact."""
+    factor scaled by scale[j] (an item ending at j or gap[j-1]), so the division keeps the chart exact.  (Dividing
+    only when M is far from 1 lets the guessed scales drift away from the items' growth: the wide items underflow
+    at n = 200.)"""
     top = 0.0
     for x in range(ITEMS):
         for i in range(j):
@@ -406,12 +432,32 @@ def _normalize_column(V, gap, scale, j):
 
 
 @njit(cache=True, _nrt=False)
-def _sweep(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, arc_shift, cap,
-           tie, find, edges, n_edges):
-    """Every rule of every cell, column by column: the cells ending at j from the narrowest (j j) to the widest
-    (0 j), a cell's items in the order they read each other (box, trapezoids, then the triangles); OUTSIDE in the
-    reverse order.  ``find`` = FILL fills the chart, EMIT lists its hyperedges, INSIDE and OUTSIDE sum."""
+def _axioms(bigram, V, O, scale, counting, cap, j):
+    """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
+    probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
+    0), is the semiring's one: the unary rules use it as their second antecedent."""
+    # [ltri-0] (ltri j j) <- .
+    V[LTRI, j, j, 0] = 0.0 if O is None else 1.0
+    for i in range(j + 1):
+        # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
+        c = j - i if counting == DROPPED else 0
+        if c <= cap:
+            V[SKIP, i, j, c] = bigram[i, j + 1] if O is None else math.exp(bigram[i, j + 1] - (scale[j] - scale[i]))
+
+
+@njit(cache=True, _nrt=False)
+def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting,
+          cap, tie, find, edges, n_edges):
+    """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
+    narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
+    triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
+    lists the hyperedges of a filled chart, INSIDE (V starts at 0) and OUTSIDE sum.
+
+    ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
+    argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
+    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
     N = V.shape[1]
+    arc_shift = 1 if counting == KEPT else 0
     if O is not None and find == OUTSIDE:
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
@@ -420,43 +466,16 @@ def _sweep(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_
                             arc_shift, cap, tie, x, i, j, find, edges, n_edges)
         return
     for j in range(N):
-        if O is not None and find == INSIDE:
-            _lift_column(V, gap, scale, j)
+        if O is not None:
+            _guess_scale(gap, scale, j)
+        if find != EMIT:
+            _axioms(bigram, V, O, scale, counting, cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
                 _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift,
                         cap, tie, x, i, j, find, edges, n_edges)
-        if O is not None and find == INSIDE and j >= 1:
+        if O is not None and j >= 1:
             _normalize_column(V, gap, scale, j)
-
-
-@njit(cache=True, _nrt=False)
-def _axioms(bigram, V, counting, cap):
-    """The axioms, before any rule reads them, in log space.  (ltri 0 0), the root's empty left half (score 0,
-    count 0), is the semiring's one: the unary rules use it as their second antecedent."""
-    N = V.shape[1]
-    for i in range(N):
-        # [ltri-0] (ltri i i) <- .
-        V[LTRI, i, i, 0] = 0.0
-        for j in range(i, N):
-            # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
-            c = j - i if counting == DROPPED else 0
-            if c <= cap:
-                V[SKIP, i, j, c] = bigram[i, j + 1]
-
-
-@njit(cache=True, _nrt=False)
-def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting,
-          cap, tie, find, edges, n_edges):
-    # V (items x N x N x counts) starts at -inf and T (items x N x N) at 0.
-    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
-    arc_shift = 1 if counting == KEPT else 0
-    if find != OUTSIDE:
-        _axioms(bigram, V, counting, cap)
-    # FILL is passed as an int64 like the backtrace's counts, not as a constant: numba compiles a call with a
-    # constant argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile
-    _sweep(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, arc_shift, cap,
-           tie, find, edges, n_edges)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -515,15 +534,16 @@ def _backtrace(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, sec
             heads[i] = j
 
 
-def announce_compile(kernels: tuple, what: str, seconds: str) -> None:
+def announce_compile(kernels: tuple, what: str, seconds: str, version=lambda signature: True) -> None:
     """Say once on stderr that ``kernels`` (numba dispatchers) are about to be compiled, when numba's cache holds no
-    version of them for this source file (a fresh machine, or the source changed).  Checked once per process:
-    reading the cache's index is file I/O, and this runs before every hyperedge listing."""
+    version of them for this source file (a fresh machine, or the source changed) whose argument types satisfy
+    ``version``.  Checked once per process: reading the cache's index is file I/O, and this runs before every
+    hyperedge listing."""
     if what in _checked:
         return
     _checked.add(what)
     try:
-        cached = all(kernel._cache._cache_file._load_index() for kernel in kernels)
+        cached = all(any(version(key[0]) for key in kernel._cache._cache_file._load_index()) for kernel in kernels)
     except Exception:  # numba's cache layout is private: say nothing rather than fail
         return
     if not cached:
@@ -644,13 +664,20 @@ class ScaledChart:
     @classmethod
     def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
         """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
+        # the sums' version of the kernels: an outside chart (argument 3) instead of None
+        announce_compile((_fill,), "the inside-outside kernels", "15 s",
+                         version=lambda signature: not isinstance(signature[3], types.NoneType))
         scores = ChartScores.of(problem)
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
-        V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
+        V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
-            sibling, attach = np.exp(scores.sibling), np.exp(scores.attach)
-        sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
+            attach = np.exp(scores.attach)
+        sibling, largest = _NO_SIBLINGS, attach.max(initial=0.0)
+        if scores.second_order:
+            sibling, largest_sibling = _exp_siblings(scores.sibling)
+            largest = max(largest, largest_sibling)
+            sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
         outside = np.zeros_like(V)
         mass = np.zeros((n + 1,) * 3) if scores.second_order else _NO_MASS
         inputs = (V, np.zeros((ITEMS, n + 1, n + 1), np.int16), outside, mass, attach, 1.0, sibling,
@@ -658,8 +685,7 @@ class ScaledChart:
                   COUNTING[counting], cap, 0)
         _fill(scores.bigram, *inputs, np.int64(INSIDE), _NO_EDGES, _NO_EDGE_COUNT)
         gap, scale = inputs[8], inputs[9]
-        largest = max(inputs[4].max(initial=0.0), sibling.max(initial=0.0), gap.max(initial=0.0))
-        return cls(V, scale, float(largest), (scores.bigram, *inputs))
+        return cls(V, scale, float(max(largest, gap.max(initial=0.0))), (scores.bigram, *inputs))
 
     @property
     def goal(self) -> np.ndarray:
@@ -670,9 +696,11 @@ class ScaledChart:
     def outside(self, goal_outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Outside values from ``goal_outside`` (the goal's, per count), in the same scaled space (item (x i j):
         exp(L_out - (scale[n] - scale[j] + scale[i]))), and in second order the posterior mass of every sibling
-        triple (h, s, m), unnormalized; both are the chart's arrays, filled once."""
+        triple (h, s, m), unnormalized; both are the chart's arrays, filled anew at each call."""
         _, V, _, outside, mass = self._kernel_inputs[:5]
         n = V.shape[1] - 1
+        outside.fill(0.0)
+        mass.fill(0.0)
         outside[RTRI, 0, n] = goal_outside
         _fill(*self._kernel_inputs, np.int64(OUTSIDE), _NO_EDGES, _NO_EDGE_COUNT)
         return outside, mass
@@ -717,7 +745,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
     every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_fill, _sweep), "the hook-trick chart kernels", "10 s")
+    announce_compile((_fill,), "the hook-trick chart kernels", "10 s")
     n = scores.n
     N = n + 1
     V = np.full((ITEMS, N, N, 1), NEG)
@@ -732,7 +760,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _sweep(*inputs[:12], 0, 0, 0, np.int64(EMIT), edges, count)
+    _fill(scores.bigram, *inputs, np.int64(EMIT), edges, count)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)

@@ -270,7 +270,10 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
     arc = np.triu(item[RTRAP], 1) + np.triu(item[LTRAP], 1).T  # (rtrap h m): h -> m; (ltrap m h): h -> m
     bigram = np.zeros((n + 2, n + 2))
     bigram[:n + 1, 1:] = np.triu(item[SKIP])  # (skip i j): i and j+1 are consecutive
-    sibling = mass / z if problem.second_order else None
+    sibling = None
+    if problem.second_order:
+        sibling = mass
+        sibling *= 1.0 / z
     return Marginals(math.log(z) + float(chart.scale[-1]), arc[:, 1:].sum(axis=0), arc, bigram, sibling)
 
 
