@@ -2,13 +2,14 @@
 
     .venv/bin/python benchmarks/bench_marginals.py --sizes 25 60 --instances 5
 
-Per n, order (first / second) and length mode (free; counted with m = round(0.45 n)): the median seconds of the
-max semiring's work on the same problem (``Chart.fill`` + backtrace at free length, hook-dp's kernel; ``resource-dp``
+Per n, order (first / second) and length mode (free; counted with m = round(0.45 n)): the median seconds of the max
+semiring's work on the same problem (``Chart.fill`` + backtrace at free length, hook-dp's kernel; ``resource-dp``
 counted), of ``compbench.log_partition`` (inside), of the scaled chart's inside (``ScaledChart.fill``: scores to
-probabilities and the inside kernel) and outside (``ScaledChart.outside``) alone, of ``compbench.marginals`` (scores to probabilities, inside, outside, and the posteriors summed into the problem's
-layouts) and of the log-space engine it falls back to.  Compiled kernels are loaded before timing.  Then what one
-term of a split loop costs in each semiring's arithmetic (``--terms``): max-plus, log-sum-exp (online and in two
-passes), sum of products: why the scaled chart sums in probability space.
+probabilities and the inside kernel) and outside (``ScaledChart.outside``) alone, of ``compbench.marginals`` (scores
+to probabilities, inside, outside, and the posteriors summed into the problem's layouts) and of the log-space engine
+it falls back to.  Compiled kernels are loaded before timing.  Then what one term of a split loop costs in each
+semiring's arithmetic (``--terms``): max-plus, log-sum-exp (online and in two passes), sum of products: why the
+scaled chart sums in probability space.
 """
 
 from __future__ import annotations

@@ -48,6 +48,10 @@ The chart stores scores only (and, in the max semiring, the kept count that brea
 convolution's inner loop is then a bare max-plus step.  The backtrace asks each item of the best derivation which
 of its rules reaches its value (:func:`_derive` in find mode, the same code that filled it, so the candidate scores
 are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
+
+The same rules run in two more modes, INSIDE and OUTSIDE, in the sum-product semiring on scaled probabilities
+(:class:`ScaledChart`): log Z and posterior marginals (:mod:`solvers.compressive.marginals`).  The chart then
+holds no kept counts; the outside values are a second chart of the same shape, filled in the reverse order.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
 FILL = -1  # the ``find`` argument of the rules when they fill the chart
 EMIT = -2  # ... when they list their hyperedges instead (see :func:`hypergraph`)
-INSIDE = -3  # ... when they sum the chart in scaled probability space (see :func:`inside_outside`)
+INSIDE = -3  # ... when they sum the chart in scaled probability space (see :class:`ScaledChart`)
 OUTSIDE = -4  # ... when they pass outside values down to their antecedents, in the same space
 EDGE_COLUMNS = 6  # an emitted hyperedge: conclusion, two antecedents (item ids), modifier, head, score
 
@@ -304,7 +308,7 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
     offers into (x i j), OUTSIDE passes (x i j)'s outside value to the antecedents.  This is the only place where
     the rules are written.  ``ones`` is the semiring's one per split, ``gap[r]`` the scale of the gap between r and
     r+1 that a rule whose antecedents do not share a word bridges (the semiring's one but in scaled probability
-    space: see :func:`inside_outside`).
+    space: see :class:`ScaledChart`).
     """
     n = V.shape[1] - 1
     one = 0.0 if O is None else 1.0
@@ -330,8 +334,9 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
             return R_LTRAP, 0, c1
     elif x == RTRAP:
         # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-        s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, SKIP, LTRI, i, j, 1, _times(O, attach_right, sibling[i, i, j]),
-                            gap, arc_shift, 1, cap, tie, find, 2, edges, n_edges)
+        first = _times(O, attach_right, sibling[i, i, j])
+        s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, SKIP, LTRI, i, j, 1, first, gap, arc_shift, 1, cap, tie, find,
+                            2, edges, n_edges)
         if s >= 0:
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
@@ -642,12 +647,12 @@ class Chart:
 class ScaledChart:
     """The chart in the sum-product semiring (INSIDE), in scaled probability space: the item (x i j) at count c
     holds exp(L - (scale[j] - scale[i])), where L is the log-sum-exp of its derivations' scores.  The scale is a
-    potential over positions, so it telescopes: the scales of two antecedents that share their middle word add up
-    to their conclusion's, and those of a rule whose antecedents leave a gap between r and r+1 miss it by
-    gap[r] = exp(scale[r] - scale[r+1]), a factor of the rule like a sibling score.  Each column of items ending at
-    j is normalized once it is derived (its largest value is 1), which sets scale[j]: no log and no exp in the
-    rules' loops, one of each per item.  Scores far apart (a low temperature, n in the thousands) can leave a value
-    out of range: :func:`solvers.compressive.marginals.inside_outside` checks and falls back to log space.
+    potential over positions, so it telescopes: the scales of two antecedents that share their middle word add up to
+    their conclusion's, and those of a rule whose antecedents leave a gap between r and r+1 miss it by gap[r] =
+    exp(scale[r] - scale[r+1]), a factor of the rule like a sibling score.  Each column of items ending at j is
+    normalized once it is derived (its largest value is 1), which sets scale[j]: no log and no exp in the rules'
+    loops (an exp per score, a log per column).  Scores far apart (a low temperature, n in the thousands) can leave
+    a value out of range: :mod:`solvers.compressive.marginals` checks, and falls back to log space.
 
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=5, seed=0)

@@ -1,21 +1,26 @@
-"""Inside and outside in the log semiring over the hook-trick chart's hypergraph: log Z and posterior marginals.
+"""log Z and posterior marginals by inside and outside over the hook-trick chart, in two engines.
 
-The rules are not written here: :func:`solvers.compressive.chart.hypergraph` lists every rule instance of the
-deduction system (``_derive`` in EMIT mode, the code that fills and backtraces the chart), and the two passes below
-are the generic semiring algorithms over that list (Goodman 1999; Eisner's inside-outside):
+**The scaled chart** (:class:`solvers.compressive.chart.ScaledChart`, used first): inside and outside are two more
+modes of the rules that fill and backtrace the max chart (``_derive``), in the sum-product semiring on scaled
+probabilities.  Inside sums I[x] += I[a] I[b] score(e) over every rule instance e = (x <- a b); outside, in the
+reverse order, O[a] += O[x] I[b] score(e) and O[b] += O[x] I[a] score(e); an item's posterior is O[x] I[x] / Z.
+An item's marginal gives an arc ((rtrap h m), (ltrap m h)) or a bigram ((skip i j): i and j+1 consecutive); second
+order's sibling triples get the posterior mass of the attachments that score them, summed during outside.  With a
+length condition every item carries a vector over its count of kept (or dropped) words, and products are
+convolutions truncated at the cap, as in resource-dp.  The answer is kept when every value stayed in the safe range
+(:data:`SAFE`); otherwise --
 
-- inside, in topological order: I[x] ⊕= I[a] ⊗ I[b] ⊗ score(e) for every hyperedge e = (x <- a b);
-- outside, in reverse order: O[a] ⊕= O[x] ⊗ I[b] ⊗ score(e), O[b] ⊕= O[x] ⊗ I[a] ⊗ score(e);
-- the posterior of e is O[x] ⊗ I[a] ⊗ I[b] ⊗ score(e) / Z,
+**the log-space engine** answers (about ten times slower, exact at any temperature):
+:func:`solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system (``_derive`` in EMIT
+mode), and the two passes below are the generic semiring algorithms over that list (Goodman 1999) with ⊕ =
+log-sum-exp and ⊗ = +; the convolutions of count vectors run on numbers scaled per vector, in log space where
+their spreads are too wide.  A hyperedge's posterior goes to what it scores: an attachment (h -> m) to token m, arc
+(h, m) and, in second order, the sibling triple (h, s, m), where s is read off its antecedents ((rtrap h s) in
+[rtrap-next], (ltrap s h) in [ltrap-next], s = h in the [*-first] rules); a [skip] axiom (skip i j) to bigram
+(i, j+1).
 
-with ⊕ = log-sum-exp and ⊗ = +.  With a length condition every item carries a vector over its number of kept
-words (``cap`` = the largest allowed length); ⊗ is then a log-space convolution of the count vectors, truncated at
-cap, and an attachment adds one kept word.  Every projective tree over every kept set is exactly one hyperpath
-(``tests/test_ilp.py`` counts them), so Z sums exp(objective) over the solutions exactly once each.
-
-A hyperedge's posterior goes to what it scores: an attachment (h -> m) to token m, arc (h, m) and, in second order,
-the sibling triple (h, s, m), where s is read off its antecedents ((rtrap h s) in [rtrap-next], (ltrap s h) in
-[ltrap-next], s = h in the [*-first] rules); a [skip] axiom (skip i j) to bigram (i, j+1).
+Every projective tree over every kept set is exactly one derivation (``tests/test_ilp.py`` counts them), so Z sums
+exp(objective) over the solutions exactly once each.
 """
 
 from __future__ import annotations
@@ -241,7 +246,8 @@ def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | 
     """The scaled chart, its goal weights and scaled Z; None when a value left the safe range."""
     counting, cap, goal = _goal_counts(problem)
     chart = ScaledChart.fill(problem, counting=counting, cap=cap)
-    z = float(chart.goal @ goal)
+    with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
+        z = float(chart.goal @ goal)
     if not (chart.largest_factor <= SAFE and chart.inside.max() <= SAFE and 1.0 / SAFE <= z <= SAFE):
         return None
     return chart, goal, z
