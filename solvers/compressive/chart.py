@@ -562,6 +562,7 @@ _NO_EDGE_COUNT = np.zeros(1, np.int64)
 _NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
 _NO_SIBLINGS.flags.writeable = False
 _NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
+_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart
 
 
 @dataclass(frozen=True)
@@ -683,14 +684,17 @@ class ScaledChart:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
-        outside = np.zeros_like(V)
-        mass = np.zeros((n + 1,) * 3) if scores.second_order else _NO_MASS
-        inputs = (V, np.zeros((ITEMS, n + 1, n + 1), np.int16), outside, mass, attach, 1.0, sibling,
+        # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
+        inputs = (V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_OUTSIDE, _NO_MASS, attach, 1.0, sibling,
                   np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1), scores.second_order, scores.single_root,
                   COUNTING[counting], cap, 0)
         _fill(scores.bigram, *inputs, np.int64(INSIDE), _NO_EDGES, _NO_EDGE_COUNT)
         gap, scale = inputs[8], inputs[9]
         return cls(V, scale, float(max(largest, gap.max(initial=0.0))), (scores.bigram, *inputs))
+
+    @property
+    def second_order(self) -> bool:
+        return bool(self._kernel_inputs[11])
 
     @property
     def goal(self) -> np.ndarray:
@@ -701,13 +705,13 @@ class ScaledChart:
     def outside(self, goal_outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Outside values from ``goal_outside`` (the goal's, per count), in the same scaled space (item (x i j):
         exp(L_out - (scale[n] - scale[j] + scale[i]))), and in second order the posterior mass of every sibling
-        triple (h, s, m), unnormalized; both are the chart's arrays, filled anew at each call."""
-        _, V, _, outside, mass = self._kernel_inputs[:5]
+        triple (h, s, m), unnormalized."""
+        bigram, V, T, _, _, *rest = self._kernel_inputs
         n = V.shape[1] - 1
-        outside.fill(0.0)
-        mass.fill(0.0)
+        outside = np.zeros_like(V)
+        mass = np.zeros((n + 1,) * 3) if self.second_order else _NO_MASS
         outside[RTRI, 0, n] = goal_outside
-        _fill(*self._kernel_inputs, np.int64(OUTSIDE), _NO_EDGES, _NO_EDGE_COUNT)
+        _fill(bigram, V, T, outside, mass, *rest, np.int64(OUTSIDE), _NO_EDGES, _NO_EDGE_COUNT)
         return outside, mass
 
 
