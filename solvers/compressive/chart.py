@@ -133,7 +133,7 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
     """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
     ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
     extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes to the sibling triple
-    (head, sib, modifier) of the attachment (x i j) in ``mass``."""
+    (head, sib, modifier) of the attachment (x i j), mass[head, modifier, sib]."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
     # the counts an antecedent cannot have (many) hold 0: the loops skip them, as the max semiring's skip -inf
@@ -157,9 +157,9 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
             posterior += toward_a * va
     if sib >= 0:
         if x == RTRAP:
-            mass[i, sib, j] += posterior
+            mass[i, j, sib] += posterior
         else:
-            mass[j, sib, i] += posterior
+            mass[j, i, sib] += posterior
 
 
 @njit(cache=True, _nrt=False)
@@ -196,9 +196,9 @@ def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
         if record > 0:
             sib = s if record == 1 else head
             if x == RTRAP:
-                mass[i, sib, j] += w * va * vb
+                mass[i, j, sib] += w * va * vb
             else:
-                mass[j, sib, i] += w * va * vb
+                mass[j, i, sib] += w * va * vb
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -298,6 +298,18 @@ def _times(O, a, b):
     return a + b if O is None else a * b
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _sib(O, sibling, h, s, m):
+    """sib(h, s, m): the problem's layout sibling[h, s, m] in the max semiring, sibling[h, m, s] in the sums'."""
+    return sibling[h, s, m] if O is None else sibling[h, m, s]
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _sib_row(O, sibling, h, m):
+    """sib(h, s, m) for every s, a row indexed by s (contiguous in the sums' layout)."""
+    return sibling[h, :, m] if O is None else sibling[h, m, :]
+
+
 @njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
 def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift, cap, tie, x,
             i, j, find, edges, n_edges):
@@ -334,26 +346,26 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
             return R_LTRAP, 0, c1
     elif x == RTRAP:
         # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-        first = _times(O, attach_right, sibling[i, i, j])
+        first = _times(O, attach_right, _sib(O, sibling, i, i, j))
         s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, SKIP, LTRI, i, j, 1, first, gap, arc_shift, 1, cap, tie, find,
                             2, edges, n_edges)
         if s >= 0:
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
         if not (single_root and i == 0):
-            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, sibling[i, :, j],
+            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, _sib_row(O, sibling, i, j),
                                 arc_shift, 1, cap, tie, find, 1, edges, n_edges)
             if s >= 0:
                 return R_RTRAP_NEXT, s, c1
     elif x == LTRAP and i >= 1:
         # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
         c1 = _offer(V, T, O, mass, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j,
-                    _times(O, _times(O, attach_left, sibling[j, j, i]), gap[j - 1]), arc_shift, 1, cap, tie,
+                    _times(O, _times(O, attach_left, _sib(O, sibling, j, j, i)), gap[j - 1]), arc_shift, 1, cap, tie,
                     find, j, edges, n_edges)
         if c1 >= 0:
             return R_LTRAP_FIRST, 0, c1
         # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, sibling[j, :, i],
+        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, _sib_row(O, sibling, j, i),
                             arc_shift, 1, cap, tie, find, 1, edges, n_edges)
         if s >= 0:
             return R_LTRAP_NEXT, s, c1
@@ -388,7 +400,7 @@ def _guess_scale(gap, scale, j):
 @njit(cache=True, _nrt=False)
 def _move_sibling_triples(sibling, packed, out, gather):
     """Copy sibling[h, s, m] for the triples the rules read (s = h, or s between h and m: about a third of the
-    array) into ``packed`` (``gather``) or back from it into ``out``; their number."""
+    array) into ``packed`` (``gather``), or back from it into out[h, m, s]; their number."""
     N = sibling.shape[0]
     k = 0
     for h in range(N):
@@ -397,16 +409,18 @@ def _move_sibling_triples(sibling, packed, out, gather):
                 if gather:
                     packed[k] = sibling[h, s, m]
                 else:
-                    out[h, s, m] = packed[k]
+                    out[h, m, s] = packed[k]
                 k += 1
     return k
 
 
 def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float]:
-    """exp(sib(h, s, m)) where the rules read it (0 elsewhere), and the largest: numpy's vectorized exp over the
-    packed triples (a third of the time of numba's scalar exp, and of numpy's over the whole array, mostly -inf)."""
+    """exp(sib(h, s, m)) as out[h, m, s] (the sums' layout: a rule's row over s is contiguous) where the rules read
+    it, 0 elsewhere, and the largest: numpy's vectorized exp over the packed triples (a third of the time of numba's
+    scalar exp, and of numpy's over the whole array, mostly -inf)."""
+    N = len(sibling)
     out = np.zeros_like(sibling)
-    packed = np.empty(sibling.size)
+    packed = np.empty(int(np.abs(np.arange(N)[:, None] - np.arange(1, N)).sum()))  # |m - h| triples per (h, m)
     count = _move_sibling_triples(sibling, packed, out, True)
     with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
         np.exp(packed[:count], out=packed[:count])
@@ -705,7 +719,7 @@ class ScaledChart:
     def outside(self, goal_outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Outside values from ``goal_outside`` (the goal's, per count), in the same scaled space (item (x i j):
         exp(L_out - (scale[n] - scale[j] + scale[i]))), and in second order the posterior mass of every sibling
-        triple (h, s, m), unnormalized."""
+        triple (h, s, m), unnormalized, as mass[h, m, s] (the sums' layout: the outside pass writes along s)."""
         bigram, V, T, _, _, *rest = self._kernel_inputs
         n = V.shape[1] - 1
         outside = np.zeros_like(V)

@@ -278,7 +278,7 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
     bigram[:n + 1, 1:] = np.triu(item[SKIP])  # (skip i j): i and j+1 are consecutive
     sibling = None
     if problem.second_order:
-        sibling = mass
+        sibling = mass.transpose(0, 2, 1)  # the problem's layout [h, s, m], a view
         sibling *= 1.0 / z
     return Marginals(math.log(z) + float(chart.scale[-1]), arc[:, 1:].sum(axis=0), arc, bigram, sibling)
 
