@@ -347,6 +347,22 @@ def test_parse_features_mark_the_input_arcs_and_ancestors():
     assert not np.isin(fidelity[:, 1:][~is_input_arc[:, 1:]], fidelity[is_input_arc]).any()  # another for the rest
 
 
+def test_dropped_span_features_see_what_a_bigram_drops():
+    from compbench.corpora.features import _bucket, code, mix, sentence_features
+
+    # positions: 0 <s>, 1 he, 2 said, 3 ",", 4 sadly, 5 ",", 6 it, 7 rained, 8 </s>
+    words, tags = "he said , sadly , it rained".split(), "PRP VBD , RB , PRP VBD".split()
+    span = sentence_features(words, tags).bigram[..., -5:]  # the dropped-span templates: the last bigram columns
+    content = span[..., 2]  # a verb in the span, a punctuation mark in it, its length
+    assert content[2, 6] == mix(53, 0, 1, _bucket(3))  # ", sadly ,": punctuation, no verb
+    assert content[1, 3] == mix(53, 1, 0, _bucket(1))  # "said": a verb
+    assert content[3, 5] == content[5, 7] == mix(53, 0, 0, _bucket(1))  # "sadly", "it"
+    assert all(content[k, k + 1] == mix(53, 2, 2, _bucket(0)) for k in range(8))  # adjacent: nothing dropped
+    closed = span[..., 4]  # is the last dropped word punctuation, with a's tag
+    assert closed[2, 6] == mix(55, 1, code("VBD")) != closed[2, 5] == mix(55, 0, code("VBD"))
+    assert span[2, 6, 0] == mix(51, code(","), code("PRP"))  # the last dropped tag with b's
+
+
 def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys):
     from compbench.parser.model import ParserModel
 

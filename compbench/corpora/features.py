@@ -186,6 +186,25 @@ def parse_features(heads: np.ndarray, tag: np.ndarray, lab: np.ndarray) -> tuple
     return token, arc, bigram
 
 
+def dropped_span_features(A: np.ndarray, B: np.ndarray, tag: np.ndarray, verb: np.ndarray, punct: np.ndarray,
+                          paren: np.ndarray) -> list[np.ndarray]:
+    """McDonald (2006)'s features of the words a bigram (a, b) drops, a < k < b: the last dropped word's tag with
+    b's, the first and last dropped tags together, whether the span holds a verb, a punctuation mark or a
+    parenthesis (with its length), and whether it is closed by punctuation before b (a clause or an aside dropped
+    whole).  Every column is one value per bigram; adjacent bigrams see a constant."""
+    adjacent = (B - A == 1).astype(np.int64)
+    last = np.clip(B - 1, 0, len(tag) - 1)
+    first = np.clip(A + 1, 0, len(tag) - 1)
+    spans = lambda flags: np.cumsum(flags)[last] - np.cumsum(flags)[np.clip(A, 0, len(tag) - 1)]  # noqa: E731
+    inside = lambda flags: np.where(adjacent == 1, 2, np.minimum(1, np.maximum(0, spans(flags))))  # noqa: E731
+    length = _bucket(B - A - 1)
+    return [mix(51, np.where(adjacent == 1, 0, tag[last]), tag[None, :]),
+            mix(52, np.where(adjacent == 1, 0, tag[first]), np.where(adjacent == 1, 0, tag[last])),
+            mix(53, inside(verb), inside(punct), length),
+            mix(54, inside(paren), length),
+            mix(55, np.where(adjacent == 1, 2, punct[last]), tag[:, None])]
+
+
 def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list[str] | None = None,
                       lm: BigramLM | None = None, second_order: bool = False,
                       heads: np.ndarray | None = None) -> SentenceFeatures:
@@ -248,7 +267,8 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
                        mix(43, TA, TB, adjacent), mix(44, TA, after_a, TB), mix(45, lab[:, None], lab[None, :]),
                        mix(46, punct[:, None], punct[None, :], adjacent), mix(47, lower[:, None], TB),
                        mix(48, TA, lower[None, :]), mix(49, shp[:, None], shp[None, :]),
-                       mix(50, lab[:, None], after_a, lab[None, :])], axis=-1)
+                       mix(50, lab[:, None], after_a, lab[None, :]),
+                       *dropped_span_features(A, B, tag, verb, punct, paren)], axis=-1)
     if heads is not None:
         extra_token, extra_arc, extra_bigram = parse_features(heads, tag, lab)
         token = np.concatenate([token, extra_token], axis=-1)
