@@ -7,6 +7,7 @@ The tests write a tiny treebank of their own; the last ones read the UD English 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from pathlib import Path
 
@@ -242,6 +243,13 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     np.savez(not_a_model, a=np.zeros(1))
     assert main(["parser", "parse", "--model", str(not_a_model), str(treebank / "tiny-ud-test.conllu")]) == 2
     assert "not a parser model" in capsys.readouterr().err
+    older = tmp_path / "older.npz"  # a model whose tagger is the greedy rich one of an older version
+    np.savez(older, info=np.array(json.dumps({"kind": "parser"})), weight_index=np.zeros(0, np.int64),
+             weight_value=np.zeros(0, np.float32), tagger_weights=np.zeros((4, 2), np.float32),
+             tagger_tags=np.array(["DT", "NN"]), tagger_rich=np.array(True))
+    assert main(["parser", "parse", "--model", str(older), str(treebank / "tiny-ud-test.conllu")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "older version" in error and "Traceback" not in error
 
 
 @NEEDS_EWT

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..cli import UsageError, atomic_output, output_path
 from ..corpora.readers import CorpusError
-from ..corpora.tagger import PosTagger
+from ..corpora.tagger import StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
@@ -63,8 +63,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     start = time.perf_counter()
-    tagger = PosTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
-                           rich=True)
+    tagger = StructuredTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed)
     tagger_seconds = time.perf_counter() - start
     dev_tags = [tagger.tag(s.words) for s in dev]
     tag_accuracy = tagging_accuracy(dev, dev_tags)
@@ -110,7 +109,7 @@ def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int
     tags: list[list[str]] = [[] for _ in train]
     for fold in range(folds):
         rest = [(s.words, s.xpos) for i, s in enumerate(train) if i % folds != fold]
-        tagger = PosTagger.fit(rest, epochs=epochs, seed=seed, rich=True)
+        tagger = StructuredTagger.fit(rest, epochs=epochs, seed=seed)
         for i in range(fold, len(train), folds):
             tags[i] = tagger.tag(train[i].words)
     return tags
