@@ -252,13 +252,15 @@ def test_trigram_viterbi_is_the_best_of_all_tag_sequences(n: int) -> None:
 
 def test_structured_tagger_learns_a_tiny_tag_set_and_round_trips() -> None:
     data = [(tokens, [VOCABULARY[t] for t in tokens]) for tokens in sentences(60, seed=3)]
-    tagger = StructuredTagger.fit(data, epochs=3)
+    tagger = StructuredTagger.fit(data, epochs=3, lexicon=data[:10])
+    assert tagger.lexicon and set(tagger.lexicon) <= set(tagger.classes)
     held_out = sentences(10, seed=4)
     predicted = [tagger.tag(tokens) for tokens in held_out]
     truth = [[VOCABULARY[t] for t in tokens] for tokens in held_out]
     assert np.mean(np.array(sum(predicted, [])) == np.array(sum(truth, []))) > 0.95
     loaded = load_tagger(tagger.arrays())
     assert isinstance(loaded, StructuredTagger) and [loaded.tag(tokens) for tokens in held_out] == predicted
+    assert (loaded.classes, loaded.lexicon) == (tagger.classes, tagger.lexicon)
     assert isinstance(load_tagger(PosTagger.fit(data, epochs=1).arrays()), PosTagger)
 
 

@@ -2,7 +2,8 @@
 
 :class:`PosTagger` (greedy, left to right), trained on Google's tokens and PTB tags, tags the Clarke & Lapata
 corpora, which come without POS.  :class:`StructuredTagger` (the rich feature set, the words' tag classes seen in
-training, tag-trigram Viterbi decoding) is trained on a treebank's PTB tags (XPOS) and tags the parser's input.
+training and in an optional second tagged corpus, tag-trigram Viterbi decoding) is trained on a treebank's PTB tags
+(XPOS) and tags the parser's input.
 
 >>> tagger = PosTagger.fit([("the cat sat".split(), ["DT", "NN", "VBD"])] * 5, epochs=3)
 >>> tagger.tag("the cat sat".split())
@@ -148,17 +149,20 @@ def tag_classes(sentences: list[tuple[list[str], list[str]]]) -> dict[int, int]:
     return out
 
 
-def _class_contexts(tokens: list[str], classes: dict[int, int]) -> np.ndarray:
-    """(n, 7): features of the tag classes of the word, of its neighbours (two to the right) and of the neighbours'
-    classes with the word; a word without a class has the class ``?``."""
+def _class_contexts(tokens: list[str], classes: dict[int, int], lexicon: dict[int, int]) -> np.ndarray:
+    """(n, 10): features of the tag classes (``classes``) of the word, of its neighbours (two to the right) and of
+    the neighbours' classes with the word, and of the word's and its neighbours' classes in ``lexicon`` (another
+    corpus); a word without a class has the class ``?``."""
     unknown, words = code("?"), [code(t.lower()) for t in tokens]
-    padded = lambda xs, a, b: np.array([code(a)] * 2 + xs + [code(b)] * 2, dtype=np.int64)  # noqa: E731
-    kinds = padded([classes.get(w, unknown) for w in words], "<s>", "</s>")
-    lowered = padded(words, "<s>", "</s>")
+    padded = lambda xs: np.array([code("<s>")] * 2 + xs + [code("</s>")] * 2, dtype=np.int64)  # noqa: E731
+    kinds = padded([classes.get(w, unknown) for w in words])
+    others = padded([lexicon.get(w, unknown) for w in words])
+    lowered = padded(words)
     j = np.arange(2, len(tokens) + 2)
     return np.stack([mix(120, kinds[j]), mix(121, kinds[j - 1]), mix(122, kinds[j + 1]),
                      mix(123, kinds[j + 1], lowered[j]), mix(124, kinds[j - 1], lowered[j]),
-                     mix(125, kinds[j - 1], kinds[j + 1]), mix(126, kinds[j + 2])], axis=-1) % RICH_DIM
+                     mix(125, kinds[j - 1], kinds[j + 1]), mix(126, kinds[j + 2]),
+                     mix(127, others[j]), mix(128, others[j - 1]), mix(129, others[j + 1])], axis=-1) % RICH_DIM
 
 
 def trigram_viterbi(emission: np.ndarray, pair: np.ndarray, triple: np.ndarray,
@@ -193,12 +197,14 @@ class StructuredTagger:
     """Averaged structured perceptron over the rich feature set and the tag classes of words: ``weights[feature,
     tag]``; a sentence's score adds, per word, its features' weights for its tag, the weights of (previous tag),
     (previous tag, word) and (previous tag, the one before) for its tag; :func:`trigram_viterbi` decodes it.
-    ``classes`` maps word codes to tag-class codes (:func:`tag_classes` of the training sentences)."""
+    ``classes`` maps word codes to tag-class codes (:func:`tag_classes` of the training sentences), ``lexicon`` the
+    same of another tagged corpus (empty: none)."""
 
-    def __init__(self, tags: list[str], weights: np.ndarray, classes: dict[int, int]):
+    def __init__(self, tags: list[str], weights: np.ndarray, classes: dict[int, int], lexicon: dict[int, int]):
         self.tags = list(tags)
         self.weights = weights
         self.classes = classes
+        self.lexicon = lexicon
         t = np.arange(len(self.tags) + 1, dtype=np.int64)
         self.previous_ids = mix(72, t) % RICH_DIM  # (T+1,) [previous + 1]
         self.history_ids = mix(73, t[:, None], t[None, :]) % RICH_DIM  # (T+1, T+1) [previous + 1, before + 1]
@@ -207,7 +213,8 @@ class StructuredTagger:
     def features(self, tokens: list[str], classes: dict[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(n, F) tag-independent feature ids per word and (n, T+1) ids of (previous tag, word) per word."""
         contexts = np.concatenate([_contexts(tokens, rich=True),
-                                   _class_contexts(tokens, self.classes if classes is None else classes)], axis=1)
+                                   _class_contexts(tokens, self.classes if classes is None else classes,
+                                                   self.lexicon)], axis=1)
         t = np.arange(len(self.tags) + 1, dtype=np.int64)
         words = np.array([code(w.lower()) for w in tokens], dtype=np.int64)
         return contexts, mix(74, t[None, :], words[:, None]) % RICH_DIM
@@ -229,13 +236,15 @@ class StructuredTagger:
         return [self.tags[i] for i in self._decode(*self.features(tokens), self._tables)]
 
     @classmethod
-    def fit(cls, sentences: list[tuple[list[str], list[str]]], epochs: int = 10, seed: int = 0) -> StructuredTagger:
+    def fit(cls, sentences: list[tuple[list[str], list[str]]], epochs: int = 10, seed: int = 0,
+            lexicon: list[tuple[list[str], list[str]]] = ()) -> StructuredTagger:
         """Train on (tokens, tags) pairs, a training sentence reading the tag classes of the other
-        ``CLASS_FOLDS`` folds (as unseen text would); the weights are averaged over every sentence step."""
+        ``CLASS_FOLDS`` folds (as unseen text would) and those of the (tokens, tags) pairs of ``lexicon``; the
+        weights are averaged over every sentence step."""
         tags = sorted({t for _, ts in sentences for t in ts})
         index = {t: i for i, t in enumerate(tags)}
         weights = np.zeros((RICH_DIM, len(tags)))
-        tagger = cls(tags, weights, tag_classes(sentences))
+        tagger = cls(tags, weights, tag_classes(sentences), tag_classes(lexicon))
         folds = [tag_classes([x for i, x in enumerate(sentences) if i % CLASS_FOLDS != fold])
                  for fold in range(min(CLASS_FOLDS, len(sentences)))]
         data = [(*tagger.features(tokens, folds[i % len(folds)]), np.array([index[t] for t in ts]))
@@ -249,7 +258,7 @@ class StructuredTagger:
                 np.add.at(weights, (rows, columns), signs)
                 np.add.at(totals, (rows, columns), step * signs)
         steps = len(data) * epochs + 1
-        return cls(tags, (weights - totals / steps).astype(np.float32), tagger.classes)
+        return cls(tags, (weights - totals / steps).astype(np.float32), tagger.classes, tagger.lexicon)
 
     def _update(self, contexts: np.ndarray, word_pairs: np.ndarray, gold: np.ndarray, guess: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -275,10 +284,13 @@ class StructuredTagger:
         return np.concatenate(rows), np.concatenate(columns), np.concatenate(signs)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        words = np.array(sorted(self.classes), dtype=np.int64)
-        return {"tagger_weights": self.weights, "tagger_tags": np.array(self.tags),
-                "tagger_kind": np.array("structured"), "tagger_class_words": words,
-                "tagger_class_codes": np.array([self.classes[w] for w in words.tolist()], dtype=np.int64)}
+        arrays = {"tagger_weights": self.weights, "tagger_tags": np.array(self.tags),
+                  "tagger_kind": np.array("structured")}
+        for name, classes in (("class", self.classes), ("lexicon", self.lexicon)):
+            words = np.array(sorted(classes), dtype=np.int64)
+            arrays[f"tagger_{name}_words"] = words
+            arrays[f"tagger_{name}_codes"] = np.array([classes[w] for w in words.tolist()], dtype=np.int64)
+        return arrays
 
 
 def load_tagger(arrays) -> PosTagger | StructuredTagger:
@@ -286,8 +298,9 @@ def load_tagger(arrays) -> PosTagger | StructuredTagger:
     the structured tagger) is refused (ValueError)."""
     tags = [str(t) for t in arrays["tagger_tags"]]
     if "tagger_kind" in arrays:
-        classes = dict(zip(arrays["tagger_class_words"].tolist(), arrays["tagger_class_codes"].tolist()))
-        return StructuredTagger(tags, arrays["tagger_weights"], classes)
+        classes, lexicon = (dict(zip(arrays[f"tagger_{name}_words"].tolist(), arrays[f"tagger_{name}_codes"].tolist()))
+                            for name in ("class", "lexicon"))
+        return StructuredTagger(tags, arrays["tagger_weights"], classes, lexicon)
     if "tagger_rich" in arrays and bool(arrays["tagger_rich"]):
         raise ValueError("its POS tagger is the greedy one of an older version; train the model again")
     return PosTagger(tags, arrays["tagger_weights"])
