@@ -173,7 +173,7 @@ def trigram_viterbi(emission: np.ndarray, pair: np.ndarray, triple: np.ndarray,
 
     emission (n, T), pair (n, T+1, T), triple (T+1, T+1, T); returns (n,) tag indices.
     """
-    n, count = emission.shape
+    n = len(emission)
     keep = np.argsort(-(emission + pair.max(1)), axis=1, kind="stable")[:, :candidates]  # (n, K)
     # best[a, b]: the best score of a prefix ending with tags keep[i-1][a], keep[i][b] (a: one start state at i=0)
     best = (emission[0, keep[0]] + pair[0, 0, keep[0]] + triple[0, 0, keep[0]])[None, :]
