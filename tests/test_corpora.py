@@ -7,6 +7,7 @@ shared corpora in ../shared/data when that directory exists.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import random
 from pathlib import Path
@@ -23,7 +24,7 @@ from compbench.corpora.features import BigramLM
 from compbench.corpora.model import CompressionModel
 from compbench.corpora.perceptron import latent_gold_heads, train_perceptron
 from compbench.corpora.readers import CorpusError
-from compbench.corpora.tagger import PosTagger
+from compbench.corpora.tagger import PosTagger, StructuredTagger, load_tagger, trigram_viterbi
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 NEEDS_SHARED = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared corpora not found at {SHARED}")
@@ -225,6 +226,49 @@ def test_pos_tagger_learns_a_tiny_tag_set():
     predicted = [tag for tokens in held_out for tag in tagger.tag(tokens)]
     truth = [VOCABULARY[t] for tokens in held_out for t in tokens]
     assert np.mean(np.array(predicted) == np.array(truth)) > 0.95
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_trigram_viterbi_is_the_best_of_all_tag_sequences(n: int) -> None:
+    rng = np.random.default_rng(n)
+    tags = 3
+    for _ in range(20):
+        emission, pair = rng.normal(size=(n, tags)), rng.normal(size=(n, tags + 1, tags))
+        triple = rng.normal(size=(tags + 1, tags + 1, tags))
+
+        def score(sequence: tuple[int, ...]) -> float:
+            previous = before = -1
+            total = 0.0
+            for i, t in enumerate(sequence):
+                total += emission[i, t] + pair[i, previous + 1, t] + triple[previous + 1, before + 1, t]
+                previous, before = t, previous
+            return total
+
+        best = max(itertools.product(range(tags), repeat=n), key=score)
+        assert trigram_viterbi(emission, pair, triple, candidates=tags).tolist() == list(best)
+        pruned = trigram_viterbi(emission, pair, triple, candidates=2)  # a sequence over each word's 2 best tags
+        assert len(pruned) == n and score(tuple(pruned)) <= score(best) + 1e-12
+
+
+def test_structured_tagger_learns_a_tiny_tag_set_and_round_trips() -> None:
+    data = [(tokens, [VOCABULARY[t] for t in tokens]) for tokens in sentences(60, seed=3)]
+    tagger = StructuredTagger.fit(data, epochs=3, lexicon=data[:10])
+    assert tagger.lexicon and set(tagger.lexicon) <= set(tagger.classes)
+    held_out = sentences(10, seed=4)
+    predicted = [tagger.tag(tokens) for tokens in held_out]
+    truth = [[VOCABULARY[t] for t in tokens] for tokens in held_out]
+    assert np.mean(np.array(sum(predicted, [])) == np.array(sum(truth, []))) > 0.95
+    loaded = load_tagger(tagger.arrays())
+    assert isinstance(loaded, StructuredTagger) and [loaded.tag(tokens) for tokens in held_out] == predicted
+    assert (loaded.classes, loaded.lexicon) == (tagger.classes, tagger.lexicon)
+    assert isinstance(load_tagger(PosTagger.fit(data, epochs=1).arrays()), PosTagger)
+
+
+def test_an_older_greedy_rich_tagger_is_refused() -> None:
+    arrays = {"tagger_weights": np.zeros((4, 2), np.float32), "tagger_tags": np.array(["DT", "NN"]),
+              "tagger_rich": np.array(True)}
+    with pytest.raises(ValueError, match="older version"):
+        load_tagger(arrays)
 
 
 def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):

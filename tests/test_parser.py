@@ -7,6 +7,7 @@ The tests write a tiny treebank of their own; the last ones read the UD English 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from compbench.corpora.readers import CorpusError
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
 from compbench.parser.train import attachment_score, train_crf, train_perceptron
+from tests.test_corpora import write_google
 
 EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
 NEEDS_EWT = pytest.mark.skipif(not EWT.is_dir(), reason=f"UD English EWT treebank not found at {EWT}")
@@ -229,6 +231,20 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     assert "LAS (all words)    100.00" in out
 
 
+def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    treebank = write_treebank(tmp_path / "tb", {"train": 20, "dev": 5, "test": 5})
+    google, out = write_google(tmp_path / "google", count=30), tmp_path / "p.npz"
+    common = ["parser", "train", "--treebank", str(treebank), "--out", str(out), "--epochs", "1", "--tagger-epochs",
+              "2", "--label-epochs", "0", "--tagger-lexicon"]
+    assert main([*common, str(google)]) == 0
+    capsys.readouterr()
+    model = ParserModel.load(out)
+    assert model.tagger.lexicon and model.info["tagger_lexicon_sentences"] == 24  # the corpus's training part
+    assert main([*common, str(tmp_path / "no-such-dir")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "no-such-dir" in error
+
+
 def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     treebank = write_treebank(tmp_path / "tb", {"train": 5, "dev": 2, "test": 2})
     with open(treebank / "tiny-ud-dev.conllu", "a") as handle:
@@ -242,6 +258,13 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     np.savez(not_a_model, a=np.zeros(1))
     assert main(["parser", "parse", "--model", str(not_a_model), str(treebank / "tiny-ud-test.conllu")]) == 2
     assert "not a parser model" in capsys.readouterr().err
+    older = tmp_path / "older.npz"  # a model whose tagger is the greedy rich one of an older version
+    np.savez(older, info=np.array(json.dumps({"kind": "parser"})), weight_index=np.zeros(0, np.int64),
+             weight_value=np.zeros(0, np.float32), tagger_weights=np.zeros((4, 2), np.float32),
+             tagger_tags=np.array(["DT", "NN"]), tagger_rich=np.array(True))
+    assert main(["parser", "parse", "--model", str(older), str(treebank / "tiny-ud-test.conllu")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "older version" in error and "Traceback" not in error
 
 
 @NEEDS_EWT

@@ -24,7 +24,7 @@ from ..parser.model import ParserModel
 from ..problem import Length, Problem
 from .features import DIM, BigramLM, SentenceFeatures, sentence_features
 from .readers import Sentence
-from .tagger import PosTagger
+from .tagger import PosTagger, load_tagger
 
 PARTS = ("joint", "bigram-only", "tree-only")
 
@@ -132,6 +132,6 @@ class CompressionModel:
         with np.load(path) as data:
             weights = np.zeros(DIM + 1)
             weights[data["weight_index"]] = data["weight_value"]
-            tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
+            tagger = load_tagger(data) if "tagger_weights" in data else None
             parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
             return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])), parser=parser)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 
 from ..cli import UsageError, atomic_output, output_path
-from ..corpora.readers import CorpusError
-from ..corpora.tagger import PosTagger
+from ..corpora.readers import CorpusError, read_corpus, split_corpus
+from ..corpora.tagger import StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
@@ -62,9 +62,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError("--second-order goes with --objective perceptron")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
+    lexicon = tagger_lexicon(args.tagger_lexicon)
     start = time.perf_counter()
-    tagger = PosTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
-                           rich=True)
+    tagger = StructuredTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
+                                  lexicon=lexicon)
     tagger_seconds = time.perf_counter() - start
     dev_tags = [tagger.tag(s.words) for s in dev]
     tag_accuracy = tagging_accuracy(dev, dev_tags)
@@ -72,14 +73,14 @@ def cmd_train(args: argparse.Namespace) -> int:
          f"{100 * tag_accuracy:.2f}")
     if args.folds > 1:
         start = time.perf_counter()
-        train_tags = jackknife_tags(train, args.folds, args.tagger_epochs, args.seed)
+        train_tags = jackknife_tags(train, args.folds, args.tagger_epochs, args.seed, lexicon)
         _log(f"jackknifed training tags ({args.folds} folds): accuracy "
              f"{100 * tagging_accuracy(train, train_tags):.2f}, {time.perf_counter() - start:.1f} s")
         train = with_tags(train, train_tags)
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), tagger=tagger, info={
         "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
         "train_sentences": len(train),
-        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy,
+        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy, "tagger_lexicon_sentences": len(lexicon),
         "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
@@ -104,13 +105,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int) -> list[list[str]]:
+def tagger_lexicon(directory: str | None) -> list[tuple[list[str], list[str]]]:
+    """The (tokens, PTB tags) of the Google corpus's training part in ``directory`` (none without one): the tag
+    classes of its words are features of the tagger."""
+    if directory is None:
+        return []
+    try:
+        return [(s.tokens, s.pos) for s in split_corpus(read_corpus("google", directory))["train"]]
+    except CorpusError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int,
+                   lexicon: list[tuple[list[str], list[str]]] = ()) -> list[list[str]]:
     """Each training sentence's tags by a tagger trained on the other folds (sentence i is in fold i % folds), so
     that the parser learns from tags as wrong as the ones it will see."""
     tags: list[list[str]] = [[] for _ in train]
     for fold in range(folds):
         rest = [(s.words, s.xpos) for i, s in enumerate(train) if i % folds != fold]
-        tagger = PosTagger.fit(rest, epochs=epochs, seed=seed, rich=True)
+        tagger = StructuredTagger.fit(rest, epochs=epochs, seed=seed, lexicon=lexicon)
         for i in range(fold, len(train), folds):
             tags[i] = tagger.tag(train[i].words)
     return tags
@@ -206,7 +219,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
                                                                      "chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
-    train.add_argument("--tagger-epochs", type=int, default=10, help="POS tagger training passes (default 10)")
+    train.add_argument("--tagger-epochs", type=int, default=15, help="POS tagger training passes (default 15)")
+    train.add_argument("--tagger-lexicon", metavar="GOOGLE_DIR", help="Google compression corpus directory: the "
+                       "tag classes of the words of its training part (Google's PTB tags) become tagger features")
     train.add_argument("--folds", type=int, default=1, help="train the parser on tags from taggers trained on "
                                                              "the other folds (default 1: on the gold tags)")
     train.add_argument("--label-epochs", type=int, default=5, help="arc labeler (DEPREL) training passes "

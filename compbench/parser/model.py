@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.tagger import PosTagger
+from ..corpora.tagger import PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import Solver, SolverError, get_solver
 from .features import SIZE, ArcFeatures, arc_features
@@ -55,8 +55,8 @@ class ParserModel:
     ``info["second_order"]`` adds sibling features."""
 
     def __init__(self, weights: np.ndarray | None = None, vocabulary: np.ndarray | None = None,
-                 tagger: PosTagger | None = None, info: dict[str, Any] | None = None, decoder: str = DECODER,
-                 labeler: ArcLabeler | None = None):
+                 tagger: PosTagger | StructuredTagger | None = None, info: dict[str, Any] | None = None,
+                 decoder: str = DECODER, labeler: ArcLabeler | None = None):
         self.weights = np.zeros(SIZE + 1) if weights is None else np.asarray(weights, dtype=np.float64)
         self.vocabulary = vocabulary
         self.tagger = tagger
@@ -111,7 +111,7 @@ class ParserModel:
                 raise ValueError("not a parser model")
             weights = np.zeros(SIZE + 1)
             weights[data["weight_index"]] = data["weight_value"]
-            tagger = PosTagger.from_arrays(data) if "tagger_weights" in data else None
+            tagger = load_tagger(data) if "tagger_weights" in data else None
             vocabulary = data["vocabulary"] if "vocabulary" in data else None
             labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None
             return cls(weights, vocabulary, tagger, info, labeler=labeler)
