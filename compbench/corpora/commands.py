@@ -22,7 +22,7 @@ from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, Su
 from .crf import train_crf
 from .perceptron import train_perceptron
 from .readers import CORPORA, CorpusError, read_corpus, split_corpus
-from .tagger import PosTagger
+from .tagger import OutdatedModelError, PosTagger
 
 DEFAULT_SOLVER = "resource-dp"
 
@@ -129,6 +129,8 @@ def _parser(path: str | None):
 def _load_model(path: str) -> CompressionModel:
     try:
         return load_model(path)
+    except OutdatedModelError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     except (OSError, KeyError, ValueError) as exc:
         raise UsageError(f"{path}: not a model file ({exc})") from None
 

@@ -24,7 +24,7 @@ from ..parser.model import ParserModel
 from ..problem import Length, Problem
 from .features import DIM, BigramLM, SentenceFeatures, sentence_features
 from .readers import Sentence
-from .tagger import PosTagger, load_tagger
+from .tagger import OutdatedModelError, PosTagger, load_tagger
 
 PARTS = ("joint", "bigram-only", "tree-only")
 
@@ -133,5 +133,8 @@ class CompressionModel:
             weights = np.zeros(DIM + 1)
             weights[data["weight_index"]] = data["weight_value"]
             tagger = load_tagger(data) if "tagger_weights" in data else None
-            parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
+            try:
+                parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
+            except OutdatedModelError as exc:
+                raise OutdatedModelError(f"the parser it embeds: {exc}") from None
             return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])), parser=parser)

@@ -293,14 +293,18 @@ class StructuredTagger:
         return arrays
 
 
+class OutdatedModelError(ValueError):
+    """A model file written by an older version whose parts this version no longer reads."""
+
+
 def load_tagger(arrays) -> PosTagger | StructuredTagger:
     """The tagger stored by ``arrays()`` in a model file; a greedy tagger with the rich features (files from before
-    the structured tagger) is refused (ValueError)."""
+    the structured tagger) is refused (:class:`OutdatedModelError`)."""
     tags = [str(t) for t in arrays["tagger_tags"]]
     if "tagger_kind" in arrays:
         classes, lexicon = (dict(zip(arrays[f"tagger_{name}_words"].tolist(), arrays[f"tagger_{name}_codes"].tolist()))
                             for name in ("class", "lexicon"))
         return StructuredTagger(tags, arrays["tagger_weights"], classes, lexicon)
     if "tagger_rich" in arrays and bool(arrays["tagger_rich"]):
-        raise ValueError("its POS tagger is the greedy one of an older version; train the model again")
+        raise OutdatedModelError("its POS tagger is the greedy one of an older version; train the model again")
     return PosTagger(tags, arrays["tagger_weights"])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..cli import UsageError, atomic_output, output_path
 from ..corpora.readers import CorpusError, read_corpus, split_corpus
-from ..corpora.tagger import StructuredTagger
+from ..corpora.tagger import OutdatedModelError, StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
@@ -139,6 +139,8 @@ def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], colum
 def _load_model(path: str) -> ParserModel:
     try:
         return ParserModel.load(path)
+    except OutdatedModelError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     except (OSError, KeyError, ValueError) as exc:
         raise UsageError(f"{path}: not a parser model file ({exc})") from None
 
