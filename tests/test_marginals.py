@@ -225,3 +225,14 @@ def test_tree_crf_matches_an_independent_eisner_inside_outside(n, single_root):
     np.testing.assert_allclose(got.arc, marginal, atol=1e-9)
     # every token has one head in every tree: each column of arc marginals sums to 1
     np.testing.assert_allclose(marginal[:, 1:].sum(axis=0), 1.0, atol=1e-9)
+
+
+def test_a_problem_too_big_for_memory_is_refused_in_one_line(monkeypatch):
+    import solvers.compressive.marginals as engines
+
+    monkeypatch.setattr(engines, "available_memory", lambda: 2**20)
+    p = compbench.generate("gaussian", n=30, seed=0, length=12)
+    with pytest.raises(MemoryError, match=r"scaled chart for n = 30 needs \d+ MiB, above the 1 MiB available"):
+        compbench.marginals(p)
+    with pytest.raises(MemoryError, match="log-space engine for n = 30"):
+        log_space_marginals(p)

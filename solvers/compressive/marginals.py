@@ -32,8 +32,9 @@ from numba import njit
 
 from compbench import Problem
 from compbench.inference import Marginals
+from compbench.limits import available_memory
 
-from .chart import LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, hypergraph
+from .chart import ITEMS, LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, hypergraph, max_hyperedges
 from .solvers import count_plan
 
 NEG = -np.inf
@@ -167,8 +168,20 @@ def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z,
             posterior[e] = math.exp(mo + ma + mb + score[e] + math.log(total) - log_z)
 
 
+def _refuse_if_too_big(engine: str, problem: Problem, needed: int) -> None:
+    """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now."""
+    available = available_memory()
+    if needed > available:
+        raise MemoryError(f"compbench.marginals: the {engine} for n = {problem.n} needs {needed / 2**20:.0f} MiB, "
+                          f"above the {available / 2**20:.0f} MiB available")
+
+
 def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndarray, np.ndarray, float, int, int]:
     """Inside over the hypergraph; with a length condition counting kept words up to its upper end."""
+    hi = problem.length_bounds()[1] if problem.length is not None else 0
+    # the listed hyperedges (6 numbers each, twice while listing), inside and outside per item and count
+    _refuse_if_too_big("log-space engine", problem, 8 * (12 * max_hyperedges(problem.n)
+                                                         + 2 * ITEMS * (problem.n + 1) ** 2 * (hi + 1)))
     graph = hypergraph(problem)
     counting = problem.length is not None
     lo, hi = problem.length_bounds() if counting else (0, 0)
@@ -245,6 +258,10 @@ def _goal_counts(problem: Problem) -> tuple[str, int, np.ndarray]:
 def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | None:
     """The scaled chart, its goal weights and scaled Z; None when a value left the safe range."""
     counting, cap, goal = _goal_counts(problem)
+    N = problem.n + 1
+    # inside and outside charts; in second order the sibling factors, their packed copy and posteriors
+    _refuse_if_too_big("scaled chart", problem, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
+                                                     + (3 * N ** 3 if problem.second_order else 0)))
     chart = ScaledChart.fill(problem, counting=counting, cap=cap)
     with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
         z = float(chart.goal @ goal)
