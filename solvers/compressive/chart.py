@@ -474,7 +474,7 @@ def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, 
 
     ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
     argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
-    # sibling[h, s, m] = sib(h, s, m) (s = h: m is h's first modifier on that side)
+    # sibling: sib(h, s, m) (s = h: m is h's first modifier on that side), laid out as :func:`_sib` reads it
     N = V.shape[1]
     arc_shift = 1 if counting == KEPT else 0
     if O is not None and find == OUTSIDE:
