@@ -129,11 +129,21 @@ def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, co
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _add_sibling_mass(mass, x, i, j, sib, value):
+    """Add ``value`` to the posterior mass of the sibling triple (head, sib, modifier) of the attachment (x i j),
+    kept as mass[head, modifier, sib]."""
+    if x == RTRAP:
+        mass[i, j, sib] += value
+    else:
+        mass[j, i, sib] += value
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
     ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
     extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes to the sibling triple
-    (head, sib, modifier) of the attachment (x i j), mass[head, modifier, sib]."""
+    (head, sib, modifier) of the attachment (x i j)."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
     # the counts an antecedent cannot have (many) hold 0: the loops skip them, as the max semiring's skip -inf
@@ -156,10 +166,7 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
             O[a, ai, aj, c1] += toward_a
             posterior += toward_a * va
     if sib >= 0:
-        if x == RTRAP:
-            mass[i, j, sib] += posterior
-        else:
-            mass[j, i, sib] += posterior
+        _add_sibling_mass(mass, x, i, j, sib, posterior)
 
 
 @njit(cache=True, _nrt=False)
@@ -194,11 +201,7 @@ def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
         O[a, i, s, 0] += w * vb
         O[b, s + delta, j, 0] += w * va
         if record > 0:
-            sib = s if record == 1 else head
-            if x == RTRAP:
-                mass[i, j, sib] += w * va * vb
-            else:
-                mass[j, i, sib] += w * va * vb
+            _add_sibling_mass(mass, x, i, j, s if record == 1 else head, w * va * vb)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -353,8 +356,8 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
         if not (single_root and i == 0):
-            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right, _sib_row(O, sibling, i, j),
-                                arc_shift, 1, cap, tie, find, 1, edges, n_edges)
+            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right,
+                                _sib_row(O, sibling, i, j), arc_shift, 1, cap, tie, find, 1, edges, n_edges)
             if s >= 0:
                 return R_RTRAP_NEXT, s, c1
     elif x == LTRAP and i >= 1:
@@ -365,8 +368,8 @@ def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order,
         if c1 >= 0:
             return R_LTRAP_FIRST, 0, c1
         # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left, _sib_row(O, sibling, j, i),
-                            arc_shift, 1, cap, tie, find, 1, edges, n_edges)
+        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left,
+                            _sib_row(O, sibling, j, i), arc_shift, 1, cap, tie, find, 1, edges, n_edges)
         if s >= 0:
             return R_LTRAP_NEXT, s, c1
     elif x == RTRI:
@@ -771,14 +774,10 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     announce_compile((_fill,), "the hook-trick chart kernels", "10 s")
     n = scores.n
     N = n + 1
-    V = np.full((ITEMS, N, N, 1), NEG)
-    T = np.zeros((ITEMS, N, N), np.int16)
-    zeros = scores.zeros
-    inputs = (V, T, None, _NO_MASS, scores.attach, 0.0, scores.sibling, zeros, zeros, zeros,
-              scores.second_order, scores.single_root, NONE, 0, 0)
-    _fill(scores.bigram, *inputs, np.int64(FILL), _NO_EDGES, _NO_EDGE_COUNT)
+    inputs = Chart.fill(scores)._kernel_inputs  # the max chart: which items have a derivation
+    V = inputs[0]
     edges = np.empty((max_hyperedges(n), EDGE_COLUMNS))
-    i, j = np.nonzero(V[SKIP, :, :, 0] != NEG)  # row by row: the order of the fill
+    i, j = np.nonzero(V[SKIP, :, :, 0] != NEG)  # the axioms, before every rule instance
     edges[:len(i), 0] = (SKIP * N + i) * N + j
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]

@@ -178,13 +178,12 @@ def _refuse_if_too_big(engine: str, problem: Problem, needed: int) -> None:
 
 def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndarray, np.ndarray, float, int, int]:
     """Inside over the hypergraph; with a length condition counting kept words up to its upper end."""
-    hi = problem.length_bounds()[1] if problem.length is not None else 0
+    counting = problem.length is not None
+    lo, hi = problem.length_bounds() if counting else (0, 0)
     # the listed hyperedges (6 numbers each, twice while listing), inside and outside per item and count
     _refuse_if_too_big("log-space engine", problem, 8 * (12 * max_hyperedges(problem.n)
                                                          + 2 * ITEMS * (problem.n + 1) ** 2 * (hi + 1)))
     graph = hypergraph(problem)
-    counting = problem.length is not None
-    lo, hi = problem.length_bounds() if counting else (0, 0)
     adds = (graph.modifier >= 0).astype(np.int64) if counting else np.zeros(len(graph.score), np.int64)
     N = graph.n + 1
     items = np.arange(graph.num_items)
@@ -243,7 +242,7 @@ def _goal_counts(problem: Problem) -> tuple[str, int, np.ndarray]:
     """What the scaled chart counts (the cheaper of kept and dropped words, as resource-dp), its cap, and the
     goal's weights over the counts: 1 where the count meets the length condition."""
     n = problem.n
-    lo, hi = problem.length_bounds() if problem.length is not None else (0, n)
+    lo, hi = problem.length_bounds()
     counting, cap = count_plan(n, lo, hi)
     goal = np.zeros(cap + 1)
     if counting == "none":
