@@ -19,7 +19,7 @@ from compbench.cli import main
 from compbench.corpora.readers import CorpusError
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
-from compbench.parser.train import attachment_score, train_crf, train_perceptron
+from compbench.parser.train import attachment_score, cost_augmented, train_crf, train_perceptron
 from tests.test_corpora import write_google
 
 EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
@@ -108,6 +108,20 @@ def test_decoding_on_the_chart_is_the_best_projective_tree(n: int) -> None:
         # the tree-CRF's log Z over the same problem sums over exactly these trees
         log_z = np.logaddexp.reduce([value(t) for t in trees])
         assert np.isclose(compbench.log_partition(parse_problem(scores)), log_z)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_cost_augmented_decoding_maximizes_score_plus_hamming_loss(n: int) -> None:
+    trees = list(projective_trees(n))
+    solver = compbench.get_solver("hook-dp")
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        scores = rng.standard_normal((n + 1, n + 1))
+        gold = trees[seed % len(trees)]
+        loss_augmented = lambda heads: sum(scores[heads[m], m] for m in range(1, n + 1)) + 0.7 * np.sum(  # noqa
+            heads[1:] != gold[1:])
+        heads = decode(solver, cost_augmented(scores, gold, 0.7))
+        assert np.isclose(loss_augmented(heads), max(loss_augmented(t) for t in trees))
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
@@ -254,6 +268,11 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "tiny-ud-dev.conllu: line" in error and "Traceback" not in error
     assert not out.exists()
+    treebank = write_treebank(tmp_path / "tb2", {"train": 5, "dev": 2, "test": 2})
+    for cost in ("-1", "inf", "nan"):
+        assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), "--cost", cost]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and "--cost" in error and not out.exists()
     not_a_model = tmp_path / "x.npz"
     np.savez(not_a_model, a=np.zeros(1))
     assert main(["parser", "parse", "--model", str(not_a_model), str(treebank / "tiny-ud-test.conllu")]) == 2
