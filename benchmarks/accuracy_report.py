@@ -1,0 +1,231 @@
+"""Regenerate the accuracy report: train every system on the three corpora, evaluate each on dev and test at the
+gold length and at a fixed rate, and write the tables, the figure and the record of the commands with their times.
+
+One command (about an hour on one core), resumable as ``make`` is: a step runs when one of its outputs is missing or
+older than one of its inputs, and every finished step is recorded at once in ``runs.json`` (command, wall-clock
+seconds, date, commit), so an interrupted run loses only the step it was in.  Delete or retrain a model and the
+steps that read it run again.
+
+Usage:
+    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data
+    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data --corpora google --systems bigram chain-crf
+    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data --summary-only
+
+Systems (every one trained on the corpus's own train split, the epoch chosen on its dev split):
+    first-m                the first m tokens (no training)
+    bigram                 McDonald (2006): token and bigram features only, CRF, exact chain DP
+    chain-crf              keep/delete linear-chain CRF, Viterbi with a count
+    subtree                subtree deletion over our parser's parse, perceptron
+    joint-crf              the joint model (tokens, arcs, bigrams), CRF, no input parse
+    joint-perceptron       the same model, averaged perceptron (the objective of the next row)
+    joint-parsed           joint, perceptron, + the input parse's features (our parser; its labels on C&L)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = {  # name: (data directory, fixed rate, epochs (CRF, perceptron, subtree), label in tables)
+    "clarke-lapata-written": ("clarke-lapata-written", 0.7, (4, 15, 10), "C&L written"),
+    "clarke-lapata-broadcast": ("clarke-lapata-broadcast", 0.7, (4, 8, 10), "C&L broadcast"),
+    "google": ("google-sentence-compression", 0.45, (3, 6, 6), "Google"),
+}
+GOOGLE = "google-sentence-compression"
+PARSER = "ewt-first.npz"
+# (system, label in tables and figure, how evaluate names it in the JSON file that holds it)
+SYSTEMS = [
+    ("first-m", "first-m", "first-m"),
+    ("chain-crf", "chain CRF (keep/delete)", "chain CRF (viterbi)"),
+    ("bigram", "bigram model (McDonald 2006)", "bigram model (bigram-chain)"),
+    ("subtree", "subtree deletion (our parse)", "subtree deletion"),
+    ("joint-crf", "joint, CRF", "joint (resource-dp)"),
+    ("joint-perceptron", "joint, perceptron", "joint (resource-dp)"),
+    ("joint-parsed", "joint + parse features, perceptron", "joint (resource-dp)"),
+]
+
+
+def compbench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "compbench", *args]
+
+
+Step = tuple[str, list[str], list[Path], list[Path]]  # name, command, inputs, outputs
+
+
+def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list[str]) -> list[Step]:
+    """The steps in the order they must run (evaluations: of the chosen ``systems`` only)."""
+    parser = models / PARSER
+    treebank = str(data / "ud-english-ewt")
+    found: list[Step] = [("parser", compbench("parser", "train", "--treebank", treebank, "--out", str(parser),
+                                              "--epochs", "5"), [], [parser])]
+    found += [(f"parser-evaluate-{split}", compbench("parser", "evaluate", "--model", str(parser), "--treebank",
+                                                      treebank, "--split", split), [parser],
+               [out / f"parser-{split}.txt"]) for split in ("dev", "test")]
+    for corpus in corpora:
+        directory, rate, (crf_epochs, perceptron_epochs, subtree_epochs), _ = CORPORA[corpus]
+        common = ["--corpus", corpus, "--data", str(data / directory)]
+        tags = [] if corpus == "google" else ["--tagger-data", str(data / GOOGLE)]
+        model = {system: models / f"{corpus}-{system}.npz" for system, _, _ in SYSTEMS[1:]}
+        train = {
+            "bigram": ["--model-kind", "bigram", "--objective", "crf", "--epochs", str(crf_epochs)],
+            "chain-crf": ["--model-kind", "chain-crf", "--epochs", "8", "--l2", "1e-3"],
+            "subtree": ["--model-kind", "subtree", "--epochs", str(subtree_epochs), "--parser", str(parser)],
+            "joint-crf": ["--objective", "crf", "--epochs", str(crf_epochs)],
+            "joint-perceptron": ["--objective", "perceptron", "--epochs", str(perceptron_epochs)],
+            "joint-parsed": ["--objective", "perceptron", "--epochs", str(perceptron_epochs), "--parser", str(parser)],
+        }
+        for system, options in train.items():
+            if system in systems:
+                found.append((f"{corpus}/{system}", compbench("train", *common, *tags, "--out", str(model[system]),
+                                                              *options), [parser] if parser in options else [],
+                              [model[system]]))
+        for split in ("dev", "test"):
+            for length in ("gold", str(rate)):
+                for main, baselines in (("joint-parsed", ("bigram", "chain-crf", "subtree")),
+                                        ("joint-crf", ()), ("joint-perceptron", ())):
+                    if main not in systems:
+                        continue
+                    target = out / f"{corpus}-{split}-{'gold' if length == 'gold' else 'ratio' + length}-{main}.json"
+                    extra = [a for b in baselines for a in ("--baseline", str(model[b]))]
+                    found.append((f"{corpus}/evaluate-{main}-{split}-{length}",
+                                  compbench("evaluate", *common, "--model", str(model[main]), *extra, "--split", split,
+                                            "--length", length, "--json-out", str(target)),
+                                  [model[main], *(model[b] for b in baselines)], [target]))
+    return found
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def stale(inputs: list[Path], outputs: list[Path]) -> bool:
+    """Whether a step must run: an output is missing or older than an input."""
+    if not all(p.exists() for p in outputs):
+        return True
+    oldest = min(p.stat().st_mtime for p in outputs)
+    return any(p.exists() and p.stat().st_mtime > oldest for p in inputs)
+
+
+def run(plan: list[Step], record: Path) -> None:
+    """Run the stale steps in order, recording each one as it finishes (merged into the record as it is then:
+    two runs on different corpora or systems can share it)."""
+    done = {}
+    for name, command, inputs, outputs in plan:
+        if not stale(inputs, outputs):
+            continue
+        print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
+        start = time.perf_counter()
+        finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if finished.returncode != 0:
+            sys.exit(f"{name} failed (exit {finished.returncode}): {finished.stderr.strip().splitlines()[-1:]}")
+        if name.startswith("parser-evaluate"):
+            outputs[0].write_text(finished.stdout)
+        shown = [a.replace(str(ROOT) + "/", "") for a in command[2:]]
+        done[name] = {"command": "compbench " + " ".join(shown), "seconds": round(seconds, 1),
+                      "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit()}
+        merged = {**(json.loads(record.read_text()) if record.exists() else {}), **done}
+        record.write_text(json.dumps(merged, indent=1) + "\n")  # after every step: an interruption loses one step
+        print(f"    {seconds:.0f} s", flush=True)
+
+
+def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:
+    """One system's figure from the evaluation file that holds it (None when that file is missing)."""
+    main = system if system in ("joint-crf", "joint-perceptron") else "joint-parsed"
+    path = out / f"{corpus}-{split}-{length}-{main}.json"
+    if not path.exists():
+        return None
+    name = next(n for s, _, n in SYSTEMS if s == system)
+    value = json.loads(path.read_text())["systems"].get(name, {}).get(key)
+    return None if value is None else float(value)
+
+
+def summary(out: Path, record: Path, corpora: list[str]) -> str:
+    """The report's tables (markdown): token F1 per system, corpus, split and length; syntactic F1; times."""
+    done = json.loads(record.read_text()) if record.exists() else {}
+    show = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    lines = []
+    for split in ("test", "dev"):
+        lines += [f"Token F1 on the **{split}** split, at the gold length / at the fixed rate (0.7 C&L, 0.45 Google):",
+                  "", "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",
+                  "|---|" + "---|" * len(corpora)]
+        for system, label, _ in SYSTEMS:
+            cells = [f"{show(f1_of(out, c, split, 'gold', system))} / "
+                     f"{show(f1_of(out, c, split, f'ratio{CORPORA[c][1]}', system))}" for c in corpora]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["Syntactic F1 (dependency F1 between our parser's parses of the system's and the gold compression), "
+              "test, gold length:", "", "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",
+              "|---|" + "---|" * len(corpora)]
+    for system, label, _ in SYSTEMS:
+        if system in ("joint-crf", "joint-perceptron"):
+            continue  # models without a parser: their evaluation has no parse to compare
+        lines.append(f"| {label} | " + " | ".join(show(f1_of(out, c, "test", "gold", system, "syntactic_f1"))
+                                                 for c in corpora) + " |")
+    lines += ["", "Training time (s, wall clock, the whole `compbench train` command):", "",
+              "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |", "|---|" + "---|" * len(corpora)]
+    for system, label, _ in SYSTEMS[1:]:
+        cells = [str(round(done[f"{c}/{system}"]["seconds"])) if f"{c}/{system}" in done else "-" for c in corpora]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def figure(out: Path, corpora: list[str]) -> None:
+    """Bars of test token F1 at the gold length, every system on every corpus."""
+    fig, ax = plt.subplots(figsize=(9.5, 4))
+    width = 0.8 / len(SYSTEMS)
+    colours = plt.get_cmap("tab10")
+    for i, (system, label, _) in enumerate(SYSTEMS):
+        values = [f1_of(out, c, "test", "gold", system) for c in corpora]
+        x = np.arange(len(corpora)) + (i - (len(SYSTEMS) - 1) / 2) * width
+        bars = ax.bar(x, [np.nan if v is None else v for v in values], width, label=label, color=colours(i))
+        ax.bar_label(bars, ["" if v is None else f"{v:.3f}" for v in values], fontsize=6, rotation=90, padding=2)
+    sentences = [f1_of(out, c, "test", "gold", "first-m", "sentences") for c in corpora]
+    ax.set_xticks(np.arange(len(corpora)), [f"{CORPORA[c][3]}\n({'-' if k is None else int(k)} test sentences)"
+                                            for c, k in zip(corpora, sentences)])
+    ax.set_ylim(0.5, 0.97)
+    ax.set_ylabel("token F1 (macro), gold length")
+    ax.axhline(0.8, color="grey", lw=0.8, ls="--", label="0.80: the goal on written\n(Qian & Liu's F1)")
+    ax.set_title("Token F1 on our test splits, every system trained on each corpus's train split", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="system", title_fontsize=8)
+    fig.savefig(out / "f1-gold-length.png", dpi=120, bbox_inches="tight")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="the shared data directory (corpora and treebank)")
+    parser.add_argument("--models", type=Path, default=ROOT / "reports" / "models")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "accuracy")
+    parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA))
+    parser.add_argument("--systems", nargs="+", choices=[s for s, _, _ in SYSTEMS[1:]],
+                        default=[s for s, _, _ in SYSTEMS[1:]], help="train and evaluate only these")
+    parser.add_argument("--summary-only", action="store_true", help="write the tables and figure from what exists")
+    args = parser.parse_args()
+    for folder in (args.models, args.out):
+        folder.mkdir(parents=True, exist_ok=True)
+    record = args.out / "runs.json"
+    if not args.summary_only:
+        run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
+    (args.out / "summary.md").write_text(summary(args.out, record, args.corpora))
+    figure(args.out, args.corpora)
+    print(f"wrote {args.out / 'summary.md'} and {args.out / 'f1-gold-length.png'}")
+
+
+if __name__ == "__main__":
+    main()
