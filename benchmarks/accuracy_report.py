@@ -156,6 +156,27 @@ def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str
     return None if value is None else float(value)
 
 
+def per_sentence(out: Path, corpus: str, split: str, length: str, system: str) -> np.ndarray | None:
+    """Each sentence's F1 for one system, in the split's order (None when the file or the list is missing)."""
+    values = f1_of(out, corpus, split, length, system, "f1_per_sentence")
+    return None if values is None else np.asarray(values)
+
+
+def interval(values: np.ndarray) -> float:
+    """Half the width of the normal 95% confidence interval of the mean of ``values``."""
+    return 1.96 * float(np.std(values, ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
+
+
+CHANGES = [  # (what the change is, system with it, system without it)
+    ("joint inference: the joint CRF over the bigram model (both CRF, same token and bigram features)", "joint-crf",
+     "bigram"),
+    ("the input parse's features (both joint, perceptron)", "joint-parsed", "joint-perceptron"),
+    ("the CRF objective over the perceptron (joint, no parse)", "joint-crf", "joint-perceptron"),
+    ("joint + parse over subtree deletion (both over the same parse)", "joint-parsed", "subtree"),
+    ("joint + parse over the chain CRF", "joint-parsed", "chain-crf"),
+]
+
+
 def summary(out: Path, record: Path, corpora: list[str]) -> str:
     """The report's tables (markdown): token F1 per system, corpus, split and length; syntactic F1; times."""
     done = json.loads(record.read_text()) if record.exists() else {}
@@ -170,6 +191,18 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
                      f"{show(f1_of(out, c, split, f'ratio{CORPORA[c][1]}', system))}" for c in corpora]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += ["What each change bought: the paired difference of token F1 on **test** at the gold length, in points,"
+              " with its 95% confidence interval over the test sentences (a difference whose interval holds 0 is not"
+              " measurably different from none):", "",
+              "| change | " + " | ".join(CORPORA[c][3] for c in corpora) + " |", "|---|" + "---|" * len(corpora)]
+    for what, with_it, without in CHANGES:
+        cells = []
+        for c in corpora:
+            a, b = per_sentence(out, c, "test", "gold", with_it), per_sentence(out, c, "test", "gold", without)
+            cells.append("-" if a is None or b is None else
+                         f"{100 * np.mean(a - b):+.1f} ± {100 * interval(a - b):.1f}")
+        lines.append(f"| {what} | " + " | ".join(cells) + " |")
+    lines.append("")
     lines += ["Syntactic F1 (dependency F1 between our parser's parses of the system's and the gold compression), "
               "test, gold length:", "", "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",
               "|---|" + "---|" * len(corpora)]
@@ -193,16 +226,20 @@ def figure(out: Path, corpora: list[str]) -> None:
     colours = plt.get_cmap("tab10")
     for i, (system, label, _) in enumerate(SYSTEMS):
         values = [f1_of(out, c, "test", "gold", system) for c in corpora]
+        errors = [interval(v) if (v := per_sentence(out, c, "test", "gold", system)) is not None else np.nan
+                  for c in corpora]
         x = np.arange(len(corpora)) + (i - (len(SYSTEMS) - 1) / 2) * width
-        bars = ax.bar(x, [np.nan if v is None else v for v in values], width, label=label, color=colours(i))
-        ax.bar_label(bars, ["" if v is None else f"{v:.3f}" for v in values], fontsize=6, rotation=90, padding=2)
+        bars = ax.bar(x, [np.nan if v is None else v for v in values], width, label=label, color=colours(i),
+                      yerr=errors, error_kw={"elinewidth": 0.7, "capsize": 1.5, "ecolor": "0.25"})
+        ax.bar_label(bars, ["" if v is None else f"{v:.3f}" for v in values], fontsize=6, rotation=90, padding=6)
     sentences = [f1_of(out, c, "test", "gold", "first-m", "sentences") for c in corpora]
     ax.set_xticks(np.arange(len(corpora)), [f"{CORPORA[c][3]}\n({'-' if k is None else int(k)} test sentences)"
                                             for c, k in zip(corpora, sentences)])
     ax.set_ylim(0.5, 0.97)
     ax.set_ylabel("token F1 (macro), gold length")
     ax.axhline(0.8, color="grey", lw=0.8, ls="--", label="0.80: the goal on written\n(Qian & Liu's F1)")
-    ax.set_title("Token F1 on our test splits, every system trained on each corpus's train split", fontsize=10)
+    ax.set_title("Token F1 on our test splits, every system trained on each corpus's train split\n"
+                 "(bars: mean over test sentences; whiskers: 95% confidence interval of the mean)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="system", title_fontsize=8)
     fig.savefig(out / "f1-gold-length.png", dpi=120, bbox_inches="tight")
 

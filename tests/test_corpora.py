@@ -210,6 +210,9 @@ def test_training_learns_the_tiny_rule_and_beats_first_m(tmp_path):
     summary = evaluate_systems(model, parts["test"], systems)
     assert summary["joint"]["f1"] >= 0.75 > summary["first-m"]["f1"] + 0.2
     assert summary["joint"]["compression_rate"] == pytest.approx(summary["first-m"]["compression_rate"])
+    per_sentence = summary["joint"]["f1_per_sentence"]
+    assert len(per_sentence) == summary["joint"]["sentences"] and np.mean(per_sentence) == pytest.approx(
+        summary["joint"]["f1"], abs=1e-6)
     model.save(tmp_path / "model.npz")
     loaded = CompressionModel.load(tmp_path / "model.npz")
     sentence = parts["test"][0]

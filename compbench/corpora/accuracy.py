@@ -180,7 +180,10 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                 row["answered_rate"].append(row["rate"][-1])
     summary = {}
     for label, row in rows.items():
-        summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]), "precision": _mean(row["p"]),
+        summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]),
+                          # each sentence's F1, in the split's order (the same in every file of a split): paired
+                          # comparisons and confidence intervals
+                          "f1_per_sentence": [round(f, 6) for f in row["f1"]], "precision": _mean(row["p"]),
                           "recall": _mean(row["r"]), "compression_rate": _mean(row["rate"]),
                           "exact_matches": _mean(row["exact"]), "seconds_per_solve": _mean(row["seconds"]),
                           "median_seconds": float(np.median(row["seconds"])) if row["seconds"] else None,
