@@ -1,5 +1,6 @@
 """Regenerate the accuracy report: train every system on the three corpora, evaluate each on dev and test at the
-gold length and at a fixed rate, and write the tables, the figure and the record of the commands with their times.
+gold length and at a fixed rate, and write the tables (into the report's README.md, between its two marker lines),
+the figure and the record of the commands with their times.
 
 One command (about an hour on one core), resumable as ``make`` is: a step runs when one of its outputs is missing or
 older than one of its inputs, and every finished step is recorded at once in ``runs.json`` (command, wall-clock
@@ -145,21 +146,26 @@ def run(plan: list[Step], record: Path) -> None:
         print(f"    {seconds:.0f} s", flush=True)
 
 
-def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:
-    """One system's figure from the evaluation file that holds it (None when that file is missing)."""
+def result(out: Path, corpus: str, split: str, length: str, system: str, key: str):
+    """One field of one system's record in the evaluation file that holds it (None when that file is missing)."""
     main = system if system in ("joint-crf", "joint-perceptron") else "joint-parsed"
     path = out / f"{corpus}-{split}-{length}-{main}.json"
     if not path.exists():
         return None
     name = next(n for s, _, n in SYSTEMS if s == system)
-    value = json.loads(path.read_text())["systems"].get(name, {}).get(key)
+    return json.loads(path.read_text())["systems"].get(name, {}).get(key)
+
+
+def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:
+    """One system's figure (token F1 unless ``key`` names another)."""
+    value = result(out, corpus, split, length, system, key)
     return None if value is None else float(value)
 
 
 def per_sentence(out: Path, corpus: str, split: str, length: str, system: str) -> np.ndarray | None:
     """Each sentence's F1 for one system, in the split's order (None when the file or the list is missing)."""
-    values = f1_of(out, corpus, split, length, system, "f1_per_sentence")
-    return None if values is None else np.asarray(values)
+    values = result(out, corpus, split, length, system, "f1_per_sentence")
+    return None if values is None else np.asarray(values, dtype=float)
 
 
 def interval(values: np.ndarray) -> float:
@@ -172,6 +178,7 @@ CHANGES = [  # (what the change is, system with it, system without it)
      "bigram"),
     ("the input parse's features (both joint, perceptron)", "joint-parsed", "joint-perceptron"),
     ("the CRF objective over the perceptron (joint, no parse)", "joint-crf", "joint-perceptron"),
+    ("joint + parse over the bigram model", "joint-parsed", "bigram"),
     ("joint + parse over subtree deletion (both over the same parse)", "joint-parsed", "subtree"),
     ("joint + parse over the chain CRF", "joint-parsed", "chain-crf"),
 ]
@@ -219,6 +226,20 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+BEGIN, END = "<!-- tables of benchmarks/accuracy_report.py -->", "<!-- end of the tables -->"
+
+
+def write_between_markers(path: Path, text: str) -> None:
+    """Put ``text`` between the two marker lines of ``path`` (appended with the markers when they are missing)."""
+    old = path.read_text() if path.exists() else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}"
+    else:
+        new = f"{old}\n{BEGIN}\n{text}{END}\n"
+    path.write_text(new)
+
+
 def figure(out: Path, corpora: list[str]) -> None:
     """Bars of test token F1 at the gold length, every system on every corpus."""
     fig, ax = plt.subplots(figsize=(9.5, 4))
@@ -259,9 +280,10 @@ def main() -> None:
     record = args.out / "runs.json"
     if not args.summary_only:
         run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
-    (args.out / "summary.md").write_text(summary(args.out, record, args.corpora))
+    readme = args.out / "README.md"
+    write_between_markers(readme, summary(args.out, record, args.corpora))
     figure(args.out, args.corpora)
-    print(f"wrote {args.out / 'summary.md'} and {args.out / 'f1-gold-length.png'}")
+    print(f"wrote the tables into {readme} and {args.out / 'f1-gold-length.png'}")
 
 
 if __name__ == "__main__":
