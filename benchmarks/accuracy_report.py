@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 import time
@@ -115,6 +116,12 @@ def commit() -> str:
         return "unknown"
 
 
+def shown(command: list[str]) -> str:
+    """The command as typed from the project's directory: ``compbench ...`` with paths relative to it."""
+    relative = [os.path.relpath(a, ROOT) if a.startswith("/") else a for a in command[3:]]
+    return "compbench " + " ".join(relative)
+
+
 def stale(inputs: list[Path], outputs: list[Path]) -> bool:
     """Whether a step must run: an output is missing or older than an input."""
     if not all(p.exists() for p in outputs):
@@ -138,8 +145,7 @@ def run(plan: list[Step], record: Path) -> None:
             sys.exit(f"{name} failed (exit {finished.returncode}): {finished.stderr.strip().splitlines()[-1:]}")
         if name.startswith("parser-evaluate"):
             outputs[0].write_text(finished.stdout)
-        shown = [a.replace(str(ROOT) + "/", "") for a in command[2:]]
-        done[name] = {"command": "compbench " + " ".join(shown), "seconds": round(seconds, 1),
+        done[name] = {"command": shown(command), "seconds": round(seconds, 1),
                       "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit()}
         merged = {**(json.loads(record.read_text()) if record.exists() else {}), **done}
         record.write_text(json.dumps(merged, indent=1) + "\n")  # after every step: an interruption loses one step
@@ -223,6 +229,11 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     for system, label, _ in SYSTEMS[1:]:
         cells = [str(round(done[f"{c}/{system}"]["seconds"])) if f"{c}/{system}" in done else "-" for c in corpora]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "The commands the script ran, in the order they finished, each with its wall-clock time and the "
+              "commit it ran at (from `runs.json`):", "", "<details><summary>commands</summary>", "", "```sh"]
+    lines += [f"{step['command']}    # {step['seconds']:.0f} s, {step['finished']}, {step['commit']}"
+              for step in sorted(done.values(), key=lambda step: step["finished"])]
+    lines += ["```", "", "</details>"]
     return "\n".join(lines) + "\n"
 
 
