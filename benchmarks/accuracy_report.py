@@ -142,7 +142,8 @@ def run(plan: list[Step], record: Path) -> None:
         finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if finished.returncode != 0:
-            sys.exit(f"{name} failed (exit {finished.returncode}): {finished.stderr.strip().splitlines()[-1:]}")
+            last = (finished.stderr.strip().splitlines() or ["(no message)"])[-1]
+            sys.exit(f"accuracy_report: step {name} failed (exit {finished.returncode}): {last}")
         if name.startswith("parser-evaluate"):
             outputs[0].write_text(finished.stdout)
         done[name] = {"command": shown(command), "seconds": round(seconds, 1),
@@ -289,6 +290,10 @@ def main() -> None:
     for folder in (args.models, args.out):
         folder.mkdir(parents=True, exist_ok=True)
     record = args.out / "runs.json"
+    needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, *([GOOGLE] if args.corpora else [])]
+    missing = [name for name in dict.fromkeys(needed) if not (args.data / name).is_dir()]
+    if missing and not args.summary_only:
+        parser.exit(2, f"accuracy_report: --data {args.data}: no {', '.join(missing)} directory in it\n")
     if not args.summary_only:
         run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
     readme = args.out / "README.md"
