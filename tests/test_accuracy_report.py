@@ -1,0 +1,52 @@
+"""The accuracy report's driver (benchmarks/accuracy_report.py): which steps are stale, and where its tables go."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy_report.py"
+spec = importlib.util.spec_from_file_location("accuracy_report", SCRIPT)
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+
+def touch(path: Path, mtime: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x")
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_a_model_over_the_parser_is_stale_when_the_parser_is_newer(tmp_path: Path) -> None:
+    models, out = tmp_path / "models", tmp_path / "out"
+    plan = {name: (inputs, outputs) for name, _, inputs, outputs
+            in report.steps(tmp_path / "data", models, out, ["google"], [s for s, _, _ in report.SYSTEMS[1:]])}
+    every_output = [p for _, outputs in plan.values() for p in outputs]
+    for path in every_output:
+        touch(path, 2000.0)
+    assert not any(report.stale(*plan[name]) for name in plan)
+    touch(models / report.PARSER, 3000.0)  # the parser retrained: what reads it must run again
+    stale = {name for name in plan if report.stale(*plan[name])}
+    assert {"google/subtree", "google/joint-parsed", "parser-evaluate-dev", "parser-evaluate-test"} <= stale
+    assert not stale & {"google/bigram", "google/chain-crf", "google/joint-crf", "google/joint-perceptron"}
+    touch(models / "google-bigram.npz", 3000.0)  # a baseline retrained: the evaluations that hold it run again
+    assert report.stale(*plan["google/evaluate-joint-parsed-test-gold"])
+    assert not report.stale(*plan["google/evaluate-joint-crf-test-gold"])
+    every_output[0].unlink()
+    assert report.stale(*plan[next(n for n, (_, o) in plan.items() if every_output[0] in o)])
+
+
+@pytest.mark.parametrize("before", ["", "# Report\n\nprose\n"])
+def test_tables_go_between_the_markers_and_replace_the_old_ones(tmp_path: Path, before: str) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(before)
+    report.write_between_markers(readme, "| old |\n")
+    readme.write_text(readme.read_text() + "\nafter\n")
+    report.write_between_markers(readme, "| new |\n")
+    text = readme.read_text()
+    assert text.startswith(before) and text.endswith("\nafter\n")
+    assert "| new |" in text and "| old |" not in text and text.count(report.BEGIN) == 1
