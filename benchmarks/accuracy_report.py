@@ -91,7 +91,7 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
         for system, options in train.items():
             if system in systems:
                 found.append((f"{corpus}/{system}", compbench("train", *common, *tags, "--out", str(model[system]),
-                                                              *options), [parser] if str(parser) in options else [],
+                                                              *options), [parser] if "--parser" in options else [],
                               [model[system]]))
         for split in ("dev", "test"):
             for length in ("gold", str(rate)):
