@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import json
 import os
 import subprocess
@@ -67,7 +68,7 @@ Step = tuple[str, list[str], list[Path], list[Path]]  # name, command, inputs, o
 
 
 def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list[str]) -> list[Step]:
-    """The steps in the order they must run (evaluations: of the chosen ``systems`` only)."""
+    """The steps in the order they must run (the evaluations that hold one of the chosen ``systems``)."""
     parser = models / PARSER
     treebank = str(data / "ud-english-ewt")
     found: list[Step] = [("parser", compbench("parser", "train", "--treebank", treebank, "--out", str(parser),
@@ -97,7 +98,7 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
             for length in ("gold", str(rate)):
                 for main, baselines in (("joint-parsed", ("bigram", "chain-crf", "subtree")),
                                         ("joint-crf", ()), ("joint-perceptron", ())):
-                    if main not in systems:
+                    if not {main, *baselines} & set(systems):
                         continue
                     target = out / f"{corpus}-{split}-{'gold' if length == 'gold' else 'ratio' + length}-{main}.json"
                     extra = [a for b in baselines for a in ("--baseline", str(model[b]))]
@@ -123,17 +124,17 @@ def shown(command: list[str]) -> str:
 
 
 def stale(inputs: list[Path], outputs: list[Path]) -> bool:
-    """Whether a step must run: an output is missing or older than an input."""
+    """Whether a step must run: an output is missing or older than an input, or an input is missing (the step
+    then fails naming it, rather than leaving a result that no longer has its input)."""
     if not all(p.exists() for p in outputs):
         return True
     oldest = min(p.stat().st_mtime for p in outputs)
-    return any(p.exists() and p.stat().st_mtime > oldest for p in inputs)
+    return any(not p.exists() or p.stat().st_mtime > oldest for p in inputs)
 
 
 def run(plan: list[Step], record: Path) -> None:
-    """Run the stale steps in order, recording each one as it finishes (merged into the record as it is then:
-    two runs on different corpora or systems can share it)."""
-    done = {}
+    """Run the stale steps in order, recording each one in ``record`` as it finishes."""
+    done = json.loads(record.read_text()) if record.exists() else {}
     for name, command, inputs, outputs in plan:
         if not stale(inputs, outputs):
             continue
@@ -148,8 +149,9 @@ def run(plan: list[Step], record: Path) -> None:
             outputs[0].write_text(finished.stdout)
         done[name] = {"command": shown(command), "seconds": round(seconds, 1),
                       "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit()}
-        merged = {**(json.loads(record.read_text()) if record.exists() else {}), **done}
-        record.write_text(json.dumps(merged, indent=1) + "\n")  # after every step: an interruption loses one step
+        partial = record.with_suffix(".json.tmp")  # after every step, whole or not at all
+        partial.write_text(json.dumps(done, indent=1) + "\n")
+        os.replace(partial, record)
         print(f"    {seconds:.0f} s", flush=True)
 
 
@@ -242,11 +244,14 @@ BEGIN, END = "<!-- tables of benchmarks/accuracy_report.py -->", "<!-- end of th
 
 
 def write_between_markers(path: Path, text: str) -> None:
-    """Put ``text`` between the two marker lines of ``path`` (appended with the markers when they are missing)."""
+    """Put ``text`` between the two marker lines of ``path`` (appended with the markers when both are missing)."""
     old = path.read_text() if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = f"{head}{BEGIN}\n{text}{END}{rest.split(END, 1)[1]}"
+    head, begin, rest = old.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if begin and end:
+        new = f"{head}{BEGIN}\n{text}{END}{tail}"
+    elif begin or END in old:
+        raise SystemExit(f"accuracy_report: {path}: one marker line without the other, or the end before the begin")
     else:
         new = f"{old}\n{BEGIN}\n{text}{END}\n"
     path.write_text(new)
@@ -290,11 +295,16 @@ def main() -> None:
     for folder in (args.models, args.out):
         folder.mkdir(parents=True, exist_ok=True)
     record = args.out / "runs.json"
-    needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, *([GOOGLE] if args.corpora else [])]
+    needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, GOOGLE]
     missing = [name for name in dict.fromkeys(needed) if not (args.data / name).is_dir()]
     if missing and not args.summary_only:
         parser.exit(2, f"accuracy_report: --data {args.data}: no {', '.join(missing)} directory in it\n")
     if not args.summary_only:
+        lock = open(args.out / "runs.lock", "w")
+        try:  # one run at a time: two would train the same parser and write the same record
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            parser.exit(2, f"accuracy_report: another run holds {args.out / 'runs.lock'}; wait for it to end\n")
         run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
     readme = args.out / "README.md"
     write_between_markers(readme, summary(args.out, record, args.corpora))

@@ -38,6 +38,14 @@ def test_a_model_over_the_parser_is_stale_when_the_parser_is_newer(tmp_path: Pat
     assert not report.stale(*plan["google/evaluate-joint-crf-test-gold"])
     every_output[0].unlink()
     assert report.stale(*plan[next(n for n, (_, o) in plan.items() if every_output[0] in o)])
+    (models / "google-chain-crf.npz").unlink()  # an input gone: the step runs (and names it) instead of standing
+    assert report.stale(*plan["google/evaluate-joint-parsed-test-gold"])
+
+
+def test_retraining_a_baseline_alone_evaluates_it_again(tmp_path: Path) -> None:
+    names = [name for name, *_ in report.steps(tmp_path, tmp_path, tmp_path, ["google"], ["bigram"])]
+    assert "google/bigram" in names and "google/evaluate-joint-parsed-test-gold" in names
+    assert "google/joint-parsed" not in names and "google/evaluate-joint-crf-test-gold" not in names
 
 
 @pytest.mark.parametrize("before", ["", "# Report\n\nprose\n"])
@@ -50,3 +58,12 @@ def test_tables_go_between_the_markers_and_replace_the_old_ones(tmp_path: Path, 
     text = readme.read_text()
     assert text.startswith(before) and text.endswith("\nafter\n")
     assert "| new |" in text and "| old |" not in text and text.count(report.BEGIN) == 1
+
+
+@pytest.mark.parametrize("broken", [f"{report.BEGIN}\nno end\n", f"{report.END}\n{report.BEGIN}\n"])
+def test_a_lone_or_misordered_marker_is_refused(tmp_path: Path, broken: str) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(broken)
+    with pytest.raises(SystemExit, match="marker"):
+        report.write_between_markers(readme, "| table |\n")
+    assert readme.read_text() == broken

@@ -269,8 +269,8 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert error.count("\n") == 1 and "tiny-ud-dev.conllu: line" in error and "Traceback" not in error
     assert not out.exists()
     treebank = write_treebank(tmp_path / "tb2", {"train": 5, "dev": 2, "test": 2})
-    for cost in ("-1", "inf", "nan"):
-        assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), "--cost", cost]) == 2
+    for options in (["--cost", "-1"], ["--cost", "inf"], ["--cost", "nan"], ["--cost", "1", "--objective", "crf"]):
+        assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and "--cost" in error and not out.exists()
     not_a_model = tmp_path / "x.npz"

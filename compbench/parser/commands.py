@@ -60,7 +60,10 @@ def _log(line: str) -> None:
 def cmd_train(args: argparse.Namespace) -> int:
     if args.second_order and args.objective == "crf":
         raise UsageError("--second-order goes with --objective perceptron")
-    if not 0 <= args.cost < float("inf"):
+    if args.cost is not None and args.objective == "crf":
+        raise UsageError("--cost goes with --objective perceptron (the tree-CRF has no loss-augmented decoding)")
+    cost = 1.0 if args.cost is None else args.cost
+    if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
@@ -81,7 +84,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         train = with_tags(train, train_tags)
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), tagger=tagger, info={
         "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
-        "cost": args.cost,
+        **({"cost": cost} if args.objective == "perceptron" else {}),
         "train_sentences": len(train),
         "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy, "tagger_lexicon_sentences": len(lexicon),
         "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
@@ -90,7 +93,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.objective == "crf":
         train_crf(model, train, with_tags(dev, dev_tags), learning_rate=args.learning_rate, **common)
     else:
-        train_perceptron(model, train, with_tags(dev, dev_tags), cost=args.cost, **common)
+        train_perceptron(model, train, with_tags(dev, dev_tags), cost=cost, **common)
     model.info["train_seconds"] = time.perf_counter() - start
     if args.label_epochs > 0:
         start = time.perf_counter()
@@ -224,7 +227,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
                                                                      "chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
-    train.add_argument("--cost", type=float, default=1.0, help="perceptron: decode each training sentence with "
+    train.add_argument("--cost", type=float, help="perceptron: decode each training sentence with "
                        "this added to every non-gold arc's score (loss-augmented; 0: the plain perceptron; "
                        "default 1)")
     train.add_argument("--tagger-epochs", type=int, default=15, help="POS tagger training passes (default 15)")

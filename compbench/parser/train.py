@@ -66,7 +66,7 @@ def train_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[Tre
         weights = current()
         uas = attachment_score(dev, [model.parse(s.words, s.xpos, weights) for s in dev]) if dev else None
         history.append({"epoch": epoch, "mistakes": mistakes, "seconds": round(seconds, 1), "dev_uas": uas})
-        log(f"epoch {epoch}: {mistakes}/{len(train)} sentences wrong, {seconds:.1f} s, dev UAS "
+        log(f"epoch {epoch}: {mistakes}/{len(train)} sentences with a mistake, {seconds:.1f} s, dev UAS "
             f"{'-' if uas is None else f'{100 * uas:.2f}'}")
         if uas is None or uas > best[0]:
             best = (-1.0 if uas is None else uas, weights, epoch)
@@ -91,8 +91,8 @@ def train_perceptron(model: ParserModel, train: list[TreeSentence], dev: list[Tr
                      seed: int = 0, cost: float = 1.0, log: Callable[[str], None] = print) -> list[dict]:
     """The averaged perceptron (one update per sentence: the arcs into the words whose predicted head is wrong, and
     in second order the sibling triples of both trees), each training sentence decoded with ``cost`` added to its
-    non-gold arcs (:func:`cost_augmented`; 0: the plain perceptron); returns one record per epoch (mistakes,
-    seconds, dev UAS)."""
+    non-gold arcs (:func:`cost_augmented`; 0: the plain perceptron); returns one record per epoch (mistakes: the
+    sentences whose loss-augmented tree had a wrong head, seconds, dev UAS)."""
     weights = np.zeros(SIZE + 1)
     totals = np.zeros(SIZE + 1)  # sum over steps of step * update, for averaging
     steps = 1
