@@ -17,6 +17,7 @@ import pytest
 import compbench
 from compbench.cli import main
 from compbench.corpora.readers import CorpusError
+from compbench.corpora.tagger import StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
 from compbench.parser.train import attachment_score, cost_augmented, train_crf, train_perceptron
@@ -232,6 +233,7 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     parsed = parse_conllu(capsys.readouterr().out)
     assert [s.heads.tolist() for s in parsed] == [[-1, 2, 3, 0, 6, 6, 3, 3], [-1, 2, 3, 0, 5, 3, 8, 8, 3, 3]]
     assert parsed[0].xpos == ["DT", "NN", "VBD", "DT", "JJ", "NN", "."]
+    assert parsed[0].upos == ["DET", "NOUN", "VERB", "DET", "ADJ", "NOUN", "PUNCT"]  # the treebank has UPOS
     assert parsed[0].deprels == ["det", "nsubj", "root", "det", "amod", "obj", "punct"]
 
     conllu = treebank / "tiny-ud-test.conllu"
@@ -242,7 +244,24 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(treebank), "--split", "test"]) == 0
     out = capsys.readouterr().out
     assert "UAS (all words)    100.00" in out and "tagging accuracy   100.00" in out and "sentences/s" in out
-    assert "LAS (all words)    100.00" in out
+    assert "LAS (all words)    100.00" in out and "UPOS accuracy      100.00" in out
+
+
+def test_universal_tags_are_the_coarse_tags_when_the_treebank_has_them(tmp_path: Path) -> None:
+    sentence = read_conllu(write_treebank(tmp_path, {"train": 1}) / "tiny-ud-train.conllu")[0]
+    by_ptb, by_upos = arc_features(sentence.words, sentence.xpos), arc_features(
+        sentence.words, sentence.xpos, universal_tags=sentence.upos)
+    assert by_ptb.fixed.shape == by_upos.fixed.shape and not np.array_equal(by_ptb.fixed, by_upos.fixed)
+    assert np.array_equal(by_ptb.between, by_upos.between)  # the in-between features read the PTB tags
+    universal = ParserModel(info={"universal_tags": True})
+    with pytest.raises(ValueError, match="universal"):
+        universal.features(sentence.words, sentence.xpos)
+    plain = ParserModel()  # a model from before universal tags reads the PTB tags only, as it was trained
+    assert np.array_equal(plain.features(sentence.words, sentence.xpos, sentence.upos).fixed, by_ptb.fixed)
+    model = ParserModel(info={"universal_tags": True})
+    model.tagger = StructuredTagger.fit([(sentence.words, [f"{x}|{u}" for x, u in zip(sentence.xpos, sentence.upos)])]
+                                        * 3, epochs=3)
+    assert model.tag(sentence.words) == (sentence.xpos, sentence.upos)
 
 
 def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -54,22 +54,24 @@ class CompressionModel:
         """The sentence's own tags, else the model's tagger's, else its parser's tagger's (cached on the sentence),
         else None."""
         if sentence.pos is None:
-            tagger = self.tagger if self.tagger is not None else getattr(self.parser, "tagger", None)
-            if tagger is not None:
-                sentence.pos = tagger.tag(sentence.tokens)
+            if self.tagger is not None:
+                sentence.pos = self.tagger.tag(sentence.tokens)
+            elif self.parser is not None and self.parser.tagger is not None:
+                sentence.pos = self.parser.tag(sentence.tokens)[0]
         return sentence.pos
 
     def parse(self, words: list[str], tags: list[str] | None = None) -> np.ndarray:
         """The model's parser's heads of ``words`` (positions 0..n), with the parser's own tags when it has a
         tagger, else ``tags``."""
-        return self.parser.parse(words, self.parser.tags(words, tags))
+        tags, universal_tags = self.parser.tag(words, tags)
+        return self.parser.parse(words, tags, universal_tags=universal_tags)
 
     def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
         parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
         if self.parser is not None and sentence.heads is None:
-            tags = self.parser.tags(sentence.tokens, self.pos(sentence))
-            sentence.heads = self.parser.parse(sentence.tokens, tags)
+            tags, universal_tags = self.parser.tag(sentence.tokens, self.pos(sentence))
+            sentence.heads = self.parser.parse(sentence.tokens, tags, universal_tags=universal_tags)
             if sentence.dep is None and self.parser.labeler is not None:  # Clarke & Lapata come without labels
                 sentence.dep = self.parser.labels(sentence.tokens, tags, sentence.heads)
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,

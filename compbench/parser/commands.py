@@ -19,7 +19,7 @@ from ..corpora.tagger import OutdatedModelError, StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
-from .model import ParserModel
+from .model import PAIR, ParserModel
 from .train import attachment_score, train_crf, train_perceptron
 
 SPLITS = ("train", "dev", "test")
@@ -43,14 +43,21 @@ def read_split(directory: str, split: str) -> list[TreeSentence]:
     return sentences
 
 
-def with_tags(sentences: list[TreeSentence], tags: list[list[str]]) -> list[TreeSentence]:
-    """Copies of ``sentences`` carrying ``tags`` as their XPOS."""
+def with_tags(sentences: list[TreeSentence], tagged: list[tuple[list[str], list[str] | None]]) -> list[TreeSentence]:
+    """Copies of ``sentences`` carrying the (XPOS, UPOS or None) of ``tagged`` (UPOS kept when None)."""
     out = []
-    for sentence, sentence_tags in zip(sentences, tags):
-        tagged = copy.copy(sentence)
-        tagged.xpos = list(sentence_tags)
-        out.append(tagged)
+    for sentence, (xpos, upos) in zip(sentences, tagged):
+        copied = copy.copy(sentence)
+        copied.xpos = list(xpos)
+        if upos is not None:
+            copied.upos = list(upos)
+        out.append(copied)
     return out
+
+
+def tagger_training(sentences: list[TreeSentence], universal: bool) -> list[tuple[list[str], list[str]]]:
+    """The (words, tags) a parser's tagger learns: the PTB tags, or with ``universal`` the "XPOS|UPOS" pairs."""
+    return [(s.words, [f"{x}{PAIR}{u}" for x, u in zip(s.xpos, s.upos)] if universal else s.xpos) for s in sentences]
 
 
 def _log(line: str) -> None:
@@ -68,37 +75,36 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     lexicon = tagger_lexicon(args.tagger_lexicon)
+    universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), info={
+        "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
+        **({"cost": cost} if args.objective == "perceptron" else {}), "universal_tags": universal,
+        "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
+        "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
-    tagger = StructuredTagger.fit([(s.words, s.xpos) for s in train], epochs=args.tagger_epochs, seed=args.seed,
-                                  lexicon=lexicon)
-    tagger_seconds = time.perf_counter() - start
-    dev_tags = [tagger.tag(s.words) for s in dev]
-    tag_accuracy = tagging_accuracy(dev, dev_tags)
-    _log(f"POS tagger: trained on {len(train)} sentences in {tagger_seconds:.1f} s, dev accuracy "
-         f"{100 * tag_accuracy:.2f}")
+    model.tagger = StructuredTagger.fit(tagger_training(train, universal), epochs=args.tagger_epochs,
+                                        seed=args.seed, lexicon=lexicon)
+    model.info["tagger_seconds"] = time.perf_counter() - start
+    dev_tagged = with_tags(dev, [model.tag(s.words) for s in dev])
+    model.info["dev_tagging"] = tagging_accuracy(dev, [s.xpos for s in dev_tagged])
+    _log(f"POS tagger: trained on {len(train)} sentences in {model.info['tagger_seconds']:.1f} s, dev accuracy "
+         f"{100 * model.info['dev_tagging']:.2f}"
+         + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
     if args.folds > 1:
         start = time.perf_counter()
-        train_tags = jackknife_tags(train, args.folds, args.tagger_epochs, args.seed, lexicon)
-        _log(f"jackknifed training tags ({args.folds} folds): accuracy "
-             f"{100 * tagging_accuracy(train, train_tags):.2f}, {time.perf_counter() - start:.1f} s")
-        train = with_tags(train, train_tags)
-    model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), tagger=tagger, info={
-        "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
-        **({"cost": cost} if args.objective == "perceptron" else {}),
-        "train_sentences": len(train),
-        "tagger_seconds": tagger_seconds, "dev_tagging": tag_accuracy, "tagger_lexicon_sentences": len(lexicon),
-        "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
+        train = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon)
+        _log(f"jackknifed training tags ({args.folds} folds): {time.perf_counter() - start:.1f} s")
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
     if args.objective == "crf":
-        train_crf(model, train, with_tags(dev, dev_tags), learning_rate=args.learning_rate, **common)
+        train_crf(model, train, dev_tagged, learning_rate=args.learning_rate, **common)
     else:
-        train_perceptron(model, train, with_tags(dev, dev_tags), cost=cost, **common)
+        train_perceptron(model, train, dev_tagged, cost=cost, **common)
     model.info["train_seconds"] = time.perf_counter() - start
     if args.label_epochs > 0:
         start = time.perf_counter()
         model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
-        dev_labels = [model.labeler.label(s.words, t, s.heads) for s, t in zip(dev, dev_tags)]
+        dev_labels = [model.labeler.label(s.words, t.xpos, s.heads) for s, t in zip(dev, dev_tagged)]
         accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
         model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
         _log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold arcs "
@@ -122,21 +128,23 @@ def tagger_lexicon(directory: str | None) -> list[tuple[list[str], list[str]]]:
         raise UsageError(str(exc)) from None
 
 
-def jackknife_tags(train: list[TreeSentence], folds: int, epochs: int, seed: int,
-                   lexicon: list[tuple[list[str], list[str]]] = ()) -> list[list[str]]:
-    """Each training sentence's tags by a tagger trained on the other folds (sentence i is in fold i % folds), so
-    that the parser learns from tags as wrong as the ones it will see."""
-    tags: list[list[str]] = [[] for _ in train]
+def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, epochs: int, seed: int,
+                   lexicon: list[tuple[list[str], list[str]]] = ()) -> list[TreeSentence]:
+    """Copies of the training sentences tagged by a tagger of ``model``'s kind trained on the other folds (sentence i
+    is in fold i % folds), so that the parser learns from tags as wrong as the ones it will see."""
+    tagged: list[tuple[list[str], list[str] | None]] = [([], None) for _ in train]
+    fold_model = copy.copy(model)
     for fold in range(folds):
-        rest = [(s.words, s.xpos) for i, s in enumerate(train) if i % folds != fold]
-        tagger = StructuredTagger.fit(rest, epochs=epochs, seed=seed, lexicon=lexicon)
+        rest = [s for i, s in enumerate(train) if i % folds != fold]
+        fold_model.tagger = StructuredTagger.fit(tagger_training(rest, model.universal), epochs=epochs, seed=seed,
+                                                 lexicon=lexicon)
         for i in range(fold, len(train), folds):
-            tags[i] = tagger.tag(train[i].words)
-    return tags
+            tagged[i] = fold_model.tag(train[i].words)
+    return with_tags(train, tagged)
 
 
 def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float:
-    """The share of words whose tag equals their XPOS (or another ``column``: ``deprels``)."""
+    """The share of words whose tag equals their XPOS (or another ``column``: ``upos``, ``deprels``)."""
     right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(getattr(s, column), t))
     total = sum(s.n for s in sentences)
     return right / total if total else 0.0
@@ -163,14 +171,13 @@ def _is_conllu(path: Path) -> bool:
 
 
 def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[TreeSentence]:
-    """Copies of ``sentences`` with the model's tags (XPOS), heads and labels (DEPREL; ``_`` without a labeler)."""
+    """Copies of ``sentences`` with the model's tags (XPOS, and UPOS when the model reads them), heads and labels
+    (DEPREL; ``_`` without a labeler)."""
     out = []
     for sentence in sentences:
-        tags = model.tags(sentence.words, sentence.xpos)
-        parsed = copy.copy(sentence)
-        parsed.xpos = tags
-        parsed.heads = model.parse(sentence.words, tags)
-        parsed.deprels = model.labels(sentence.words, tags, parsed.heads)
+        (parsed,) = with_tags([sentence], [model.tag(sentence.words, sentence.xpos, sentence.upos)])
+        parsed.heads = model.parse(parsed.words, parsed.xpos, universal_tags=parsed.upos)
+        parsed.deprels = model.labels(parsed.words, parsed.xpos, parsed.heads)
         out.append(parsed)
     return out
 
@@ -192,17 +199,19 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     sentences = read_split(args.treebank, args.split)
     model = _load_model(args.model)
-    model.parse(["a"], ["DT"])  # compile or load the chart's kernels before the clock starts
+    model.parse(["a"], ["DT"], universal_tags=["DET"])  # compile or load the chart's kernels before the clock starts
     start = time.perf_counter()
-    tags = [model.tags(s.words, s.xpos) for s in sentences]
+    tagged = [model.tag(s.words, s.xpos, s.upos) for s in sentences]
     tagging = time.perf_counter() - start
-    heads = [model.parse(s.words, t) for s, t in zip(sentences, tags)]
+    heads = [model.parse(s.words, xpos, universal_tags=upos) for s, (xpos, upos) in zip(sentences, tagged)]
     parsing = time.perf_counter() - start - tagging
-    labels = [model.labels(s.words, t, h) for s, t, h in zip(sentences, tags, heads)]
+    labels = [model.labels(s.words, xpos, h) for s, (xpos, _), h in zip(sentences, tagged, heads)]
     total = time.perf_counter() - start
     words = sum(s.n for s in sentences)
     print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
-    print(f"tagging accuracy   {100 * tagging_accuracy(sentences, tags):.2f}")
+    print(f"tagging accuracy   {100 * tagging_accuracy(sentences, [xpos for xpos, _ in tagged]):.2f}")
+    if model.universal:
+        print(f"UPOS accuracy      {100 * tagging_accuracy(sentences, [upos for _, upos in tagged], 'upos'):.2f}")
     print(f"UAS (all words)    {100 * attachment_score(sentences, heads):.2f}")
     print(f"UAS (no PUNCT)     {100 * attachment_score(sentences, heads, punctuation=False):.2f}")
     if model.labeler is not None:

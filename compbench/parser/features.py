@@ -3,8 +3,8 @@
 Positions: 0 is the root, 1..n the words.  Each template is hashed (:func:`compbench.corpora.features.mix`) into
 one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the arc's direction and binned
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
-surrounding tags (h±1, m±1), some of them again with coarse tags (a PTB tag's first two letters), a word with
-the other side's neighbouring tags, the numbers of verbs, punctuation marks and commas between h and m, and for
+surrounding tags (h±1, m±1), some of them again with coarse tags (UPOS, or a PTB tag's first two letters), a word
+with the other side's neighbouring tags, the numbers of verbs, punctuation marks and commas between h and m, and for
 every word b strictly between h and m the tags (h, b, m).  Words are lower-cased; a word seen fewer than ``rare`` times
 in training (:func:`build_vocabulary`) is replaced by its shape and 3-letter suffix.
 
@@ -129,15 +129,17 @@ def build_vocabulary(sentences: list[list[str]], rare: int = 2) -> np.ndarray:
 
 
 def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | None = None,
-                 second_order: bool = False) -> ArcFeatures:
+                 second_order: bool = False, universal_tags: list[str] | None = None) -> ArcFeatures:
     """The features of every arc h -> m (h = 0..n, m = 0..n; column 0 and the diagonal are never used), and with
-    ``second_order`` of every sibling triple."""
+    ``second_order`` of every sibling triple.  The coarse tags are ``universal_tags`` (UPOS) when given, else each
+    PTB tag's first two letters."""
     n = len(words)
     N = n + 1
     w = np.concatenate([[code("<root>")], word_codes(words, vocabulary)])
     padded = ["<none>", "<root>", *tags, "</s>"]
     fine = np.array([code(t) for t in padded], dtype=np.int64)
-    coarse = np.array([code(t[:2]) for t in padded], dtype=np.int64)
+    coarse_tags = [t[:2] for t in tags] if universal_tags is None else [f"U:{u}" for u in universal_tags]
+    coarse = np.array([code(t) for t in ["<none>", "<root>", *coarse_tags, "</s>"]], dtype=np.int64)
     p = fine[1:N + 1]
     h = np.arange(N)[:, None]
     m = np.arange(N)[None, :]

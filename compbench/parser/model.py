@@ -24,6 +24,7 @@ from .features import SIZE, ArcFeatures, arc_features
 from .labels import ArcLabeler
 
 DECODER = "hook-dp"
+PAIR = "|"  # a model that reads universal tags has a tagger of "XPOS|UPOS" pairs (no PTB tag holds a "|")
 
 
 def parse_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None, id: str = "") -> Problem:
@@ -65,24 +66,39 @@ class ParserModel:
         self.info.setdefault("kind", "parser")
         self.solver = get_solver(decoder)
 
-    def tags(self, words: list[str], given: list[str] | None = None) -> list[str]:
-        """The tagger's tags of ``words``, or ``given`` when the model has no tagger."""
+    def tag(self, words: list[str], tags: list[str] | None = None, universal_tags: list[str] | None = None
+            ) -> tuple[list[str], list[str] | None]:
+        """The PTB tags of ``words`` and, for a model that reads them, their universal tags (else None): the
+        tagger's, or the given ones when the model has no tagger."""
         if self.tagger is not None:
-            return self.tagger.tag(words)
-        if given is None:
+            predicted = self.tagger.tag(words)
+            if not self.universal:
+                return predicted, None
+            pairs = [t.split(PAIR, 1) for t in predicted]
+            return [p[0] for p in pairs], [p[1] for p in pairs]
+        if tags is None or (self.universal and universal_tags is None):
             raise ValueError("the model has no tagger and the sentence has no tags")
-        return list(given)
+        return list(tags), list(universal_tags) if self.universal else None
 
     @property
     def second_order(self) -> bool:
         return bool(self.info.get("second_order", False))
 
-    def features(self, words: list[str], tags: list[str]) -> ArcFeatures:
-        return arc_features(words, tags, self.vocabulary, self.second_order)
+    @property
+    def universal(self) -> bool:
+        """Whether the features read universal tags (UPOS) as the coarse tags; the tagger then tags pairs."""
+        return bool(self.info.get("universal_tags", False))
 
-    def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None) -> np.ndarray:
+    def features(self, words: list[str], tags: list[str], universal_tags: list[str] | None = None) -> ArcFeatures:
+        if self.universal and universal_tags is None:
+            raise ValueError("the model reads universal tags (UPOS) and none were given")
+        return arc_features(words, tags, self.vocabulary, self.second_order,
+                            universal_tags if self.universal else None)
+
+    def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None,
+              universal_tags: list[str] | None = None) -> np.ndarray:
         """The heads (n+1 entries, heads[0] = -1) of the best projective tree of a tagged sentence."""
-        features = self.features(words, tags)
+        features = self.features(words, tags, universal_tags)
         return decode(self.solver, *features.scores(self.weights if weights is None else weights))
 
     def labels(self, words: list[str], tags: list[str], heads: np.ndarray) -> list[str]:

@@ -61,10 +61,10 @@ def train_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[Tre
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         rng.shuffle(order)
-        mistakes = sum(step(train[i], model.features(train[i].words, train[i].xpos)) for i in order)
+        mistakes = sum(step(train[i], model.features(train[i].words, train[i].xpos, train[i].upos)) for i in order)
         seconds = time.perf_counter() - start
         weights = current()
-        uas = attachment_score(dev, [model.parse(s.words, s.xpos, weights) for s in dev]) if dev else None
+        uas = attachment_score(dev, [model.parse(s.words, s.xpos, weights, s.upos) for s in dev]) if dev else None
         history.append({"epoch": epoch, "mistakes": mistakes, "seconds": round(seconds, 1), "dev_uas": uas})
         log(f"epoch {epoch}: {mistakes}/{len(train)} sentences with a mistake, {seconds:.1f} s, dev UAS "
             f"{'-' if uas is None else f'{100 * uas:.2f}'}")
