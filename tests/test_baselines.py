@@ -296,3 +296,31 @@ def test_subtree_deletion_model_trains_over_the_parse_and_keeps_subtrees(tmp_pat
     assert main(["evaluate", *common, "--model", str(subtree)]) == 0
     assert "subtree deletion" in capsys.readouterr().out
     assert main(["build-instances", *common, "--model", str(subtree), "--out", str(tmp_path / "x.jsonl")]) == 2
+
+
+def test_a_baseline_reads_the_sentence_as_read_not_what_the_evaluated_model_added(tmp_path):
+    from compbench.corpora.model import CompressionModel
+    from compbench.corpora.readers import read_corpus, split_corpus
+    from compbench.parser.model import ParserModel
+
+    test = split_corpus(read_corpus("google", write_google(tmp_path / "google", count=40)))["test"]
+    evaluated = CompressionModel(parser=ParserModel())  # its parser fills in each sentence's heads
+    seen = []
+
+    class Baseline(BigramModel):  # records the sentence each of its rows is given
+        def problem(self, sentence, length, features=None, weights=None, part="joint"):
+            seen.append(("problem", sentence.heads, sentence.pos))
+            return super().problem(sentence, length, features, weights, part)
+
+    baseline = Baseline()
+
+    def decode(sentence, m):
+        seen.append(("decode", sentence.heads, sentence.pos))
+        return np.arange(1, m + 1)
+
+    systems = [System("joint", compbench.get_solver("resource-dp")),
+               System("bigram", ChainSolver(), model=baseline), System("decoded", model=baseline, decode=decode)]
+    evaluate_systems(evaluated, test, systems)
+    assert all(s.heads is not None for s in test)  # the evaluated model parsed the sentences it was given
+    assert {kind for kind, _, _ in seen} == {"problem", "decode"}
+    assert all(heads is None and pos is not None for _, heads, pos in seen)  # the corpus's POS, no parse

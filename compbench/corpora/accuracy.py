@@ -82,7 +82,8 @@ def first_m(n: int, m: int) -> np.ndarray:
 class System:
     """One row of the table: a solver on one part of the model, or ``first-m`` (solver None); part ``mbr`` decodes
     the joint model by minimum Bayes risk (:func:`mbr_problem`).  ``model`` (default: the one evaluated) scores the
-    problems of this row; ``decode(sentence, m)`` (instead of a solver) returns the kept tokens directly."""
+    problems of this row and, with ``decode(sentence, m)`` (instead of a solver), the sentence that decode reads is
+    its own copy; decode returns the kept tokens directly."""
 
     label: str
     solver: Solver | None = None
@@ -123,6 +124,13 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             for system in systems}
 
     for sentence in (progress(usable) if progress else usable):
+        as_read = replace(sentence)  # before the evaluated model's tagger, parser and labeler fill in `sentence`
+
+        def own_copy(other: CompressionModel) -> Sentence:
+            """The sentence as read, for another model: its own tagger (if any) tags it and its own parser (if
+            any) parses and labels it, as in its training; nothing of the evaluated model's reaches it."""
+            return replace(as_read, pos=None) if other.info.get("pos") == "tagger" else replace(as_read)
+
         features = model.features(sentence)
         parse = compression_parser(model, sentence) if model.parser is not None else None
 
@@ -133,21 +141,19 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             other = system.model
             if other is None or other is model or system.solver is None or (id(other), system.part) in problems:
                 continue
-            # another model's tagger tags its own copy (the corpus has no POS when the model was trained with one),
-            # and its parser (if any) parses that copy
-            copy = replace(sentence, pos=None, heads=None) if other.info.get("pos") == "tagger" else sentence
-            problems[id(other), system.part] = other.problem(copy, None, part=system.part)
+            problems[id(other), system.part] = other.problem(own_copy(other), None, part=system.part)
         lengths = target_lengths(sentence, length)
         for system in systems:
             row = rows[system.label]
             cache: dict[int, tuple[np.ndarray | None, float]] = {}
             scores = []
             failed_before = row["failed"]
+            seen = sentence if system.model in (None, model) else own_copy(system.model)
             for m, gold in zip(lengths, sentence.golds):
                 if m not in cache:
                     if system.decode is not None:
                         start = time.perf_counter()
-                        cache[m] = system.decode(sentence, m), time.perf_counter() - start
+                        cache[m] = system.decode(seen, m), time.perf_counter() - start
                         row["seconds"].append(cache[m][1])
                     elif system.solver is None:
                         start = time.perf_counter()

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Callable
 
@@ -504,16 +504,13 @@ def train_subtree(model: SubtreeModel, train: list[Sentence], dev: list[Sentence
 # --------------------------------------------------------------------------------------------------------------
 # model files and evaluation rows
 
-def chain_decoder(model: ChainCRFModel, own_copy: bool = False) -> Callable[[Sentence, int], np.ndarray]:
-    """``decode(sentence, m)`` by count-constrained Viterbi, the features computed once per sentence;
-    ``own_copy``: tag a copy of the sentence with this model's tagger (when it is evaluated beside another model
-    that may have tagged the sentence already and the corpus has no POS of its own)."""
+def chain_decoder(model: ChainCRFModel) -> Callable[[Sentence, int], np.ndarray]:
+    """``decode(sentence, m)`` by count-constrained Viterbi, the features computed once per sentence."""
     last: dict[str, Any] = {}
 
     def decode(sentence: Sentence, m: int) -> np.ndarray:
         if last.get("id") != sentence.id:
-            copy = replace(sentence, pos=None) if own_copy and model.info.get("pos") == "tagger" else sentence
-            last.update(id=sentence.id, potentials=model.potentials(model.features(copy)))
+            last.update(id=sentence.id, potentials=model.potentials(model.features(sentence)))
         return viterbi_count(*last["potentials"], m)[0]
 
     return decode
@@ -526,9 +523,9 @@ def systems_of(model: CompressionModel, main: bool, label: str = "") -> list[Sys
     if kind == "bigram":
         return [System(f"bigram model (bigram-chain){suffix}", ChainSolver(), "joint", None if main else model)]
     if kind == "chain-crf":
-        return [System(f"chain CRF (viterbi){suffix}", decode=chain_decoder(model, own_copy=not main))]
+        return [System(f"chain CRF (viterbi){suffix}", model=None if main else model, decode=chain_decoder(model))]
     if kind == "subtree":
-        return [System(f"subtree deletion{suffix}", decode=model.decode)]
+        return [System(f"subtree deletion{suffix}", model=None if main else model, decode=model.decode)]
     raise ValueError(f"no baseline rows for a {kind!r} model")
 
 
