@@ -63,15 +63,13 @@ class CompressionModel:
     def parse(self, words: list[str], tags: list[str] | None = None) -> np.ndarray:
         """The model's parser's heads of ``words`` (positions 0..n), with the parser's own tags when it has a
         tagger, else ``tags``."""
-        tags, universal_tags = self.parser.tag(words, tags)
-        return self.parser.parse(words, tags, universal_tags=universal_tags)
+        return self.parser.tag_and_parse(words, tags)[2]
 
     def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
         parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
         if self.parser is not None and sentence.heads is None:
-            tags, universal_tags = self.parser.tag(sentence.tokens, self.pos(sentence))
-            sentence.heads = self.parser.parse(sentence.tokens, tags, universal_tags=universal_tags)
+            tags, _, sentence.heads = self.parser.tag_and_parse(sentence.tokens, self.pos(sentence))
             if sentence.dep is None and self.parser.labeler is not None:  # Clarke & Lapata come without labels
                 sentence.dep = self.parser.labels(sentence.tokens, tags, sentence.heads)
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,

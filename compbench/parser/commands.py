@@ -19,7 +19,7 @@ from ..corpora.tagger import OutdatedModelError, StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
-from .model import PAIR, ParserModel
+from .model import ParserModel, paired_tags
 from .train import attachment_score, train_crf, train_perceptron
 
 SPLITS = ("train", "dev", "test")
@@ -55,11 +55,6 @@ def with_tags(sentences: list[TreeSentence], tagged: list[tuple[list[str], list[
     return out
 
 
-def tagger_training(sentences: list[TreeSentence], universal: bool) -> list[tuple[list[str], list[str]]]:
-    """The (words, tags) a parser's tagger learns: the PTB tags, or with ``universal`` the "XPOS|UPOS" pairs."""
-    return [(s.words, [f"{x}{PAIR}{u}" for x, u in zip(s.xpos, s.upos)] if universal else s.xpos) for s in sentences]
-
-
 def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -82,8 +77,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
         "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
-    model.tagger = StructuredTagger.fit(tagger_training(train, universal), epochs=args.tagger_epochs,
-                                        seed=args.seed, lexicon=lexicon)
+    model.tagger = StructuredTagger.fit(tagger_training(model, train), epochs=args.tagger_epochs, seed=args.seed,
+                                        lexicon=lexicon)
     model.info["tagger_seconds"] = time.perf_counter() - start
     dev_tagged = with_tags(dev, [model.tag(s.words) for s in dev])
     model.info["dev_tagging"] = tagging_accuracy(dev, [s.xpos for s in dev_tagged])
@@ -136,11 +131,16 @@ def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, ep
     fold_model = copy.copy(model)
     for fold in range(folds):
         rest = [s for i, s in enumerate(train) if i % folds != fold]
-        fold_model.tagger = StructuredTagger.fit(tagger_training(rest, model.universal), epochs=epochs, seed=seed,
+        fold_model.tagger = StructuredTagger.fit(tagger_training(model, rest), epochs=epochs, seed=seed,
                                                  lexicon=lexicon)
         for i in range(fold, len(train), folds):
             tagged[i] = fold_model.tag(train[i].words)
     return with_tags(train, tagged)
+
+
+def tagger_training(model: ParserModel, sentences: list[TreeSentence]) -> list[tuple[list[str], list[str]]]:
+    """The (words, tags) ``model``'s tagger learns: the PTB tags, or the (XPOS, UPOS) pairs when it reads both."""
+    return [(s.words, paired_tags(s.xpos, s.upos) if model.universal else s.xpos) for s in sentences]
 
 
 def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float:
@@ -175,8 +175,9 @@ def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[T
     (DEPREL; ``_`` without a labeler)."""
     out = []
     for sentence in sentences:
-        (parsed,) = with_tags([sentence], [model.tag(sentence.words, sentence.xpos, sentence.upos)])
-        parsed.heads = model.parse(parsed.words, parsed.xpos, universal_tags=parsed.upos)
+        xpos, upos, heads = model.tag_and_parse(sentence.words, sentence.xpos, sentence.upos)
+        (parsed,) = with_tags([sentence], [(xpos, upos)])
+        parsed.heads = heads
         parsed.deprels = model.labels(parsed.words, parsed.xpos, parsed.heads)
         out.append(parsed)
     return out

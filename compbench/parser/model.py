@@ -27,6 +27,11 @@ DECODER = "hook-dp"
 PAIR = "|"  # a model that reads universal tags has a tagger of "XPOS|UPOS" pairs (no PTB tag holds a "|")
 
 
+def paired_tags(tags: list[str], universal_tags: list[str]) -> list[str]:
+    """The "XPOS|UPOS" tags a tagger of both learns; :meth:`ParserModel.tag` splits its output back."""
+    return [f"{x}{PAIR}{u}" for x, u in zip(tags, universal_tags)]
+
+
 def parse_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None, id: str = "") -> Problem:
     """The no-deletion problem of an (n+1) x (n+1) arc-score matrix (and in second order sibling scores): its
     solutions are the projective trees with one root word.
@@ -100,6 +105,12 @@ class ParserModel:
         """The heads (n+1 entries, heads[0] = -1) of the best projective tree of a tagged sentence."""
         features = self.features(words, tags, universal_tags)
         return decode(self.solver, *features.scores(self.weights if weights is None else weights))
+
+    def tag_and_parse(self, words: list[str], tags: list[str] | None = None,
+                      universal_tags: list[str] | None = None) -> tuple[list[str], list[str] | None, np.ndarray]:
+        """:meth:`tag`, then :meth:`parse` over those tags: (PTB tags, universal tags or None, heads)."""
+        tags, universal_tags = self.tag(words, tags, universal_tags)
+        return tags, universal_tags, self.parse(words, tags, universal_tags=universal_tags)
 
     def labels(self, words: list[str], tags: list[str], heads: np.ndarray) -> list[str]:
         """The labeler's DEPREL of each word's arc, or ``_`` when the model has no labeler."""
