@@ -267,9 +267,9 @@ class StructuredTagger:
         shifted = lambda y, k: np.concatenate([np.full(k, -1), y[:-k]])[:len(y)] + 1  # noqa: E731
         differs = gold != guess
         wrong = np.flatnonzero(differs)
-        pairs = np.flatnonzero(differs | (shifted(gold, 1) != shifted(guess, 1)))
-        triples = np.flatnonzero(differs | (shifted(gold, 1) != shifted(guess, 1))
-                                 | (shifted(gold, 2) != shifted(guess, 2)))
+        pair_differs = differs | (shifted(gold, 1) != shifted(guess, 1))
+        pairs = np.flatnonzero(pair_differs)
+        triples = np.flatnonzero(pair_differs | (shifted(gold, 2) != shifted(guess, 2)))
         rows, columns, signs = [], [], []
         for sequence, sign in ((gold, 1.0), (guess, -1.0)):
             previous, before = shifted(sequence, 1), shifted(sequence, 2)
