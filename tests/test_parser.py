@@ -92,6 +92,11 @@ def _reaches_root(heads: np.ndarray, k: int) -> bool:
     return False
 
 
+def arc_total(arc_scores: np.ndarray, heads: np.ndarray) -> float:
+    """The first-order score of the tree ``heads``."""
+    return sum(arc_scores[heads[m], m] for m in range(1, len(heads)))
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_decoding_on_the_chart_is_the_best_projective_tree(n: int) -> None:
     trees = list(projective_trees(n))
@@ -101,7 +106,7 @@ def test_decoding_on_the_chart_is_the_best_projective_tree(n: int) -> None:
         rng = np.random.default_rng(seed)
         scores = rng.integers(-3, 4, size=(n + 1, n + 1)).astype(float) if seed % 2 else rng.standard_normal(
             (n + 1, n + 1))
-        value = lambda heads: sum(scores[heads[m], m] for m in range(1, n + 1))  # noqa: E731
+        value = lambda heads: arc_total(scores, heads)  # noqa: E731
         best = max(value(t) for t in trees)
         heads = decode(solver, scores)
         assert any(np.array_equal(heads, t) for t in trees) and np.isclose(value(heads), best)
@@ -119,8 +124,7 @@ def test_cost_augmented_decoding_maximizes_score_plus_hamming_loss(n: int) -> No
         rng = np.random.default_rng(seed)
         scores = rng.standard_normal((n + 1, n + 1))
         gold = trees[seed % len(trees)]
-        loss_augmented = lambda heads: sum(scores[heads[m], m] for m in range(1, n + 1)) + 0.7 * np.sum(  # noqa
-            heads[1:] != gold[1:])
+        loss_augmented = lambda heads: arc_total(scores, heads) + 0.7 * np.sum(heads[1:] != gold[1:])  # noqa
         heads = decode(solver, cost_augmented(scores, gold, 0.7))
         assert np.isclose(loss_augmented(heads), max(loss_augmented(t) for t in trees))
 
@@ -132,8 +136,7 @@ def test_second_order_decoding_is_the_best_projective_tree(n: int) -> None:
     for seed in range(6):
         rng = np.random.default_rng(seed)
         arc, sibling = rng.standard_normal((n + 1, n + 1)), rng.standard_normal((n + 1, n + 1, n + 1))
-        value = lambda heads: (sum(arc[heads[m], m] for m in range(1, n + 1))  # noqa: E731
-                               + sum(sibling[t] for t in compbench.sibling_pairs(heads)))
+        value = lambda heads: arc_total(arc, heads) + sum(sibling[t] for t in compbench.sibling_pairs(heads))  # noqa
         heads = decode(solver, arc, sibling)
         assert np.isclose(value(heads), max(value(t) for t in trees))
 
