@@ -197,11 +197,12 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     """The report's tables (markdown): token F1 per system, corpus, split and length; syntactic F1; times."""
     done = json.loads(record.read_text()) if record.exists() else {}
     show = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    header = lambda first: [f"| {first} | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",  # noqa: E731
+                            "|---|" + "---|" * len(corpora)]
     lines = []
     for split in ("test", "dev"):
         lines += [f"Token F1 on the **{split}** split, at the gold length / at the fixed rate (0.7 C&L, 0.45 Google):",
-                  "", "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",
-                  "|---|" + "---|" * len(corpora)]
+                  "", *header("system")]
         for system, label, _ in SYSTEMS:
             cells = [f"{show(f1_of(out, c, split, 'gold', system))} / "
                      f"{show(f1_of(out, c, split, f'ratio{CORPORA[c][1]}', system))}" for c in corpora]
@@ -210,7 +211,7 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     lines += ["What each change bought: the paired difference of token F1 on **test** at the gold length, in points,"
               " with its 95% confidence interval over the test sentences (a difference whose interval holds 0 is not"
               " measurably different from none):", "",
-              "| change | " + " | ".join(CORPORA[c][3] for c in corpora) + " |", "|---|" + "---|" * len(corpora)]
+              *header("change")]
     for what, with_it, without in CHANGES:
         cells = []
         for c in corpora:
@@ -220,15 +221,14 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
         lines.append(f"| {what} | " + " | ".join(cells) + " |")
     lines.append("")
     lines += ["Syntactic F1 (dependency F1 between our parser's parses of the system's and the gold compression), "
-              "test, gold length:", "", "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",
-              "|---|" + "---|" * len(corpora)]
+              "test, gold length:", "", *header("system")]
     for system, label, _ in SYSTEMS:
         if system in ("joint-crf", "joint-perceptron"):
             continue  # models without a parser: their evaluation has no parse to compare
         lines.append(f"| {label} | " + " | ".join(show(f1_of(out, c, "test", "gold", system, "syntactic_f1"))
                                                  for c in corpora) + " |")
     lines += ["", "Training time (s, wall clock, the whole `compbench train` command):", "",
-              "| system | " + " | ".join(CORPORA[c][3] for c in corpora) + " |", "|---|" + "---|" * len(corpora)]
+              *header("system")]
     for system, label, _ in SYSTEMS[1:]:
         cells = [str(round(done[f"{c}/{system}"]["seconds"])) if f"{c}/{system}" in done else "-" for c in corpora]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
