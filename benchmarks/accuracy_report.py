@@ -72,7 +72,7 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
     parser = models / PARSER
     treebank = str(data / "ud-english-ewt")
     found: list[Step] = [("parser", compbench("parser", "train", "--treebank", treebank, "--out", str(parser),
-                                              "--epochs", "5"), [], [parser])]
+                                              "--epochs", "10"), [], [parser])]
     found += [(f"parser-evaluate-{split}", compbench("parser", "evaluate", "--model", str(parser), "--treebank",
                                                       treebank, "--split", split), [parser],
                [out / f"parser-{split}.txt"]) for split in ("dev", "test")]

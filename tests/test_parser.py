@@ -20,7 +20,7 @@ from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
-from compbench.parser.train import attachment_score, cost_augmented, train_crf, train_perceptron
+from compbench.parser.train import attachment_score, cost_augmented, train_crf, train_online
 from tests.test_corpora import write_google
 
 EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
@@ -206,7 +206,11 @@ def test_tiny_grammar_makes_trees(tmp_path: Path) -> None:
     assert len(sentences) == 40 and all(s.heads is not None for s in sentences)
 
 
-@pytest.mark.parametrize("train", [train_perceptron, train_crf])
+def train_mira(*args, **kwargs) -> list[dict]:
+    return train_online(*args, max_step=1.0, **kwargs)
+
+
+@pytest.mark.parametrize("train", [train_online, train_mira, train_crf])
 def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]))
@@ -216,10 +220,26 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
 
 
+@pytest.mark.parametrize("cost", [1.0, 0.5])
+def test_one_mira_step_makes_the_gold_tree_win_by_its_loss(tmp_path: Path, cost: float) -> None:
+    sentence = max(read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu"), key=lambda s: s.n)
+    model = ParserModel()
+    predicted = decode(model.solver, cost_augmented(np.zeros((sentence.n + 1,) * 2), sentence.heads, cost))
+    loss = cost * np.sum(predicted[1:] != sentence.heads[1:])
+    train_online(model, [sentence], [], epochs=1, cost=cost, max_step=100.0, log=lambda line: None)
+    # one step from zero: the averaged weights are half the step's, so twice them hold the step itself
+    scores, _ = model.features(sentence.words, sentence.xpos).scores(2 * model.weights)
+    assert loss > 0 and np.isclose(arc_total(scores, sentence.heads) - arc_total(scores, predicted), loss)
+    model = ParserModel()
+    train_online(model, [sentence], [], epochs=1, cost=cost, max_step=1e-3, log=lambda line: None)  # clipped
+    scores, _ = model.features(sentence.words, sentence.xpos).scores(2 * model.weights)
+    assert 0 < arc_total(scores, sentence.heads) - arc_total(scores, predicted) < loss
+
+
 def test_second_order_training_fits_a_tiny_treebank(tmp_path: Path) -> None:
     sentences = read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu")
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]), info={"second_order": True})
-    train_perceptron(model, sentences, sentences, epochs=4, log=lambda line: None)
+    train_mira(model, sentences, sentences, epochs=4, log=lambda line: None)
     assert model.features(sentences[0].words, sentences[0].xpos).sibling is not None
     assert attachment_score(sentences, [model.parse(s.words, s.xpos) for s in sentences]) == 1.0
 
@@ -291,10 +311,11 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert error.count("\n") == 1 and "tiny-ud-dev.conllu: line" in error and "Traceback" not in error
     assert not out.exists()
     treebank = write_treebank(tmp_path / "tb2", {"train": 5, "dev": 2, "test": 2})
-    for options in (["--cost", "-1"], ["--cost", "inf"], ["--cost", "nan"], ["--cost", "1", "--objective", "crf"]):
+    for options in (["--cost", "-1"], ["--cost", "inf"], ["--cost", "nan"], ["--cost", "1", "--objective", "crf"],
+                    ["--max-step", "0"], ["--max-step", "inf"], ["--max-step", "1", "--objective", "perceptron"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
-        assert error.count("\n") == 1 and "--cost" in error and not out.exists()
+        assert error.count("\n") == 1 and options[0] in error and not out.exists()
     not_a_model = tmp_path / "x.npz"
     np.savez(not_a_model, a=np.zeros(1))
     assert main(["parser", "parse", "--model", str(not_a_model), str(treebank / "tiny-ud-test.conllu")]) == 2
@@ -320,5 +341,5 @@ def test_ewt_parser_learns_from_a_slice() -> None:
     train = read_conllu(EWT / "en_ewt-ud-train.conllu")[:400]
     dev = read_conllu(EWT / "en_ewt-ud-dev.conllu")[:100]
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]))
-    history = train_perceptron(model, train, dev, epochs=2, log=lambda line: None)
+    history = train_online(model, train, dev, epochs=2, log=lambda line: None)
     assert history[-1]["dev_uas"] > 0.6  # gold tags, 400 sentences: far from the full model, far above chance

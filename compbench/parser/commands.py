@@ -20,9 +20,10 @@ from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import build_vocabulary
 from .labels import ArcLabeler
 from .model import ParserModel, paired_tags
-from .train import attachment_score, train_crf, train_perceptron
+from .train import attachment_score, train_crf, train_online
 
 SPLITS = ("train", "dev", "test")
+MAX_STEP = 1.0  # MIRA's default largest step, chosen on EWT dev
 
 
 def read_split(directory: str, split: str) -> list[TreeSentence]:
@@ -61,19 +62,25 @@ def _log(line: str) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     if args.second_order and args.objective == "crf":
-        raise UsageError("--second-order goes with --objective perceptron")
+        raise UsageError("--second-order goes with --objective perceptron or mira")
     if args.cost is not None and args.objective == "crf":
-        raise UsageError("--cost goes with --objective perceptron (the tree-CRF has no loss-augmented decoding)")
+        raise UsageError("--cost goes with --objective perceptron or mira (the tree-CRF has no loss-augmented decoding)")
+    if args.max_step is not None and args.objective != "mira":
+        raise UsageError("--max-step goes with --objective mira")
     cost = 1.0 if args.cost is None else args.cost
     if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
+    max_step = MAX_STEP if args.max_step is None else args.max_step
+    if not 0 < max_step < float("inf"):
+        raise UsageError(f"--max-step: expected a finite number > 0, got {args.max_step}")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     lexicon = tagger_lexicon(args.tagger_lexicon)
     universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), info={
         "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
-        **({"cost": cost} if args.objective == "perceptron" else {}), "universal_tags": universal,
+        **({"cost": cost} if args.objective != "crf" else {}),
+        **({"max_step": max_step} if args.objective == "mira" else {}), "universal_tags": universal,
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
         "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
@@ -94,7 +101,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.objective == "crf":
         train_crf(model, train, dev_tagged, learning_rate=args.learning_rate, **common)
     else:
-        train_perceptron(model, train, dev_tagged, cost=cost, **common)
+        train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
+                     **common)
     model.info["train_seconds"] = time.perf_counter() - start
     if args.label_epochs > 0:
         start = time.perf_counter()
@@ -232,14 +240,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
     train.add_argument("--epochs", type=int, default=10, help="passes over train; the best on dev is kept "
                                                                "(default 10)")
-    train.add_argument("--objective", choices=("perceptron", "crf"), default="perceptron",
-                       help="averaged perceptron (default) or tree-CRF (AdaGrad on the log-likelihood)")
-    train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron only; the "
-                                                                     "chart decodes them in the same O(n^3))")
+    train.add_argument("--objective", choices=("mira", "perceptron", "crf"), default="mira",
+                       help="averaged passive-aggressive updates (1-best MIRA, default), averaged perceptron or "
+                            "tree-CRF (AdaGrad on the log-likelihood)")
+    train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron and MIRA "
+                                                                     "only; the chart decodes them in the same O(n^3))")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
-    train.add_argument("--cost", type=float, help="perceptron: decode each training sentence with "
-                       "this added to every non-gold arc's score (loss-augmented; 0: the plain perceptron; "
-                       "default 1)")
+    train.add_argument("--cost", type=float, help="perceptron and MIRA: decode each training sentence with "
+                       "this added to every non-gold arc's score (loss-augmented; 0: plain decoding; default 1)")
+    train.add_argument("--max-step", type=float, help=f"MIRA: the largest step of one update (the C of "
+                       f"passive-aggressive PA-I; default {MAX_STEP:g})")
     train.add_argument("--tagger-epochs", type=int, default=15, help="POS tagger training passes (default 15)")
     train.add_argument("--tagger-lexicon", metavar="GOOGLE_DIR", help="Google compression corpus directory: the "
                        "tag classes of the words of its training part (Google's PTB tags) become tagger features")

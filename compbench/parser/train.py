@@ -1,4 +1,5 @@
-"""Training the parser: the averaged perceptron, or the tree-CRF (log-likelihood by inside-outside, AdaGrad).
+"""Training the parser: averaged online updates (the perceptron, or passive-aggressive: 1-best MIRA), or the tree-CRF
+(log-likelihood by inside-outside, AdaGrad).
 
 Both make passes over the shuffled training sentences, score every epoch's weights on the dev sentences (UAS with
 the dev sentences' tags as given: predicted ones when the caller tagged them) and keep the best epoch.
@@ -6,7 +7,7 @@ the dev sentences' tags as given: predicted ones when the caller tagged them) an
 >>> from compbench.parser.conllu import TreeSentence
 >>> s = TreeSentence(["a", "b"], ["_", "_"], ["DT", "NN"], np.array([-1, 2, 0]), ["det", "root"])
 >>> model = ParserModel()
->>> history = train_perceptron(model, [s] * 3, [s], epochs=2, log=lambda line: None)
+>>> history = train_online(model, [s] * 3, [s], epochs=2, log=lambda line: None)
 >>> model.parse(s.words, s.xpos).tolist(), history[-1]["dev_uas"]
 ([-1, 2, 0], 1.0)
 """
@@ -87,14 +88,19 @@ def cost_augmented(arc_scores: np.ndarray, heads: np.ndarray, cost: float) -> np
     return augmented
 
 
-def train_perceptron(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
-                     seed: int = 0, cost: float = 1.0, log: Callable[[str], None] = print) -> list[dict]:
-    """The averaged perceptron (one update per sentence: the arcs into the words whose predicted head is wrong, and
-    in second order the sibling triples of both trees), each training sentence decoded with ``cost`` added to its
-    non-gold arcs (:func:`cost_augmented`; 0: the plain perceptron); returns one record per epoch (mistakes: the
-    sentences whose loss-augmented tree had a wrong head, seconds, dev UAS)."""
+def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
+                 seed: int = 0, cost: float = 1.0, max_step: float | None = None,
+                 log: Callable[[str], None] = print) -> list[dict]:
+    """Averaged online large-margin training.  Each training sentence is decoded with ``cost`` added to its
+    non-gold arcs (:func:`cost_augmented`; 0: plain decoding); when that tree has a wrong head the weights move by
+    step x delta, delta = the gold tree's features minus the predicted tree's (the arcs into the words with a wrong
+    head, and in second order the sibling triples of both trees).  ``max_step`` None: the perceptron, step 1.
+    Otherwise the passive-aggressive step (Crammer et al. 2006, PA-I; 1-best MIRA, as McDonald et al. 2005 trained
+    their parser): step = min(max_step, (loss - w.delta) / |delta|^2), loss = cost x (wrong heads), the smallest
+    move that makes the gold tree beat the predicted one by its loss, clipped at ``max_step``.  Returns one record
+    per epoch (mistakes: the sentences whose loss-augmented tree had a wrong head, seconds, dev UAS)."""
     weights = np.zeros(SIZE + 1)
-    totals = np.zeros(SIZE + 1)  # sum over steps of step * update, for averaging
+    totals = np.zeros(SIZE + 1)  # sum over steps of step number x update, for averaging
     steps = 1
 
     def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
@@ -105,10 +111,14 @@ def train_perceptron(model: ParserModel, train: list[TreeSentence], dev: list[Tr
         if len(wrong):
             gold = np.concatenate([features.of_arcs(sentence.heads, wrong), features.of_siblings(sentence.heads)])
             guessed = np.concatenate([features.of_arcs(predicted, wrong), features.of_siblings(predicted)])
-            ids = np.concatenate([gold, guessed])
-            signs = np.concatenate([np.ones(len(gold)), -np.ones(len(guessed))])
-            np.add.at(weights, ids, signs)
-            np.add.at(totals, ids, steps * signs)
+            ids, inverse = np.unique(np.concatenate([gold, guessed]), return_inverse=True)
+            delta = np.bincount(inverse, weights=np.concatenate([np.ones(len(gold)), -np.ones(len(guessed))]))
+            size = 1.0
+            if max_step is not None:
+                squared = float(delta @ delta)
+                size = min(max_step, (cost * len(wrong) - float(delta @ weights[ids])) / squared) if squared else 0.0
+            weights[ids] += size * delta
+            totals[ids] += steps * size * delta
         steps += 1
         return bool(len(wrong))
 
