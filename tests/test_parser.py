@@ -20,7 +20,8 @@ from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.features import PAD, arc_features, build_vocabulary
-from compbench.parser.train import attachment_score, cost_augmented, train_crf, train_online
+from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
+                                    train_online)
 from tests.test_corpora import write_google
 
 EWT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "ud-english-ewt"
@@ -220,20 +221,44 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
 
 
+@pytest.mark.parametrize("loss, margin, squared, max_step, expected", [
+    (2.0, 0.5, 3.0, 1.0, 0.5),  # the step that closes the gap
+    (2.0, -1.0, 3.0, 1.0, 1.0),  # the gold tree losing: a larger step
+    (2.0, -4.0, 3.0, 1.0, 1.0),  # clipped at max_step
+    (2.0, 2.0, 3.0, 1.0, 0.0),  # already winning by the loss: no move
+    (2.0, 2.5, 3.0, 1.0, 0.0),  # winning by more (a non-projective gold tree can): no move, never a negative one
+    (1.0, 0.0, 0.0, 1.0, 0.0),  # no difference in features
+])
+def test_passive_aggressive_step(loss: float, margin: float, squared: float, max_step: float, expected: float) -> None:
+    assert passive_aggressive_step(loss, margin, squared, max_step) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("second_order", [False, True])
 @pytest.mark.parametrize("cost", [1.0, 0.5])
-def test_one_mira_step_makes_the_gold_tree_win_by_its_loss(tmp_path: Path, cost: float) -> None:
+def test_one_mira_step_makes_the_gold_tree_win_by_its_loss(tmp_path: Path, cost: float, second_order: bool) -> None:
     sentence = max(read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu"), key=lambda s: s.n)
-    model = ParserModel()
-    predicted = decode(model.solver, cost_augmented(np.zeros((sentence.n + 1,) * 2), sentence.heads, cost))
+
+    def margin(model: ParserModel, predicted: np.ndarray) -> float:
+        """The gold tree's score minus the predicted one's under the step itself: one step from zero leaves the
+        averaged weights at half the step's.  In second order the step must have moved sibling weights too."""
+        arc, sibling = model.features(sentence.words, sentence.xpos).scores(2 * model.weights)
+        siblings = lambda heads: sum(sibling[t] for t in compbench.sibling_pairs(heads))  # noqa: E731
+        sibling_margin = 0.0 if sibling is None else siblings(sentence.heads) - siblings(predicted)
+        assert (sibling_margin != 0) == second_order
+        return arc_total(arc, sentence.heads) - arc_total(arc, predicted) + sibling_margin
+
+    model = ParserModel(info={"second_order": second_order})
+    zeros = np.zeros((sentence.n + 1,) * 2)
+    predicted = decode(model.solver, cost_augmented(zeros, sentence.heads, cost),
+                       np.zeros((sentence.n + 1,) * 3) if second_order else None)
     loss = cost * np.sum(predicted[1:] != sentence.heads[1:])
     train_online(model, [sentence], [], epochs=1, cost=cost, max_step=100.0, log=lambda line: None)
-    # one step from zero: the averaged weights are half the step's, so twice them hold the step itself
-    scores, _ = model.features(sentence.words, sentence.xpos).scores(2 * model.weights)
-    assert loss > 0 and np.isclose(arc_total(scores, sentence.heads) - arc_total(scores, predicted), loss)
-    model = ParserModel()
+    assert loss > 0 and np.isclose(margin(model, predicted), loss)
+    model = ParserModel(info={"second_order": second_order})
     train_online(model, [sentence], [], epochs=1, cost=cost, max_step=1e-3, log=lambda line: None)  # clipped
-    scores, _ = model.features(sentence.words, sentence.xpos).scores(2 * model.weights)
-    assert 0 < arc_total(scores, sentence.heads) - arc_total(scores, predicted) < loss
+    assert 0 < margin(model, predicted) < loss
+    with pytest.raises(ValueError, match="cost > 0"):
+        train_online(model, [sentence], [], epochs=1, cost=0.0, max_step=1.0, log=lambda line: None)
 
 
 def test_second_order_training_fits_a_tiny_treebank(tmp_path: Path) -> None:
@@ -311,8 +336,10 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert error.count("\n") == 1 and "tiny-ud-dev.conllu: line" in error and "Traceback" not in error
     assert not out.exists()
     treebank = write_treebank(tmp_path / "tb2", {"train": 5, "dev": 2, "test": 2})
-    for options in (["--cost", "-1"], ["--cost", "inf"], ["--cost", "nan"], ["--cost", "1", "--objective", "crf"],
-                    ["--max-step", "0"], ["--max-step", "inf"], ["--max-step", "1", "--objective", "perceptron"]):
+    perceptron = ["--objective", "perceptron"]
+    for options in (["--cost", "-1", *perceptron], ["--cost", "inf", *perceptron], ["--cost", "nan", *perceptron],
+                    ["--cost", "1", "--objective", "crf"], ["--cost", "1"], ["--max-step", "0"],
+                    ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()

@@ -1,5 +1,6 @@
-"""A first-order dependency parser of our own: CoNLL-U, McDonald et al.'s arc features, decoding on the project's
-chart (Eisner's algorithm = the compressive chart with no deletion), averaged perceptron or tree-CRF training.
+"""A dependency parser of our own (first order, second order as an option): CoNLL-U, McDonald et al.'s arc features,
+decoding on the project's chart (Eisner's algorithm = the compressive chart with no deletion), trained by averaged
+MIRA (passive-aggressive), the averaged perceptron or the tree-CRF.
 
 >>> from compbench.parser import ParserModel, parse_conllu
 >>> ParserModel().parse(["a", "b"], ["DT", "NN"]).tolist()

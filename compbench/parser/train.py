@@ -88,6 +88,20 @@ def cost_augmented(arc_scores: np.ndarray, heads: np.ndarray, cost: float) -> np
     return augmented
 
 
+def passive_aggressive_step(loss: float, margin: float, squared: float, max_step: float) -> float:
+    """The step of a passive-aggressive update (Crammer et al. 2006, PA-I): the smallest move along delta that
+    makes the gold structure beat the predicted one by ``loss``, given the ``margin`` w.delta it has now and
+    ``squared`` = |delta|^2, kept within [0, ``max_step``] (0 when it already wins by ``loss``: a gold tree the
+    decoder cannot produce, a non-projective one, can).
+
+    >>> passive_aggressive_step(2.0, 0.5, 3.0, 1.0), passive_aggressive_step(2.0, 2.5, 3.0, 1.0)
+    (0.5, 0.0)
+    >>> passive_aggressive_step(2.0, -4.0, 3.0, 1.0), passive_aggressive_step(1.0, 0.0, 0.0, 1.0)
+    (1.0, 0.0)
+    """
+    return min(max_step, max(0.0, loss - margin) / squared) if squared > 0 else 0.0
+
+
 def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
                  seed: int = 0, cost: float = 1.0, max_step: float | None = None,
                  log: Callable[[str], None] = print) -> list[dict]:
@@ -95,10 +109,12 @@ def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSe
     non-gold arcs (:func:`cost_augmented`; 0: plain decoding); when that tree has a wrong head the weights move by
     step x delta, delta = the gold tree's features minus the predicted tree's (the arcs into the words with a wrong
     head, and in second order the sibling triples of both trees).  ``max_step`` None: the perceptron, step 1.
-    Otherwise the passive-aggressive step (Crammer et al. 2006, PA-I; 1-best MIRA, as McDonald et al. 2005 trained
-    their parser): step = min(max_step, (loss - w.delta) / |delta|^2), loss = cost x (wrong heads), the smallest
-    move that makes the gold tree beat the predicted one by its loss, clipped at ``max_step``.  Returns one record
-    per epoch (mistakes: the sentences whose loss-augmented tree had a wrong head, seconds, dev UAS)."""
+    Otherwise the passive-aggressive step (:func:`passive_aggressive_step`; 1-best MIRA, as McDonald et al. 2005
+    trained their parser) for the loss cost x (wrong heads); scaling ``cost`` then only scales the weights, unless
+    ``max_step`` clips the step.  Returns one record per epoch (mistakes: the sentences whose loss-augmented tree
+    had a wrong head, seconds, dev UAS)."""
+    if max_step is not None and cost <= 0:
+        raise ValueError("the passive-aggressive update needs a cost > 0: its loss is cost x (wrong heads)")
     weights = np.zeros(SIZE + 1)
     totals = np.zeros(SIZE + 1)  # sum over steps of step number x update, for averaging
     steps = 1
@@ -113,10 +129,8 @@ def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSe
             guessed = np.concatenate([features.of_arcs(predicted, wrong), features.of_siblings(predicted)])
             ids, inverse = np.unique(np.concatenate([gold, guessed]), return_inverse=True)
             delta = np.bincount(inverse, weights=np.concatenate([np.ones(len(gold)), -np.ones(len(guessed))]))
-            size = 1.0
-            if max_step is not None:
-                squared = float(delta @ delta)
-                size = min(max_step, (cost * len(wrong) - float(delta @ weights[ids])) / squared) if squared else 0.0
+            size = 1.0 if max_step is None else passive_aggressive_step(
+                cost * len(wrong), float(delta @ weights[ids]), float(delta @ delta), max_step)
             weights[ids] += size * delta
             totals[ids] += steps * size * delta
         steps += 1
