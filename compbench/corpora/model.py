@@ -69,7 +69,12 @@ class CompressionModel:
         """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
         parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
         if self.parser is not None and sentence.heads is None:
-            tags, _, sentence.heads = self.parser.tag_and_parse(sentence.tokens, self.pos(sentence))
+            # the parser's tagger (if any) tags the sentence for the parse anyway: with no tagger of the model's own
+            # and no tags of the sentence's, those tags are :meth:`pos`'s, kept rather than tagged twice
+            given = self.pos(sentence) if self.tagger is not None else sentence.pos
+            tags, _, sentence.heads = self.parser.tag_and_parse(sentence.tokens, given)
+            if sentence.pos is None:
+                sentence.pos = tags
             if sentence.dep is None and self.parser.labeler is not None:  # Clarke & Lapata come without labels
                 sentence.dep = self.parser.labels(sentence.tokens, tags, sentence.heads)
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
