@@ -19,6 +19,7 @@ from compbench.cli import main
 from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
+from compbench.parser.commands import jackknife_tags, tagger_training
 from compbench.parser.features import PAD, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
                                     train_online)
@@ -326,6 +327,25 @@ def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixt
     assert error.count("\n") == 1 and "no-such-dir" in error
 
 
+@pytest.mark.parametrize("universal", [False, True])
+def test_jackknifed_tags_come_from_the_other_folds_in_any_number_of_processes(tmp_path: Path, universal: bool
+                                                                              ) -> None:
+    train = read_conllu(write_treebank(tmp_path, {"train": 12}) / "tiny-ud-train.conllu")
+    model = ParserModel(info={"universal_tags": universal})
+    tagged = jackknife_tags(model, train, folds=3, epochs=2, seed=0)
+    assert [s.words for s in tagged] == [s.words for s in train] and [s.heads.tolist() for s in tagged] == [
+        s.heads.tolist() for s in train]
+    for fold in range(3):  # sentence i is tagged by the tagger of the sentences of the other folds
+        fold_model = ParserModel(info={"universal_tags": universal})
+        rest = [s for i, s in enumerate(train) if i % 3 != fold]
+        fold_model.tagger = StructuredTagger.fit(tagger_training(model, rest), epochs=2, seed=0)
+        for s, t in zip(train[fold::3], tagged[fold::3]):
+            xpos, upos = fold_model.tag(s.words)
+            assert t.xpos == xpos and t.upos == (upos if universal else s.upos)
+    in_two = jackknife_tags(model, train, folds=3, epochs=2, seed=0, jobs=2)
+    assert [(s.xpos, s.upos) for s in in_two] == [(s.xpos, s.upos) for s in tagged]
+
+
 def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     treebank = write_treebank(tmp_path / "tb", {"train": 5, "dev": 2, "test": 2})
     with open(treebank / "tiny-ud-dev.conllu", "a") as handle:
@@ -339,7 +359,8 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     perceptron = ["--objective", "perceptron"]
     for options in (["--cost", "-1", *perceptron], ["--cost", "inf", *perceptron], ["--cost", "nan", *perceptron],
                     ["--cost", "1", "--objective", "crf"], ["--cost", "1"], ["--max-step", "0"],
-                    ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"]):
+                    ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"], ["--folds", "0"],
+                    ["--jobs", "0"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()

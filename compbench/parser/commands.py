@@ -10,6 +10,7 @@ import argparse
 import copy
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 
@@ -68,8 +69,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                          "MIRA's loss is the number of wrong heads: a cost would only scale its weights)")
     if args.max_step is not None and args.objective != "mira":
         raise UsageError("--max-step goes with --objective mira")
-    if args.epochs < 1:
-        raise UsageError(f"--epochs: expected at least 1, got {args.epochs}")
+    for option in ("epochs", "folds", "jobs"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option}: expected at least 1, got {getattr(args, option)}")
     cost = 1.0 if args.cost is None else args.cost
     if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
@@ -97,8 +99,9 @@ def cmd_train(args: argparse.Namespace) -> int:
          + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
     if args.folds > 1:
         start = time.perf_counter()
-        train = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon)
-        _log(f"jackknifed training tags ({args.folds} folds): {time.perf_counter() - start:.1f} s")
+        train = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon, args.jobs)
+        _log(f"jackknifed training tags ({args.folds} folds, {args.jobs} at a time): "
+             f"{time.perf_counter() - start:.1f} s")
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
     if args.objective == "crf":
@@ -135,18 +138,32 @@ def tagger_lexicon(directory: str | None) -> list[tuple[list[str], list[str]]]:
 
 
 def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, epochs: int, seed: int,
-                   lexicon: list[tuple[list[str], list[str]]] = ()) -> list[TreeSentence]:
+                   lexicon: list[tuple[list[str], list[str]]] = (), jobs: int = 1) -> list[TreeSentence]:
     """Copies of the training sentences tagged by a tagger of ``model``'s kind trained on the other folds (sentence i
-    is in fold i % folds), so that the parser learns from tags as wrong as the ones it will see."""
+    is in fold i % folds), so that the parser learns from tags as wrong as the ones it will see; ``jobs`` folds'
+    taggers train at once, in separate processes (the same tags for any ``jobs``)."""
+    held_out = [range(fold, len(train), folds) for fold in range(folds)]
+    work = [(model.universal, tagger_training(model, [s for i, s in enumerate(train) if i % folds != fold]),
+             [train[i].words for i in held_out[fold]], epochs, seed, lexicon) for fold in range(folds)]
+    if jobs > 1:
+        with ProcessPoolExecutor(min(jobs, folds)) as pool:
+            fold_tags = list(pool.map(_fold_tags, *zip(*work)))
+    else:
+        fold_tags = [_fold_tags(*arguments) for arguments in work]
     tagged: list[tuple[list[str], list[str] | None]] = [([], None) for _ in train]
-    fold_model = copy.copy(model)
-    for fold in range(folds):
-        rest = [s for i, s in enumerate(train) if i % folds != fold]
-        fold_model.tagger = StructuredTagger.fit(tagger_training(model, rest), epochs=epochs, seed=seed,
-                                                 lexicon=lexicon)
-        for i in range(fold, len(train), folds):
-            tagged[i] = fold_model.tag(train[i].words)
+    for indices, tags in zip(held_out, fold_tags):
+        for i, sentence_tags in zip(indices, tags):
+            tagged[i] = sentence_tags
     return with_tags(train, tagged)
+
+
+def _fold_tags(universal: bool, training: list[tuple[list[str], list[str]]], sentences: list[list[str]],
+               epochs: int, seed: int, lexicon: list[tuple[list[str], list[str]]]
+               ) -> list[tuple[list[str], list[str] | None]]:
+    """The (XPOS, UPOS or None) of ``sentences`` by a tagger trained on ``training``, for :func:`jackknife_tags`."""
+    model = ParserModel(info={"universal_tags": universal})
+    model.tagger = StructuredTagger.fit(training, epochs=epochs, seed=seed, lexicon=lexicon)
+    return [model.tag(words) for words in sentences]
 
 
 def tagger_training(model: ParserModel, sentences: list[TreeSentence]) -> list[tuple[list[str], list[str]]]:
@@ -260,6 +277,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "tag classes of the words of its training part (Google's PTB tags) become tagger features")
     train.add_argument("--folds", type=int, default=1, help="train the parser on tags from taggers trained on "
                                                              "the other folds (default 1: on the gold tags)")
+    train.add_argument("--jobs", type=int, default=1, metavar="N", help="with --folds: fold taggers trained at "
+                       "once, one process each (default 1; each takes about 2 GB)")
     train.add_argument("--label-epochs", type=int, default=5, help="arc labeler (DEPREL) training passes "
                                                                      "(default 5; 0: no labels)")
     train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
