@@ -3,7 +3,7 @@ gold length and at a fixed rate, and write the tables (into the report's README.
 the figure and the record of the commands with their times.
 
 One command (about an hour on one core), resumable as ``make`` is: a step runs when one of its outputs is missing or
-older than one of its inputs, and every finished step is recorded at once in ``runs.json`` (command, wall-clock
+older than one of its inputs or when its command is not the one it last ran with, and every finished step is recorded at once in ``runs.json`` (command, wall-clock
 seconds, date, commit), so an interrupted run loses only the step it was in.  Delete or retrain a model and the
 steps that read it run again.
 
@@ -133,10 +133,11 @@ def stale(inputs: list[Path], outputs: list[Path]) -> bool:
 
 
 def run(plan: list[Step], record: Path) -> None:
-    """Run the stale steps in order, recording each one in ``record`` as it finishes."""
+    """Run the stale steps in order (and those whose command is not the one ``record`` holds for them: a step whose
+    options changed), recording each one in ``record`` as it finishes."""
     done = json.loads(record.read_text()) if record.exists() else {}
     for name, command, inputs, outputs in plan:
-        if not stale(inputs, outputs):
+        if not stale(inputs, outputs) and done.get(name, {}).get("command") == shown(command):
             continue
         print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
         start = time.perf_counter()
