@@ -20,7 +20,7 @@ from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.commands import jackknife_tags, tagger_training
-from compbench.parser.features import PAD, arc_features, build_vocabulary
+from compbench.parser.features import FEATURES, PAD, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
                                     train_online)
 from tests.test_corpora import write_google
@@ -150,8 +150,9 @@ def test_tree_counts_match_the_catalan_like_numbers() -> None:
 
 def test_features_cover_every_pair_and_between_words() -> None:
     f = arc_features("the big cat sat on the mat".split(), "DT JJ NN VBD IN DT NN".split())
-    assert f.fixed.shape[:2] == (8, 8) and f.between.shape == (8, 8, 8)
-    inside = f.between[4] != PAD  # head 4 ("sat"): words strictly between it and each modifier
+    assert f.fixed.shape[:2] == (8, 8) and f.between.shape == (8, 8, 8, 2)  # tags and coarse tags
+    inside = f.between[4, :, :, 0] != PAD  # head 4 ("sat"): words strictly between it and each modifier
+    assert np.array_equal(inside, f.between[4, :, :, 1] != PAD)
     assert inside[:, 1].tolist() == [False, False, True, True, False, False, False, False]
     assert not inside[:, 5].any()
     vocabulary = build_vocabulary([["the", "the", "cat"]])  # "cat" is rare: backed off
@@ -301,7 +302,8 @@ def test_universal_tags_are_the_coarse_tags_when_the_treebank_has_them(tmp_path:
     by_ptb, by_upos = arc_features(sentence.words, sentence.xpos), arc_features(
         sentence.words, sentence.xpos, universal_tags=sentence.upos)
     assert by_ptb.fixed.shape == by_upos.fixed.shape and not np.array_equal(by_ptb.fixed, by_upos.fixed)
-    assert np.array_equal(by_ptb.between, by_upos.between)  # the in-between features read the PTB tags
+    assert np.array_equal(by_ptb.between[..., 0], by_upos.between[..., 0])  # the PTB tags in between
+    assert not np.array_equal(by_ptb.between[..., 1], by_upos.between[..., 1])  # and the coarse ones
     universal = ParserModel(info={"universal_tags": True})
     with pytest.raises(ValueError, match="universal"):
         universal.features(sentence.words, sentence.xpos)
@@ -311,6 +313,29 @@ def test_universal_tags_are_the_coarse_tags_when_the_treebank_has_them(tmp_path:
     model.tagger = StructuredTagger.fit([(sentence.words, [f"{x}|{u}" for x, u in zip(sentence.xpos, sentence.upos)])]
                                         * 3, epochs=3)
     assert model.tag(sentence.words) == (sentence.xpos, sentence.upos)
+
+
+def test_a_model_file_reads_with_the_feature_set_it_was_trained_with(tmp_path: Path) -> None:
+    sentences = read_conllu(write_treebank(tmp_path, {"train": 20}) / "tiny-ud-train.conllu")
+    model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]))
+    train_online(model, sentences, [], epochs=2, max_step=1.0, log=lambda line: None)
+    assert model.info["features"] == FEATURES == 2
+    path = tmp_path / "p.npz"
+    model.save(path)
+    with np.load(path) as data:
+        arrays = dict(data)
+    info = json.loads(str(arrays["info"]))
+    assert ParserModel.load(path).features(sentences[0].words, sentences[0].xpos).between.shape[-1] == 2
+    del info["features"]  # a file from before the feature sets had a number: no coarse in-between template
+    np.savez(path, **{**arrays, "info": np.array(json.dumps(info))})
+    older, s = ParserModel.load(path), sentences[0]
+    assert older.features(s.words, s.xpos).between.shape[-1] == 1
+    first = arc_features(s.words, s.xpos, older.vocabulary, version=1).scores(older.weights)[0]
+    assert np.array_equal(older.features(s.words, s.xpos).scores(older.weights)[0], first)
+    info["features"] = FEATURES + 1
+    np.savez(path, **{**arrays, "info": np.array(json.dumps(info))})
+    with pytest.raises(ValueError, match="newer version"):
+        ParserModel.load(path)
 
 
 def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

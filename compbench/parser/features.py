@@ -5,13 +5,13 @@ one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
 surrounding tags (h±1, m±1), some of them again with coarse tags (UPOS, or a PTB tag's first two letters), a word
 with the other side's neighbouring tags, the numbers of verbs, punctuation marks and commas between h and m, and for
-every word b strictly between h and m the tags (h, b, m).  Words are lower-cased; a word seen fewer than ``rare`` times
+every word b strictly between h and m the tags (h, b, m) and their coarse tags (feature set 2 on).  Words are lower-cased; a word seen fewer than ``rare`` times
 in training (:func:`build_vocabulary`) is replaced by its shape and 3-letter suffix.
 
 >>> f = arc_features(["The", "cat", "sat"], ["DT", "NN", "VBD"])
 >>> f.fixed.shape[:2], f.between.shape
-((4, 4), (4, 4, 4))
->>> int(f.between[1, 1, 3]) == PAD, int(f.between[1, 2, 3]) == PAD     # b = 2 lies between 1 and 3
+((4, 4), (4, 4, 4, 2))
+>>> int(f.between[1, 1, 3, 0]) == PAD, int(f.between[1, 2, 3, 0]) == PAD     # b = 2 lies between 1 and 3
 (True, False)
 """
 
@@ -25,6 +25,7 @@ from ..corpora.features import DIM, _bucket, code, mix, shape
 from ..evaluate import sibling_pairs
 
 TABLES = 8
+FEATURES = 2  # the feature set of new models; 1: that of models from before the coarse in-between tags
 SIZE = TABLES * DIM  # hashed weights; index SIZE is padding (always weight 0)
 PAD = SIZE
 
@@ -81,7 +82,8 @@ def sibling_features(words: list[str], tags: list[str], vocabulary: np.ndarray |
 @dataclass
 class ArcFeatures:
     """``fixed[h, m]`` (n+1, n+1, F) the indices of arc h -> m's fixed templates; ``between[h, b, m]``
-    (n+1, n+1, n+1) the in-between-tag feature of word b for that arc (``PAD`` where b is not between h and m)."""
+    (n+1, n+1, n+1, B) the in-between-tag features of word b for that arc (``PAD`` where b is not between h and
+    m)."""
 
     fixed: np.ndarray
     between: np.ndarray
@@ -90,7 +92,7 @@ class ArcFeatures:
     def scores(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Arc scores (n+1, n+1) and sibling scores (n+1, n+1, n+1) or None under ``weights`` (SIZE + 1 entries,
         the last one 0)."""
-        arc = weights[self.fixed].sum(-1) + weights[self.between].sum(1)
+        arc = weights[self.fixed].sum(-1) + weights[self.between].sum((1, 3))
         return arc, None if self.sibling is None else weights[self.sibling].sum(-1)
 
     def of_siblings(self, heads: np.ndarray) -> np.ndarray:
@@ -129,10 +131,12 @@ def build_vocabulary(sentences: list[list[str]], rare: int = 2) -> np.ndarray:
 
 
 def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | None = None,
-                 second_order: bool = False, universal_tags: list[str] | None = None) -> ArcFeatures:
+                 second_order: bool = False, universal_tags: list[str] | None = None,
+                 version: int = FEATURES) -> ArcFeatures:
     """The features of every arc h -> m (h = 0..n, m = 0..n; column 0 and the diagonal are never used), and with
     ``second_order`` of every sibling triple.  The coarse tags are ``universal_tags`` (UPOS) when given, else each
-    PTB tag's first two letters."""
+    PTB tag's first two letters.  ``version`` 1 leaves out the coarse in-between template, as its models were
+    trained."""
     n = len(words)
     N = n + 1
     w = np.concatenate([[code("<root>")], word_codes(words, vocabulary)])
@@ -166,7 +170,10 @@ def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | Non
     b = np.arange(N)[None, :, None]
     H, M = h[:, :, None], m[:, None, :]
     inside = (np.minimum(H, M) < b) & (b < np.maximum(H, M))
-    between = mix(102, p[:, None, None], p[None, :, None], p[None, None, :], distance[:, None, :]) + 2 * DIM
-    between = np.where(inside, between, PAD)
+    between = [mix(102, p[:, None, None], p[None, :, None], p[None, None, :], distance[:, None, :]) + 2 * DIM]
+    if version >= 2:
+        c = coarse[1:N + 1]
+        between.append(mix(105, c[:, None, None], c[None, :, None], c[None, None, :], distance[:, None, :]) + 5 * DIM)
+    between = np.where(inside[..., None], np.stack(between, axis=-1), PAD)
     sibling = sibling_features(words, tags, vocabulary) if second_order else None
     return ArcFeatures(np.ascontiguousarray(fixed), between, sibling)

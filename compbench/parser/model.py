@@ -20,7 +20,7 @@ import numpy as np
 from ..corpora.tagger import PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import Solver, SolverError, get_solver
-from .features import SIZE, ArcFeatures, arc_features
+from .features import FEATURES, SIZE, ArcFeatures, arc_features
 from .labels import ArcLabeler
 
 DECODER = "hook-dp"
@@ -58,7 +58,8 @@ def decode(solver: Solver, arc_scores: np.ndarray, sibling_scores: np.ndarray | 
 class ParserModel:
     """Weights over hashed arc features (``weights[SIZE]`` is the padding's 0), the vocabulary of non-rare word
     codes, a POS tagger (None: the input's own tags are used) and an arc labeler (None: no labels);
-    ``info["second_order"]`` adds sibling features."""
+    ``info["second_order"]`` adds sibling features, ``info["features"]`` is the feature set's version (a model
+    file reads with the one it was trained with)."""
 
     def __init__(self, weights: np.ndarray | None = None, vocabulary: np.ndarray | None = None,
                  tagger: PosTagger | StructuredTagger | None = None, info: dict[str, Any] | None = None,
@@ -69,6 +70,7 @@ class ParserModel:
         self.labeler = labeler
         self.info = dict(info or {})
         self.info.setdefault("kind", "parser")
+        self.info.setdefault("features", FEATURES)
         self.solver = get_solver(decoder)
 
     def tag(self, words: list[str], tags: list[str] | None = None, universal_tags: list[str] | None = None
@@ -98,7 +100,7 @@ class ParserModel:
         if self.universal and universal_tags is None:
             raise ValueError("the model reads universal tags (UPOS) and none were given")
         return arc_features(words, tags, self.vocabulary, self.second_order,
-                            universal_tags if self.universal else None)
+                            universal_tags if self.universal else None, self.info["features"])
 
     def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None,
               universal_tags: list[str] | None = None) -> np.ndarray:
@@ -136,6 +138,10 @@ class ParserModel:
             info = json.loads(str(data["info"])) if "info" in data else {}
             if info.get("kind") != "parser":
                 raise ValueError("not a parser model")
+            info.setdefault("features", 1)  # a model from before the feature set had a number
+            if info["features"] > FEATURES:
+                raise ValueError(f"a parser model of feature set {info['features']}, from a newer version of "
+                                 f"compbench (this one reads 1 to {FEATURES})")
             weights = np.zeros(SIZE + 1)
             weights[data["weight_index"]] = data["weight_value"]
             tagger = load_tagger(data) if "tagger_weights" in data else None

@@ -164,7 +164,7 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
         between = features.between[h, :, m]
         inside = between != PAD
         ids.append(between[inside])
-        counts.append(np.broadcast_to(posterior[h, m][:, None], between.shape)[inside])
+        counts.append(np.broadcast_to(posterior[h, m][:, None, None], between.shape)[inside])
         gold = features.of_arcs(sentence.heads, np.arange(1, n + 1))
         ids.append(gold)
         counts.append(-np.ones(len(gold)))
