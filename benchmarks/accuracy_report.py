@@ -29,6 +29,7 @@ import datetime
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -132,12 +133,18 @@ def stale(inputs: list[Path], outputs: list[Path]) -> bool:
     return any(not p.exists() or p.stat().st_mtime > oldest for p in inputs)
 
 
+def must_run(name: str, command: list[str], inputs: list[Path], outputs: list[Path], done: dict) -> bool:
+    """Whether a step runs: it is :func:`stale`, or its command differs from the one ``done`` (``runs.json``) holds
+    for it in more than ``--jobs`` (how many processes, not what they compute)."""
+    options = lambda text: re.sub(r" --jobs \d+", "", text)  # noqa: E731
+    return stale(inputs, outputs) or options(done.get(name, {}).get("command", "")) != options(shown(command))
+
+
 def run(plan: list[Step], record: Path) -> None:
-    """Run the stale steps in order (and those whose command is not the one ``record`` holds for them: a step whose
-    options changed), recording each one in ``record`` as it finishes."""
+    """Run the steps that :func:`must_run` in order, recording each one in ``record`` as it finishes."""
     done = json.loads(record.read_text()) if record.exists() else {}
     for name, command, inputs, outputs in plan:
-        if not stale(inputs, outputs) and done.get(name, {}).get("command") == shown(command):
+        if not must_run(name, command, inputs, outputs, done):
             continue
         print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
         start = time.perf_counter()

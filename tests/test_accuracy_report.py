@@ -42,6 +42,22 @@ def test_a_model_over_the_parser_is_stale_when_the_parser_is_newer(tmp_path: Pat
     assert report.stale(*plan["google/evaluate-joint-parsed-test-gold"])
 
 
+def test_a_step_runs_again_when_its_options_change_but_not_its_number_of_jobs(tmp_path: Path) -> None:
+    plan = {name: (command, inputs, outputs) for name, command, inputs, outputs
+            in report.steps(tmp_path / "data", tmp_path / "models", tmp_path / "out", ["google"],
+                         [s for s, _, _ in report.SYSTEMS[1:]])}
+    for _, _, outputs in plan.values():
+        for path in outputs:
+            touch(path, 2000.0)
+    done = {name: {"command": report.shown(command)} for name, (command, _, _) in plan.items()}
+    assert not any(report.must_run(name, *plan[name], done) for name in plan)
+    parser = plan["parser"][0]
+    assert "--jobs" in parser and report.must_run("parser", [*parser, "--seed", "1"], *plan["parser"][1:], done)
+    jobs = parser.index("--jobs") + 1
+    assert not report.must_run("parser", [*parser[:jobs], "1", *parser[jobs + 1:]], *plan["parser"][1:], done)
+    assert report.must_run("parser", *plan["parser"], {})  # never recorded: it runs
+
+
 def test_retraining_a_baseline_alone_evaluates_it_again(tmp_path: Path) -> None:
     names = [name for name, *_ in report.steps(tmp_path, tmp_path, tmp_path, ["google"], ["bigram"])]
     assert "google/bigram" in names and "google/evaluate-joint-parsed-test-gold" in names

@@ -17,7 +17,7 @@ import pytest
 import compbench
 from compbench.cli import main
 from compbench.corpora.readers import CorpusError
-from compbench.corpora.tagger import StructuredTagger
+from compbench.corpora.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser.commands import jackknife_tags, tagger_training
 from compbench.parser.features import FEATURES, PAD, arc_features, build_vocabulary
@@ -315,7 +315,8 @@ def test_universal_tags_are_the_coarse_tags_when_the_treebank_has_them(tmp_path:
     assert model.tag(sentence.words) == (sentence.xpos, sentence.upos)
 
 
-def test_a_model_file_reads_with_the_feature_set_it_was_trained_with(tmp_path: Path) -> None:
+def test_a_model_file_reads_with_the_feature_set_it_was_trained_with(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
     sentences = read_conllu(write_treebank(tmp_path, {"train": 20}) / "tiny-ud-train.conllu")
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in sentences]))
     train_online(model, sentences, [], epochs=2, max_step=1.0, log=lambda line: None)
@@ -332,10 +333,14 @@ def test_a_model_file_reads_with_the_feature_set_it_was_trained_with(tmp_path: P
     assert older.features(s.words, s.xpos).between.shape[-1] == 1
     first = arc_features(s.words, s.xpos, older.vocabulary, version=1).scores(older.weights)[0]
     assert np.array_equal(older.features(s.words, s.xpos).scores(older.weights)[0], first)
-    info["features"] = FEATURES + 1
-    np.savez(path, **{**arrays, "info": np.array(json.dumps(info))})
-    with pytest.raises(ValueError, match="newer version"):
-        ParserModel.load(path)
+    for unread in (FEATURES + 1, 0, "2"):
+        info["features"] = unread
+        np.savez(path, **{**arrays, "info": np.array(json.dumps(info))})
+        with pytest.raises(OutdatedModelError, match="does not read"):
+            ParserModel.load(path)
+    assert main(["parser", "parse", "--model", str(path), str(tmp_path / "tiny-ud-train.conllu")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "feature set '2'" in error and "Traceback" not in error
 
 
 def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -347,6 +352,12 @@ def test_train_reads_a_tagger_lexicon(tmp_path: Path, capsys: pytest.CaptureFixt
     capsys.readouterr()
     model = ParserModel.load(out)
     assert model.tagger.lexicon and model.info["tagger_lexicon_sentences"] == 24  # the corpus's training part
+    assert model.info["features"] == FEATURES
+    assert main([*common[:-1], "--feature-set", "1", "--folds", "2", "--jobs", "2"]) == 0  # as models before set 2
+    capsys.readouterr()
+    older = ParserModel.load(out)
+    assert older.info["features"] == 1 and older.info["train_tags"] == "jackknifed, 2 folds"
+    assert older.features(["a", "b"], ["DT", "NN"], ["DET", "NOUN"]).between.shape[-1] == 1
     assert main([*common, str(tmp_path / "no-such-dir")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "no-such-dir" in error

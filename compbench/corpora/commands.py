@@ -122,6 +122,8 @@ def _parser(path: str | None):
 
     try:
         return ParserModel.load(path)
+    except OutdatedModelError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     except (OSError, KeyError, ValueError) as exc:
         raise UsageError(f"{path}: not a parser file ({exc})") from None
 

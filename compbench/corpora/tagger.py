@@ -294,7 +294,8 @@ class StructuredTagger:
 
 
 class OutdatedModelError(ValueError):
-    """A model file written by an older version whose parts this version no longer reads."""
+    """A model file written by another version (an older one, or a newer one) whose parts this version does not
+    read."""
 
 
 def load_tagger(arrays) -> PosTagger | StructuredTagger:

@@ -11,6 +11,7 @@ import copy
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 
@@ -18,7 +19,7 @@ from ..cli import UsageError, atomic_output, output_path
 from ..corpora.readers import CorpusError, read_corpus, split_corpus
 from ..corpora.tagger import OutdatedModelError, StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
-from .features import build_vocabulary
+from .features import FEATURES, build_vocabulary
 from .labels import ArcLabeler
 from .model import ParserModel, paired_tags
 from .train import attachment_score, train_crf, train_online
@@ -83,7 +84,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     lexicon = tagger_lexicon(args.tagger_lexicon)
     universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), info={
-        "second_order": args.second_order, "objective": args.objective, "epochs": args.epochs, "seed": args.seed,
+        "features": args.feature_set, "second_order": args.second_order, "objective": args.objective,
+        "epochs": args.epochs, "seed": args.seed,
         **({"cost": cost} if args.objective != "crf" else {}),
         **({"max_step": max_step} if args.objective == "mira" else {}), "universal_tags": universal,
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
@@ -146,8 +148,12 @@ def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, ep
     work = [(model.universal, tagger_training(model, [s for i, s in enumerate(train) if i % folds != fold]),
              [train[i].words for i in held_out[fold]], epochs, seed, lexicon) for fold in range(folds)]
     if jobs > 1:
-        with ProcessPoolExecutor(min(jobs, folds)) as pool:
-            fold_tags = list(pool.map(_fold_tags, *zip(*work)))
+        try:
+            with ProcessPoolExecutor(min(jobs, folds)) as pool:
+                fold_tags = list(pool.map(_fold_tags, *zip(*work)))
+        except BrokenProcessPool:
+            raise UsageError(f"--jobs {jobs}: a fold tagger's process died (out of memory? each takes about 2 GB); "
+                             f"try fewer jobs") from None
     else:
         fold_tags = [_fold_tags(*arguments) for arguments in work]
     tagged: list[tuple[list[str], list[str] | None]] = [([], None) for _ in train]
@@ -265,6 +271,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "tree-CRF (AdaGrad on the log-likelihood)")
     train.add_argument("--second-order", action="store_true", help="add sibling features (perceptron and MIRA "
                                                                      "only; the chart decodes them in the same O(n^3))")
+    train.add_argument("--feature-set", type=int, choices=range(1, FEATURES + 1), default=FEATURES, metavar="K",
+                       help=f"the arc features' version (default {FEATURES}: the in-between template over coarse tags "
+                            f"too; 1: as models from before it)")
     train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
     train.add_argument("--cost", type=float, help="perceptron: decode each training sentence with this added to "
                        "every non-gold arc's score (loss-augmented; 0: the plain perceptron; default 1; MIRA always "

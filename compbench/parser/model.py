@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.tagger import PosTagger, StructuredTagger, load_tagger
+from ..corpora.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import Solver, SolverError, get_solver
 from .features import FEATURES, SIZE, ArcFeatures, arc_features
@@ -139,9 +139,10 @@ class ParserModel:
             if info.get("kind") != "parser":
                 raise ValueError("not a parser model")
             info.setdefault("features", 1)  # a model from before the feature set had a number
-            if info["features"] > FEATURES:
-                raise ValueError(f"a parser model of feature set {info['features']}, from a newer version of "
-                                 f"compbench (this one reads 1 to {FEATURES})")
+            if info["features"] not in range(1, FEATURES + 1):
+                raise OutdatedModelError(f"a parser model of feature set {info['features']!r}, which this version "
+                                         f"of compbench does not read (it reads 1 to {FEATURES}; a newer version "
+                                         f"wrote it?)")
             weights = np.zeros(SIZE + 1)
             weights[data["weight_index"]] = data["weight_value"]
             tagger = load_tagger(data) if "tagger_weights" in data else None
