@@ -5,8 +5,9 @@ one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
 surrounding tags (h±1, m±1), some of them again with coarse tags (UPOS, or a PTB tag's first two letters), a word
 with the other side's neighbouring tags, the numbers of verbs, punctuation marks and commas between h and m, and for
-every word b strictly between h and m the tags (h, b, m) and their coarse tags (feature set 2 on).  Words are lower-cased; a word seen fewer than ``rare`` times
-in training (:func:`build_vocabulary`) is replaced by its shape and 3-letter suffix.
+every word b strictly between h and m the tags (h, b, m) and their coarse tags (feature set 2 on).  Words are
+lower-cased; a word seen fewer than ``rare`` times in training (:func:`build_vocabulary`) is replaced by its shape and
+3-letter suffix.
 
 >>> f = arc_features(["The", "cat", "sat"], ["DT", "NN", "VBD"])
 >>> f.fixed.shape[:2], f.between.shape
