@@ -382,6 +382,26 @@ def test_jackknifed_tags_come_from_the_other_folds_in_any_number_of_processes(tm
     assert [(s.xpos, s.upos) for s in in_two] == [(s.xpos, s.upos) for s in tagged]
 
 
+def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processes(tmp_path: Path,
+                                                                                  capsys: pytest.CaptureFixture
+                                                                                  ) -> None:
+    treebank = write_treebank(tmp_path / "tb", {"train": 12, "dev": 3, "test": 3})
+    common = ["parser", "train", "--treebank", str(treebank), "--epochs", "1", "--tagger-epochs", "2",
+              "--label-epochs", "0", "--seed", "3", "--tagger-seeds", "2"]
+    assert main([*common, "--out", str(tmp_path / "one.npz")]) == 0
+    assert main([*common, "--out", str(tmp_path / "two.npz"), "--jobs", "2"]) == 0
+    assert "the mean of 2 seeds" in capsys.readouterr().err
+    one, two = ParserModel.load(tmp_path / "one.npz"), ParserModel.load(tmp_path / "two.npz")
+    training = tagger_training(one, read_conllu(treebank / "tiny-ud-train.conllu"))
+    seeds = [StructuredTagger.fit(training, epochs=2, seed=seed).weights.astype(np.float64) for seed in (3, 4)]
+    assert np.array_equal(one.tagger.weights, ((seeds[0] + seeds[1]) / 2).astype(np.float32))
+    assert not np.array_equal(seeds[0], seeds[1])  # the seeds differ, so the mean is not one of them
+    assert np.array_equal(two.tagger.weights, one.tagger.weights) and one.info["tagger_seeds"] == 2
+    other = StructuredTagger.fit([(["a"], ["DT"])], epochs=1)
+    with pytest.raises(ValueError, match="cannot be averaged"):
+        StructuredTagger.averaged([one.tagger, other])
+
+
 def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     treebank = write_treebank(tmp_path / "tb", {"train": 5, "dev": 2, "test": 2})
     with open(treebank / "tiny-ud-dev.conllu", "a") as handle:
@@ -396,7 +416,7 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     for options in (["--cost", "-1", *perceptron], ["--cost", "inf", *perceptron], ["--cost", "nan", *perceptron],
                     ["--cost", "1", "--objective", "crf"], ["--cost", "1"], ["--max-step", "0"],
                     ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"], ["--folds", "0"],
-                    ["--jobs", "0"]):
+                    ["--jobs", "0"], ["--tagger-seeds", "0"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()

@@ -13,6 +13,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Callable, TypeVar
 
 
 from ..cli import UsageError, atomic_output, output_path
@@ -25,6 +26,7 @@ from .model import ParserModel, paired_tags
 from .train import attachment_score, train_crf, train_online
 
 SPLITS = ("train", "dev", "test")
+T = TypeVar("T")
 MAX_STEP = 1.0  # MIRA's default largest step (PA-I's C); EWT dev: the same UAS with 0.1
 
 
@@ -70,9 +72,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                          "MIRA's loss is the number of wrong heads: a cost would only scale its weights)")
     if args.max_step is not None and args.objective != "mira":
         raise UsageError("--max-step goes with --objective mira")
-    for option in ("epochs", "folds", "jobs"):
+    for option in ("epochs", "folds", "jobs", "tagger_seeds"):
         if getattr(args, option) < 1:
-            raise UsageError(f"--{option}: expected at least 1, got {getattr(args, option)}")
+            raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
     cost = 1.0 if args.cost is None else args.cost
     if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
@@ -85,18 +87,22 @@ def cmd_train(args: argparse.Namespace) -> int:
     universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), info={
         "features": args.feature_set, "second_order": args.second_order, "objective": args.objective,
-        "epochs": args.epochs, "seed": args.seed,
+        "epochs": args.epochs, "seed": args.seed, "tagger_seeds": args.tagger_seeds,
         **({"cost": cost} if args.objective != "crf" else {}),
         **({"max_step": max_step} if args.objective == "mira" else {}), "universal_tags": universal,
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
         "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
     start = time.perf_counter()
-    model.tagger = StructuredTagger.fit(tagger_training(model, train), epochs=args.tagger_epochs, seed=args.seed,
-                                        lexicon=lexicon)
+    training = tagger_training(model, train)
+    taggers = in_processes(StructuredTagger.fit, [(training, args.tagger_epochs, args.seed + k, lexicon)
+                                                  for k in range(args.tagger_seeds)], args.jobs)
+    model.tagger = StructuredTagger.averaged(taggers)
+    del taggers
     model.info["tagger_seconds"] = time.perf_counter() - start
     dev_tagged = with_tags(dev, [model.tag(s.words) for s in dev])
     model.info["dev_tagging"] = tagging_accuracy(dev, [s.xpos for s in dev_tagged])
-    _log(f"POS tagger: trained on {len(train)} sentences in {model.info['tagger_seconds']:.1f} s, dev accuracy "
+    _log(f"POS tagger{f' (the mean of {args.tagger_seeds} seeds)' if args.tagger_seeds > 1 else ''}: "
+         f"trained on {len(train)} sentences in {model.info['tagger_seconds']:.1f} s, dev accuracy "
          f"{100 * model.info['dev_tagging']:.2f}"
          + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
     if args.folds > 1:
@@ -147,20 +153,29 @@ def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, ep
     held_out = [range(fold, len(train), folds) for fold in range(folds)]
     work = [(model.universal, tagger_training(model, [s for i, s in enumerate(train) if i % folds != fold]),
              [train[i].words for i in held_out[fold]], epochs, seed, lexicon) for fold in range(folds)]
-    if jobs > 1:
-        try:
-            with ProcessPoolExecutor(min(jobs, folds)) as pool:
-                fold_tags = list(pool.map(_fold_tags, *zip(*work)))
-        except BrokenProcessPool:
-            raise UsageError(f"--jobs {jobs}: a fold tagger's process died (out of memory? each takes about 2 GB); "
-                             f"try fewer jobs") from None
-    else:
-        fold_tags = [_fold_tags(*arguments) for arguments in work]
+    fold_tags = in_processes(_fold_tags, work, jobs)
     tagged: list[tuple[list[str], list[str] | None]] = [([], None) for _ in train]
     for indices, tags in zip(held_out, fold_tags):
         for i, sentence_tags in zip(indices, tags):
             tagged[i] = sentence_tags
     return with_tags(train, tagged)
+
+
+def in_processes(function: Callable[..., T], work: list[tuple], jobs: int) -> list[T]:
+    """``function(*arguments)`` for each tuple of ``work``, in order, ``jobs`` at a time in separate processes (in
+    this one when ``jobs`` is 1): the taggers' training, about 2 GB each.
+
+    >>> in_processes(pow, [(2, 3), (3, 2)], jobs=1)
+    [8, 9]
+    """
+    if jobs == 1 or len(work) < 2:
+        return [function(*arguments) for arguments in work]
+    try:
+        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
+            return list(pool.map(function, *zip(*work)))
+    except BrokenProcessPool:
+        raise UsageError(f"--jobs {jobs}: a tagger's process died (out of memory? each takes about 2 GB); "
+                         f"try fewer jobs") from None
 
 
 def _fold_tags(universal: bool, training: list[tuple[list[str], list[str]]], sentences: list[list[str]],
@@ -286,7 +301,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "tag classes of the words of its training part (Google's PTB tags) become tagger features")
     train.add_argument("--folds", type=int, default=1, help="train the parser on tags from taggers trained on "
                                                              "the other folds (default 1: on the gold tags)")
-    train.add_argument("--jobs", type=int, default=1, metavar="N", help="with --folds: fold taggers trained at "
+    train.add_argument("--tagger-seeds", type=int, default=1, metavar="K", help="the tagger is the mean of K "
+                       "taggers trained with seeds SEED..SEED+K-1 (default 1)")
+    train.add_argument("--jobs", type=int, default=1, metavar="N", help="taggers (seeds, --folds) trained at "
                        "once, one process each (default 1; each takes about 2 GB)")
     train.add_argument("--label-epochs", type=int, default=5, help="arc labeler (DEPREL) training passes "
                                                                      "(default 5; 0: no labels)")
