@@ -74,7 +74,7 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
     parser = models / PARSER
     treebank = str(data / "ud-english-ewt")
     train_parser = compbench("parser", "train", "--treebank", treebank, "--out", str(parser), "--epochs", "10",
-                             "--folds", "4", "--tagger-seeds", "3", "--jobs", "2")
+                             "--folds", "4", "--jobs", "2")
     found: list[Step] = [("parser", train_parser, [], [parser])]
     found += [(f"parser-evaluate-{split}", compbench("parser", "evaluate", "--model", str(parser), "--treebank",
                                                       treebank, "--split", split), [parser],
