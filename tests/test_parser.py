@@ -397,6 +397,10 @@ def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processe
     assert np.array_equal(one.tagger.weights, ((seeds[0] + seeds[1]) / 2).astype(np.float32))
     assert not np.array_equal(seeds[0], seeds[1])  # the seeds differ, so the mean is not one of them
     assert np.array_equal(two.tagger.weights, one.tagger.weights) and one.info["tagger_seeds"] == 2
+    assert main([*common, "--out", str(tmp_path / "folds.npz"), "--folds", "2", "--jobs", "2"]) == 0
+    folds = ParserModel.load(tmp_path / "folds.npz")  # the fold taggers do not touch the final one
+    assert np.array_equal(folds.tagger.weights, one.tagger.weights)
+    assert folds.info["train_tags"] == "jackknifed, 2 folds"
     other = StructuredTagger.fit([(["a"], ["DT"])], epochs=1)
     with pytest.raises(ValueError, match="cannot be averaged"):
         StructuredTagger.averaged([one.tagger, other])

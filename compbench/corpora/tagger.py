@@ -271,6 +271,8 @@ class StructuredTagger:
         ['DT', 'NN']
         """
         first = taggers[0]
+        if len(taggers) == 1:
+            return first
         for other in taggers[1:]:
             if other.tags != first.tags or other.classes != first.classes or other.lexicon != first.lexicon:
                 raise ValueError("taggers of different tags or tag classes cannot be averaged")
