@@ -5,8 +5,7 @@ the figure and the record of the commands with their times.
 One command (about an hour on one core), resumable as ``make`` is: a step runs when one of its outputs is missing or
 older than one of its inputs or when its command is not the one it last ran with, and every finished step is
 recorded at once in ``runs.json`` (command, wall-clock seconds, date, commit), so an interrupted run loses only the
-step it was in.  Delete or retrain a model and the
-steps that read it run again.
+step it was in.  Delete or retrain a model and the steps that read it run again.
 
 Usage:
     .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data

@@ -8,6 +8,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from tqdm import tqdm
 
@@ -25,6 +26,7 @@ from .readers import CORPORA, CorpusError, read_corpus, split_corpus
 from .tagger import OutdatedModelError, PosTagger
 
 DEFAULT_SOLVER = "resource-dp"
+T = TypeVar("T")
 
 
 def _corpus(args: argparse.Namespace):
@@ -120,21 +122,22 @@ def _parser(path: str | None):
         return None
     from ..parser.model import ParserModel
 
+    return read_model(ParserModel.load, path, "parser")
+
+
+def read_model(load: Callable[[str], T], path: str, what: str) -> T:
+    """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
+    else as not a ``what`` file."""
     try:
-        return ParserModel.load(path)
+        return load(path)
     except OutdatedModelError as exc:
         raise UsageError(f"{path}: {exc}") from None
     except (OSError, KeyError, ValueError) as exc:
-        raise UsageError(f"{path}: not a parser file ({exc})") from None
+        raise UsageError(f"{path}: not a {what} file ({exc})") from None
 
 
 def _load_model(path: str) -> CompressionModel:
-    try:
-        return load_model(path)
-    except OutdatedModelError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise UsageError(f"{path}: not a model file ({exc})") from None
+    return read_model(load_model, path, "model")
 
 
 def _split(corpus, name: str):

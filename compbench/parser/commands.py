@@ -17,8 +17,9 @@ from typing import Callable, TypeVar
 
 
 from ..cli import UsageError, atomic_output, output_path
+from ..corpora.commands import read_model
 from ..corpora.readers import CorpusError, read_corpus, split_corpus
-from ..corpora.tagger import OutdatedModelError, StructuredTagger
+from ..corpora.tagger import StructuredTagger
 from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import FEATURES, build_vocabulary
 from .labels import ArcLabeler
@@ -200,12 +201,7 @@ def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], colum
 
 
 def _load_model(path: str) -> ParserModel:
-    try:
-        return ParserModel.load(path)
-    except OutdatedModelError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise UsageError(f"{path}: not a parser model file ({exc})") from None
+    return read_model(ParserModel.load, path, "parser model")
 
 
 def _is_conllu(path: Path) -> bool:
