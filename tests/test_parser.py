@@ -401,6 +401,12 @@ def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processe
     folds = ParserModel.load(tmp_path / "folds.npz")  # the fold taggers do not touch the final one
     assert np.array_equal(folds.tagger.weights, one.tagger.weights)
     assert folds.info["train_tags"] == "jackknifed, 2 folds"
+    assert "/12 sentences with a mistake" in capsys.readouterr().err
+    assert main([*common, "--out", str(tmp_path / "both.npz"), "--folds", "2", "--gold-copies"]) == 0
+    assert "/24 sentences with a mistake" in capsys.readouterr().err  # each sentence twice: gold and jackknifed tags
+    both = ParserModel.load(tmp_path / "both.npz")
+    assert both.info["train_tags"] == "jackknifed, 2 folds, and gold"
+    assert not np.array_equal(both.weights, folds.weights)
     other = StructuredTagger.fit([(["a"], ["DT"])], epochs=1)
     with pytest.raises(ValueError, match="cannot be averaged"):
         StructuredTagger.averaged([one.tagger, other])
@@ -420,7 +426,7 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     for options in (["--cost", "-1", *perceptron], ["--cost", "inf", *perceptron], ["--cost", "nan", *perceptron],
                     ["--cost", "1", "--objective", "crf"], ["--cost", "1"], ["--max-step", "0"],
                     ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"], ["--folds", "0"],
-                    ["--jobs", "0"], ["--tagger-seeds", "0"]):
+                    ["--jobs", "0"], ["--tagger-seeds", "0"], ["--gold-copies"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()

@@ -76,6 +76,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     for option in ("epochs", "folds", "jobs", "tagger_seeds"):
         if getattr(args, option) < 1:
             raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
+    if args.gold_copies and args.folds < 2:
+        raise UsageError("--gold-copies goes with --folds K > 1 (without folds the parser trains on the gold tags)")
     cost = 1.0 if args.cost is None else args.cost
     if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
@@ -92,7 +94,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         **({"cost": cost} if args.objective != "crf" else {}),
         **({"max_step": max_step} if args.objective == "mira" else {}), "universal_tags": universal,
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
-        "train_tags": f"jackknifed, {args.folds} folds" if args.folds > 1 else "gold"})
+        "train_tags": (f"jackknifed, {args.folds} folds" + (", and gold" if args.gold_copies else "")
+                       if args.folds > 1 else "gold")})
     start = time.perf_counter()
     training = tagger_training(model, train)
     taggers = in_processes(StructuredTagger.fit, [(training, args.tagger_epochs, args.seed + k, lexicon)
@@ -108,9 +111,10 @@ def cmd_train(args: argparse.Namespace) -> int:
          + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
     if args.folds > 1:
         start = time.perf_counter()
-        train = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon, args.jobs)
+        jackknifed = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon, args.jobs)
+        train = train + jackknifed if args.gold_copies else jackknifed
         _log(f"jackknifed training tags ({args.folds} folds, {args.jobs} at a time): "
-             f"{time.perf_counter() - start:.1f} s")
+             f"{time.perf_counter() - start:.1f} s" + ("; with the gold-tagged copies" if args.gold_copies else ""))
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
     if args.objective == "crf":
@@ -297,6 +301,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "tag classes of the words of its training part (Google's PTB tags) become tagger features")
     train.add_argument("--folds", type=int, default=1, help="train the parser on tags from taggers trained on "
                                                              "the other folds (default 1: on the gold tags)")
+    train.add_argument("--gold-copies", action="store_true", help="with --folds: train on a gold-tagged copy of "
+                       "every sentence beside its jackknifed copy (twice the time an epoch)")
     train.add_argument("--tagger-seeds", type=int, default=1, metavar="K", help="the tagger is the mean of K "
                        "taggers trained with seeds SEED..SEED+K-1 (default 1)")
     train.add_argument("--jobs", type=int, default=1, metavar="N", help="taggers (seeds, --folds) trained at "
