@@ -19,6 +19,7 @@ from compbench.cli import main
 from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
+from compbench.parser import commands
 from compbench.parser.commands import jackknife_tags, tagger_training
 from compbench.parser.features import FEATURES, PAD, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
@@ -382,9 +383,8 @@ def test_jackknifed_tags_come_from_the_other_folds_in_any_number_of_processes(tm
     assert [(s.xpos, s.upos) for s in in_two] == [(s.xpos, s.upos) for s in tagged]
 
 
-def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processes(tmp_path: Path,
-                                                                                  capsys: pytest.CaptureFixture
-                                                                                  ) -> None:
+def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processes(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     treebank = write_treebank(tmp_path / "tb", {"train": 12, "dev": 3, "test": 3})
     common = ["parser", "train", "--treebank", str(treebank), "--epochs", "1", "--tagger-epochs", "2",
               "--label-epochs", "0", "--seed", "3", "--tagger-seeds", "2"]
@@ -402,10 +402,18 @@ def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processe
     assert np.array_equal(folds.tagger.weights, one.tagger.weights)
     assert folds.info["train_tags"] == "jackknifed, 2 folds"
     assert "/12 sentences with a mistake" in capsys.readouterr().err
+    trained_on = []  # what the parser learns from with --gold-copies: each sentence with gold, then jackknifed tags
+    monkeypatch.setattr(commands, "train_online", lambda model, train, *rest, **options: (
+        trained_on.extend(train), train_online(model, train, *rest, **options)))
     assert main([*common, "--out", str(tmp_path / "both.npz"), "--folds", "2", "--gold-copies"]) == 0
-    assert "/24 sentences with a mistake" in capsys.readouterr().err  # each sentence twice: gold and jackknifed tags
+    assert "/24 sentences with a mistake" in capsys.readouterr().err
     both = ParserModel.load(tmp_path / "both.npz")
     assert both.info["train_tags"] == "jackknifed, 2 folds, and gold"
+    treebank_train = read_conllu(treebank / "tiny-ud-train.conllu")
+    jackknifed = jackknife_tags(ParserModel(info={"universal_tags": both.universal}), treebank_train, folds=2,
+                                epochs=2, seed=3)
+    assert [s.xpos for s in trained_on] == [s.xpos for s in treebank_train] + [s.xpos for s in jackknifed]
+    assert [s.xpos for s in treebank_train] != [s.xpos for s in jackknifed]  # the two copies differ
     assert not np.array_equal(both.weights, folds.weights)
     other = StructuredTagger.fit([(["a"], ["DT"])], epochs=1)
     with pytest.raises(ValueError, match="cannot be averaged"):

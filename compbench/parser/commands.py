@@ -77,7 +77,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if getattr(args, option) < 1:
             raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
     if args.gold_copies and args.folds < 2:
-        raise UsageError("--gold-copies goes with --folds K > 1 (without folds the parser trains on the gold tags)")
+        raise UsageError("--gold-copies goes with --folds 2 or more (without folds the parser trains on the gold "
+                         "tags)")
     cost = 1.0 if args.cost is None else args.cost
     if not 0 <= cost < float("inf"):
         raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
