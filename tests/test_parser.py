@@ -224,6 +224,17 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
 
 
+def test_crf_keeps_the_average_of_its_steps(tmp_path: Path) -> None:
+    """One AdaGrad step from zero moves each touched weight by at most the learning rate (its gradient over its
+    own size, plus 1e-8 under the root; whatever the l2, the weights being 0); the model keeps the average of the
+    weights before and after it."""
+    sentence = max(read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu"), key=lambda s: s.n)
+    model = ParserModel()
+    train_crf(model, [sentence], [], epochs=1, learning_rate=0.2, log=lambda line: None)
+    moved = model.weights[model.weights != 0]
+    assert len(moved) > 0 and np.abs(moved).max() == pytest.approx(0.1)   # unaveraged: 0.2
+
+
 @pytest.mark.parametrize("loss, margin, squared, max_step, expected", [
     (2.0, 0.5, 3.0, 1.0, 0.5),  # the step that closes the gap
     (2.0, -1.0, 3.0, 1.0, 1.0),  # the gold tree losing: a larger step
@@ -434,7 +445,9 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
     for options in (["--cost", "-1", *perceptron], ["--cost", "inf", *perceptron], ["--cost", "nan", *perceptron],
                     ["--cost", "1", "--objective", "crf"], ["--cost", "1"], ["--max-step", "0"],
                     ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"], ["--folds", "0"],
-                    ["--jobs", "0"], ["--tagger-seeds", "0"], ["--gold-copies"]):
+                    ["--jobs", "0"], ["--tagger-seeds", "0"], ["--gold-copies"], ["--l2", "0.1"],
+                    ["--learning-rate", "0.1", *perceptron], ["--l2", "-1", "--objective", "crf"],
+                    ["--learning-rate", "0", "--objective", "crf"], ["--l2", "nan", "--objective", "crf"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()

@@ -24,7 +24,7 @@ from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from .features import FEATURES, build_vocabulary
 from .labels import ArcLabeler
 from .model import ParserModel, paired_tags
-from .train import attachment_score, train_crf, train_online
+from .train import L2, LEARNING_RATE, attachment_score, train_crf, train_online
 
 SPLITS = ("train", "dev", "test")
 T = TypeVar("T")
@@ -73,6 +73,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                          "MIRA's loss is the number of wrong heads: a cost would only scale its weights)")
     if args.max_step is not None and args.objective != "mira":
         raise UsageError("--max-step goes with --objective mira")
+    for option in ("learning_rate", "l2"):
+        if getattr(args, option) is not None and args.objective != "crf":
+            raise UsageError(f"--{option.replace('_', '-')} goes with --objective crf")
     for option in ("epochs", "folds", "jobs", "tagger_seeds"):
         if getattr(args, option) < 1:
             raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
@@ -85,6 +88,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     max_step = MAX_STEP if args.max_step is None else args.max_step
     if not 0 < max_step < float("inf"):
         raise UsageError(f"--max-step: expected a finite number > 0, got {args.max_step}")
+    learning_rate = LEARNING_RATE if args.learning_rate is None else args.learning_rate
+    if not 0 < learning_rate < float("inf"):
+        raise UsageError(f"--learning-rate: expected a finite number > 0, got {args.learning_rate}")
+    l2 = L2 if args.l2 is None else args.l2
+    if not 0 <= l2 < float("inf"):
+        raise UsageError(f"--l2: expected a finite number >= 0, got {args.l2}")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     lexicon = tagger_lexicon(args.tagger_lexicon)
@@ -93,7 +102,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         "features": args.feature_set, "second_order": args.second_order, "objective": args.objective,
         "epochs": args.epochs, "seed": args.seed, "tagger_seeds": args.tagger_seeds,
         **({"cost": cost} if args.objective != "crf" else {}),
-        **({"max_step": max_step} if args.objective == "mira" else {}), "universal_tags": universal,
+        **({"max_step": max_step} if args.objective == "mira" else {}),
+        **({"learning_rate": learning_rate, "l2": l2} if args.objective == "crf" else {}), "universal_tags": universal,
         "train_sentences": len(train), "tagger_lexicon_sentences": len(lexicon),
         "train_tags": (f"jackknifed, {args.folds} folds" + (", and gold" if args.gold_copies else "")
                        if args.folds > 1 else "gold")})
@@ -119,7 +129,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=_log)
     if args.objective == "crf":
-        train_crf(model, train, dev_tagged, learning_rate=args.learning_rate, **common)
+        train_crf(model, train, dev_tagged, learning_rate=learning_rate, l2=l2, **common)
     else:
         train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
                      **common)
@@ -290,7 +300,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--feature-set", type=int, choices=range(1, FEATURES + 1), default=FEATURES, metavar="K",
                        help=f"the arc features' version (default {FEATURES}: the in-between template over coarse tags "
                             f"too; 1: as models from before it)")
-    train.add_argument("--learning-rate", type=float, default=0.1, help="CRF: AdaGrad step size (default 0.1)")
+    train.add_argument("--learning-rate", type=float, help=f"CRF: AdaGrad step size (default {LEARNING_RATE:g})")
+    train.add_argument("--l2", type=float, help=f"CRF: the l2 penalty's weight (default {L2:g})")
     train.add_argument("--cost", type=float, help="perceptron: decode each training sentence with this added to "
                        "every non-gold arc's score (loss-augmented; 0: the plain perceptron; default 1; MIRA always "
                        "decodes with 1, its loss being the number of wrong heads)")
