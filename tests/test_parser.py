@@ -21,7 +21,7 @@ from compbench.corpora.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.parser import commands
 from compbench.parser.commands import jackknife_tags, tagger_training
-from compbench.parser.features import FEATURES, PAD, arc_features, build_vocabulary
+from compbench.parser.features import FEATURES, PAD, SIZE, ArcFeatures, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
                                     train_online)
 from tests.test_corpora import write_google
@@ -224,15 +224,39 @@ def test_training_fits_a_tiny_treebank(tmp_path: Path, train) -> None:
     assert max(h["dev_uas"] for h in history) == 1.0 and model.info["chosen_epoch"] >= 1
 
 
+def crf_step(features: ArcFeatures, heads: np.ndarray, weights: np.ndarray, squares: np.ndarray,
+             learning_rate: float, l2: float) -> None:
+    """One AdaGrad step on -log p(gold tree) + l2/2 |w|^2 over the weights the sentence touches, written out arc by
+    arc: each arc's own features weighted by its marginal, minus the gold tree's."""
+    posterior = compbench.tree_marginals(features.scores(weights)[0], single_root=True).arc
+    gradient, touched = np.zeros_like(weights), []
+    for h, m in zip(*np.nonzero(posterior > 1e-12)):
+        one_arc = heads.copy()
+        one_arc[m] = h
+        ids = features.of_arcs(one_arc, np.array([m]))
+        np.add.at(gradient, ids, posterior[h, m])
+        touched.append(ids)
+    gold = features.of_arcs(heads, np.arange(1, len(heads)))
+    np.add.at(gradient, gold, -1.0)
+    touched = np.unique(np.concatenate([*touched, gold]))
+    gradient[touched] += l2 * weights[touched]
+    squares[touched] += gradient[touched] ** 2
+    weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
+
+
 def test_crf_keeps_the_average_of_its_steps(tmp_path: Path) -> None:
-    """One AdaGrad step from zero moves each touched weight by at most the learning rate (its gradient over its
-    own size, plus 1e-8 under the root; whatever the l2, the weights being 0); the model keeps the average of the
-    weights before and after it."""
+    """Two epochs over one sentence: the model keeps the mean of the weights before, between and after the two
+    AdaGrad steps (the second one moved by the l2 term too)."""
     sentence = max(read_conllu(write_treebank(tmp_path) / "tiny-ud-train.conllu"), key=lambda s: s.n)
     model = ParserModel()
-    train_crf(model, [sentence], [], epochs=1, learning_rate=0.2, log=lambda line: None)
-    moved = model.weights[model.weights != 0]
-    assert len(moved) > 0 and np.abs(moved).max() == pytest.approx(0.1)   # unaveraged: 0.2
+    train_crf(model, [sentence], [], epochs=2, learning_rate=0.2, l2=0.5, log=lambda line: None)
+    features = model.features(sentence.words, sentence.xpos)
+    weights, squares, seen = np.zeros(SIZE + 1), np.full(SIZE + 1, 1e-8), []
+    for _ in range(2):
+        crf_step(features, sentence.heads, weights, squares, 0.2, 0.5)
+        seen.append(weights.copy())
+    assert np.abs(seen[0]).max() == pytest.approx(0.2)  # a first step moves each weight by at most the rate
+    assert np.allclose(model.weights, (seen[0] + seen[1]) / 3)
 
 
 @pytest.mark.parametrize("loss, margin, squared, max_step, expected", [
@@ -447,7 +471,8 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
                     ["--max-step", "inf"], ["--max-step", "1", *perceptron], ["--epochs", "0"], ["--folds", "0"],
                     ["--jobs", "0"], ["--tagger-seeds", "0"], ["--gold-copies"], ["--l2", "0.1"],
                     ["--learning-rate", "0.1", *perceptron], ["--l2", "-1", "--objective", "crf"],
-                    ["--learning-rate", "0", "--objective", "crf"], ["--l2", "nan", "--objective", "crf"]):
+                    ["--learning-rate", "0", "--objective", "crf"], ["--l2", "nan", "--objective", "crf"],
+                    ["--learning-rate", "inf", "--objective", "crf"], ["--l2", "inf", "--objective", "crf"]):
         assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()
