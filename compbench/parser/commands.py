@@ -65,35 +65,34 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def objective_number(args: argparse.Namespace, option: str, objective: str, default: float, *, zero: bool = False,
+                     why: str = "") -> float:
+    """The value of a number option that only ``objective`` reads: refused with another objective (``why`` says
+    why), ``default`` when not given, refused unless finite and > 0 (>= 0 with ``zero``)."""
+    value, flag = getattr(args, option), "--" + option.replace("_", "-")
+    if value is not None and args.objective != objective:
+        raise UsageError(f"{flag} goes with --objective {objective}{why}")
+    number = default if value is None else value
+    if not ((0 <= number) if zero else (0 < number)) or not number < float("inf"):
+        raise UsageError(f"{flag}: expected a finite number {'>=' if zero else '>'} 0, got {value}")
+    return number
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     if args.second_order and args.objective == "crf":
         raise UsageError("--second-order goes with --objective perceptron or mira")
-    if args.cost is not None and args.objective != "perceptron":
-        raise UsageError("--cost goes with --objective perceptron (the tree-CRF has no loss-augmented decoding; "
-                         "MIRA's loss is the number of wrong heads: a cost would only scale its weights)")
-    if args.max_step is not None and args.objective != "mira":
-        raise UsageError("--max-step goes with --objective mira")
-    for option in ("learning_rate", "l2"):
-        if getattr(args, option) is not None and args.objective != "crf":
-            raise UsageError(f"--{option.replace('_', '-')} goes with --objective crf")
+    cost = objective_number(args, "cost", "perceptron", 1.0, zero=True, why=(
+        " (the tree-CRF has no loss-augmented decoding; MIRA's loss is the number of wrong heads: a cost would only "
+        "scale its weights)"))
+    max_step = objective_number(args, "max_step", "mira", MAX_STEP)
+    learning_rate = objective_number(args, "learning_rate", "crf", LEARNING_RATE)
+    l2 = objective_number(args, "l2", "crf", L2, zero=True)
     for option in ("epochs", "folds", "jobs", "tagger_seeds"):
         if getattr(args, option) < 1:
             raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
     if args.gold_copies and args.folds < 2:
         raise UsageError("--gold-copies goes with --folds 2 or more (without folds the parser trains on the gold "
                          "tags)")
-    cost = 1.0 if args.cost is None else args.cost
-    if not 0 <= cost < float("inf"):
-        raise UsageError(f"--cost: expected a finite number >= 0, got {args.cost}")
-    max_step = MAX_STEP if args.max_step is None else args.max_step
-    if not 0 < max_step < float("inf"):
-        raise UsageError(f"--max-step: expected a finite number > 0, got {args.max_step}")
-    learning_rate = LEARNING_RATE if args.learning_rate is None else args.learning_rate
-    if not 0 < learning_rate < float("inf"):
-        raise UsageError(f"--learning-rate: expected a finite number > 0, got {args.learning_rate}")
-    l2 = L2 if args.l2 is None else args.l2
-    if not 0 <= l2 < float("inf"):
-        raise UsageError(f"--l2: expected a finite number >= 0, got {args.l2}")
     out = output_path(args.out, what="parser model")  # before the training, not after it
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     lexicon = tagger_lexicon(args.tagger_lexicon)

@@ -104,6 +104,33 @@ def passive_aggressive_step(loss: float, margin: float, squared: float, max_step
     return min(max_step, max(0.0, loss - margin) / squared) if squared > 0 else 0.0
 
 
+class AveragedWeights:
+    """Weights under online updates and their average over the steps taken, kept in O(1) a step (the averaged
+    perceptron's trick: ``totals`` holds Σ step number x update, so the average is current - totals / steps).
+
+    >>> w = AveragedWeights(2)
+    >>> w.add(np.array([0]), np.array([1.0])); w.next_step(); w.next_step()
+    >>> w.current.tolist(), w.average().tolist()         # the weights after each step: (1, 0) twice; before: 0
+    ([1.0, 0.0], [0.6666666666666667, 0.0])
+    """
+
+    def __init__(self, size: int):
+        self.current = np.zeros(size)
+        self.totals = np.zeros(size)
+        self.steps = 1
+
+    def add(self, ids: np.ndarray, update: np.ndarray) -> None:
+        """Move the weights ``ids`` (distinct) by ``update`` in this step."""
+        self.current[ids] += update
+        self.totals[ids] += self.steps * update
+
+    def next_step(self) -> None:
+        self.steps += 1
+
+    def average(self) -> np.ndarray:
+        return self.current - self.totals / self.steps
+
+
 def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
                  seed: int = 0, cost: float = 1.0, max_step: float | None = None,
                  log: Callable[[str], None] = print) -> list[dict]:
@@ -117,12 +144,10 @@ def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSe
     had a wrong head, seconds, dev UAS)."""
     if max_step is not None and cost <= 0:
         raise ValueError("the passive-aggressive update needs a cost > 0: its loss is cost x (wrong heads)")
-    weights = np.zeros(SIZE + 1)
-    totals = np.zeros(SIZE + 1)  # sum over steps of step number x update, for averaging
-    steps = 1
+    averaged = AveragedWeights(SIZE + 1)
+    weights = averaged.current
 
     def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
-        nonlocal steps
         arc_scores, sibling_scores = features.scores(weights)
         predicted = decode(model.solver, cost_augmented(arc_scores, sentence.heads, cost), sibling_scores)
         wrong = np.flatnonzero(predicted[1:] != sentence.heads[1:]) + 1
@@ -133,13 +158,11 @@ def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSe
             delta = np.bincount(inverse, weights=np.concatenate([np.ones(len(gold)), -np.ones(len(guessed))]))
             size = 1.0 if max_step is None else passive_aggressive_step(
                 cost * len(wrong), float(delta @ weights[ids]), float(delta @ delta), max_step)
-            weights[ids] += size * delta
-            totals[ids] += steps * size * delta
-        steps += 1
+            averaged.add(ids, size * delta)
+        averaged.next_step()
         return bool(len(wrong))
 
-    return train_by_epochs(model, train, dev, step, lambda: weights - totals / steps, epochs=epochs, seed=seed,
-                           log=log)
+    return train_by_epochs(model, train, dev, step, averaged.average, epochs=epochs, seed=seed, log=log)
 
 
 def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
@@ -151,13 +174,11 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
     :func:`compbench.marginals` on :func:`parse_problem`.  Dev UAS and the model use the average of the steps'
     weights, as the online updates do.  An epoch's "mistakes" count the sentences where some word's best-scoring
     head is not its gold head."""
-    weights = np.zeros(SIZE + 1)
-    totals = np.zeros(SIZE + 1)  # sum over steps of step number x update, for averaging
+    averaged = AveragedWeights(SIZE + 1)
+    weights = averaged.current
     squares = np.full(SIZE + 1, 1e-8)
-    steps = 1
 
     def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
-        nonlocal steps
         scores, sibling = features.scores(weights)
         if sibling is not None:
             raise ValueError("the tree-CRF is first order only")
@@ -179,11 +200,8 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
         unique, inverse = np.unique(ids_all, return_inverse=True)
         gradient = np.bincount(inverse, weights=np.concatenate(counts)) + l2 * weights[unique]
         squares[unique] += gradient ** 2
-        update = -learning_rate * gradient / np.sqrt(squares[unique])
-        weights[unique] += update
-        totals[unique] += steps * update
-        steps += 1
+        averaged.add(unique, -learning_rate * gradient / np.sqrt(squares[unique]))
+        averaged.next_step()
         return bool(np.any(scores[sentence.heads[1:], np.arange(1, n + 1)] < scores[:, 1:].max(0)))
 
-    return train_by_epochs(model, train, dev, step, lambda: weights - totals / steps, epochs=epochs, seed=seed,
-                           log=log)
+    return train_by_epochs(model, train, dev, step, averaged.average, epochs=epochs, seed=seed, log=log)
