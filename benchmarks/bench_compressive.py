@@ -24,10 +24,10 @@ import time
 import numpy as np
 
 import compbench
-from solvers.compressive import Chart, count_plan
-from solvers.compressive.solvers import load_kernels
+from compbench_solvers.compressive import Chart, count_plan
+from compbench_solvers.compressive.solvers import load_kernels
 
-COMPILE_PROBE = "import time; t = time.perf_counter(); from solvers.compressive.solvers import load_kernels; " \
+COMPILE_PROBE = "import time; t = time.perf_counter(); from compbench_solvers.compressive.solvers import load_kernels; " \
                 "load_kernels(); print(time.perf_counter() - t)"
 
 

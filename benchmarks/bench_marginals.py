@@ -23,9 +23,9 @@ import numpy as np
 from numba import njit
 
 import compbench
-from solvers.compressive.chart import Chart, ScaledChart
-from solvers.compressive.marginals import _goal_counts, log_space_marginals, scaled_marginals
-from solvers.compressive.solvers import load_kernels
+from compbench_solvers.compressive.chart import Chart, ScaledChart
+from compbench_solvers.compressive.marginals import _goal_counts, log_space_marginals, scaled_marginals
+from compbench_solvers.compressive.solvers import load_kernels
 
 
 def timed(function, repeats: int = 3) -> float:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import compbench
-from solvers.signature import Chart
+from compbench_solvers.signature import Chart
 
 PAPER_SECONDS_PER_SENTENCE = 0.61  # Qian & Liu 2014, Clarke & Lapata newswire
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import compbench
 from compbench import Length, Problem, Status
 from compbench.testing import assert_conforms, check_solver, problems
-from solvers.compressive import Bisection, Chart, ResourceDP, chart_bytes, count_plan
+from compbench_solvers.compressive import Bisection, Chart, ResourceDP, chart_bytes, count_plan
 
 
 @pytest.mark.parametrize("modes", [("exact",), ("range",), ("free",)])

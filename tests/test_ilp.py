@@ -12,9 +12,9 @@ from compbench.evaluate import tree_violation
 from compbench.testing import assert_conforms, check_solver
 from compbench.testing import problems
 from hypothesis import HealthCheck, given, settings
-from solvers.compressive.chart import hypergraph
-from solvers.ilp.dp_flow import build_dp_model
-from solvers.ilp.model import build_joint_model, model_size
+from compbench_solvers.compressive.chart import hypergraph
+from compbench_solvers.ilp.dp_flow import build_dp_model
+from compbench_solvers.ilp.model import build_joint_model, model_size
 
 BACKENDS = {  # name: (max_n, hypothesis examples)
     "ilp-highs": (8, 40),

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 import compbench
 from compbench import objective, sibling_pairs, tree_violation
 from compbench.testing import problems
-from solvers.compressive.marginals import log_space_marginals, scaled_log_partition, scaled_marginals
+from compbench_solvers.compressive.marginals import log_space_marginals, scaled_log_partition, scaled_marginals
 
 
 def enumerate_solutions(problem):
@@ -228,7 +228,7 @@ def test_tree_crf_matches_an_independent_eisner_inside_outside(n, single_root):
 
 
 def test_a_problem_too_big_for_memory_is_refused_in_one_line(monkeypatch):
-    import solvers.compressive.marginals as engines
+    import compbench_solvers.compressive.marginals as engines
 
     monkeypatch.setattr(engines, "available_memory", lambda: 2**20)
     p = compbench.generate("gaussian", n=30, seed=0, length=12)

@@ -19,8 +19,8 @@ from compbench.cli import main
 from compbench.corpora.readers import CorpusError
 from compbench.corpora.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
-from compbench.parser import commands
-from compbench.parser.commands import jackknife_tags, tagger_training
+from compbench.cli import parser as commands
+from compbench.cli.parser import jackknife_tags, tagger_training
 from compbench.parser.features import FEATURES, PAD, SIZE, ArcFeatures, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
                                     train_online)

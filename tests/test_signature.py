@@ -6,7 +6,7 @@ import pytest
 import compbench
 from compbench import Length, Status
 from compbench.testing import check_solver
-from solvers.signature import QLSubgradient, SignatureDP, chart_bytes
+from compbench_solvers.signature import QLSubgradient, SignatureDP, chart_bytes
 
 
 @pytest.mark.parametrize("modes", [("exact",), ("range",), ("free",)])

@@ -1,4 +1,4 @@
-"""Compressive parsing by Eisner's algorithm with the hook trick: one chart (:mod:`solvers.compressive.chart`,
+"""Compressive parsing by Eisner's algorithm with the hook trick: one chart (:mod:`compbench_solvers.compressive.chart`,
 where every rule lives) and the solvers over it: ``hook-dp`` (free length, max semiring), ``resource-dp`` (exact
 and ranged lengths, resource-constrained semiring), ``bisection`` (Lagrangian relaxation of the length) and
 ``bisection-exact`` (bisection, then resource-dp when it finds no certificate)."""

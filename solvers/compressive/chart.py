@@ -50,7 +50,7 @@ of its rules reaches its value (:func:`_derive` in find mode, the same code that
 are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
 The same rules run in two more modes, INSIDE and OUTSIDE, in the sum-product semiring on scaled probabilities
-(:class:`ScaledChart`): log Z and posterior marginals (:mod:`solvers.compressive.marginals`).  The chart then
+(:class:`ScaledChart`): log Z and posterior marginals (:mod:`compbench_solvers.compressive.marginals`).  The chart then
 holds no kept counts; the outside values are a second chart of the same shape, filled in the reverse order.
 """
 
@@ -670,7 +670,7 @@ class ScaledChart:
     exp(scale[r] - scale[r+1]), a factor of the rule like a sibling score.  Each column of items ending at j is
     normalized once it is derived (its largest value is 1), which sets scale[j]: no log and no exp in the rules'
     loops (an exp per score, a log per column).  Scores far apart (a low temperature, n in the thousands) can leave
-    a value out of range: :mod:`solvers.compressive.marginals` checks, and falls back to log space.
+    a value out of range: :mod:`compbench_solvers.compressive.marginals` checks, and falls back to log space.
 
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=5, seed=0)

@@ -1,6 +1,6 @@
 """log Z and posterior marginals by inside and outside over the hook-trick chart, in two engines.
 
-**The scaled chart** (:class:`solvers.compressive.chart.ScaledChart`, used first): inside and outside are two more
+**The scaled chart** (:class:`compbench_solvers.compressive.chart.ScaledChart`, used first): inside and outside are two more
 modes of the rules that fill and backtrace the max chart (``_derive``), in the sum-product semiring on scaled
 probabilities.  Inside sums I[x] += I[a] I[b] score(e) over every rule instance e = (x <- a b); outside, in the
 reverse order, O[a] += O[x] I[b] score(e) and O[b] += O[x] I[a] score(e); an item's posterior is O[x] I[x] / Z.
@@ -11,7 +11,7 @@ convolutions truncated at the cap, as in resource-dp.  The answer is kept when e
 (:data:`SAFE`); otherwise --
 
 **the log-space engine** answers (about ten times slower, exact at any temperature):
-:func:`solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system (``_derive`` in EMIT
+:func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system (``_derive`` in EMIT
 mode), and the two passes below are the generic semiring algorithms over that list (Goodman 1999) with ⊕ =
 log-sum-exp and ⊗ = +; the convolutions of count vectors run on numbers scaled per vector, in log space where
 their spreads are too wide.  A hyperedge's posterior goes to what it scores: an attachment (h -> m) to token m, arc

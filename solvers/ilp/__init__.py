@@ -1,5 +1,5 @@
-"""The ILP side: the formulations as arrays (:mod:`solvers.ilp.model`: the joint model; :mod:`solvers.ilp.dp_flow`:
-the chart's hypergraph flow) on five MIP backends, and their LP relaxations (:mod:`solvers.ilp.backends`)."""
+"""The ILP side: the formulations as arrays (:mod:`compbench_solvers.ilp.model`: the joint model; :mod:`compbench_solvers.ilp.dp_flow`:
+the chart's hypergraph flow) on five MIP backends, and their LP relaxations (:mod:`compbench_solvers.ilp.backends`)."""
 
 from .backends import (FORMULATIONS, GurobiDPILP, GurobiILP, HighsDPILP, HighsDPLP, HighsILP, HighsJointLP, HighsReducedCostDPILP,
                        OrtoolsCpSatDPILP,

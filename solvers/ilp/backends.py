@@ -1,7 +1,7 @@
 """One small adapter per MIP backend; the registered solvers are backend x formulation x (ILP or LP relaxation).
 
-Every adapter loads the arrays of a :class:`~solvers.ilp.model.Model` (the formulations: ``joint``, the joint model
-of :mod:`solvers.ilp.model`, and ``dp``, the chart's hypergraph flow of :mod:`solvers.ilp.dp_flow`).  Backends are
+Every adapter loads the arrays of a :class:`~compbench_solvers.ilp.model.Model` (the formulations: ``joint``, the joint model
+of :mod:`compbench_solvers.ilp.model`, and ``dp``, the chart's hypergraph flow of :mod:`compbench_solvers.ilp.dp_flow`).  Backends are
 imported lazily inside ``_load`` (a missing backend answers ``unsupported``); OR-Tools is imported before PuLP
 when both are used in one process (see ``/work/shared/notes/dependencies.md``).  One thread by default
 (``threads=`` option).  Solver options: ``formulation`` (overrides the solver's own), the formulation's model
@@ -45,7 +45,7 @@ import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
 from compbench.limits import available_memory
-from solvers.compressive.chart import max_hyperedges
+from ..compressive.chart import max_hyperedges
 
 from .dp_flow import build_dp_model
 from .model import FLOWS, INTEGRALITY_TOLERANCE, Model, build_joint_model, model_size

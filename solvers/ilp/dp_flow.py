@@ -1,6 +1,6 @@
 """The ``dp`` formulation: the flow polytope of the hook-trick chart's hypergraph (Martin, Rardin & Campbell 1990).
 
-The deduction system of :mod:`solvers.compressive.chart` lists its own hyperedges (:func:`hypergraph`: every rule
+The deduction system of :mod:`compbench_solvers.compressive.chart` lists its own hyperedges (:func:`hypergraph`: every rule
 instance whose antecedents have a derivation and whose score is finite; a rule is written only there).  The model:
 
 - one column x_e in [0, 1] per hyperedge e, with its score (bigram for the [skip] axioms, attach = arc + token,
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from compbench import Problem
-from solvers.compressive.chart import Hypergraph, hypergraph
+from ..compressive.chart import Hypergraph, hypergraph
 
 from .model import Model, csr_rows
 

@@ -5,7 +5,7 @@ Every formulation builds a :class:`Model` once; every backend adapter loads the 
 subject to ``row_lower <= A x <= row_upper``, ``col_lower <= x <= col_upper``, ``x[j]`` integer where
 ``integrality[j]``; the model decodes a column vector into heads.  The formulations (:data:`FORMULATIONS`):
 ``joint``, this module's model (Thadani & McKeown 2013 style; ``flow`` and tightening options below), and
-``dp``, the flow polytope of the hook-trick chart's hypergraph (:mod:`solvers.ilp.dp_flow`).
+``dp``, the flow polytope of the hook-trick chart's hypergraph (:mod:`compbench_solvers.ilp.dp_flow`).
 
 The joint model:
 

@@ -1,6 +1,6 @@
 """Qian & Liu (2014): the exact signature DP (``signature-dp``) and its Lagrangian relaxation (``ql-subgradient``).
 
-See :mod:`solvers.signature.chart` for the chart's rules.
+See :mod:`compbench_solvers.signature.chart` for the chart's rules.
 """
 
 from .chart import Chart, chart_bytes

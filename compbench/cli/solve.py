@@ -1,126 +1,21 @@
-"""The ``compbench`` command line.
-
-Each group of subcommands lives in a module with a ``register(subparsers)`` function that adds its parsers and
-sets ``func`` (called with the parsed arguments, returns the exit status).  Bad input raises :class:`UsageError`
-(or an InstanceError/ProblemError), which becomes a one-line message on stderr and exit status 2.
-"""
+"""``compbench solve``, ``solvers``, ``warm-up`` and ``generate``."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import math
-import os
 import sys
 import time
-from pathlib import Path
-from typing import Iterator, Sequence
 
-from .agreement import judge
-from .generate import KINDS, generate_set
-from .io import InstanceError, read_instances, write_instances
-from .problem import Length, Problem, ProblemError, Solution
-from .registry import get_solver, list_solvers
-
-DEFAULT_SOLVER = "resource-dp"
-# Modules that add subcommands (each has register(subparsers)); this one registers the basic ones.
-COMMAND_MODULES = ("compbench.cli", "compbench.harness.commands", "compbench.corpora.commands",
-                   "compbench.parser.commands")
-
-
-DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
-               "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit status 2."""
-
-
-def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output") -> Path:
-    """Check an output path before any work starts: its directory is created, an existing file is refused unless
-    ``force``; a path that cannot be written is a :class:`UsageError`."""
-    out = Path(path)
-    if out.exists() and out.is_dir():
-        raise UsageError(f"{out}: is a directory, expected a file for the {what}")
-    if out.exists() and not force:
-        raise UsageError(f"{out} exists (pass --force to overwrite it)")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot create its directory ({exc.strerror})") from None
-    if not os.access(out.parent, os.W_OK):
-        raise UsageError(f"{out}: its directory is not writable")
-    return out
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
-    out = Path(path)
-    partial = out.with_name(f".{out.name}.partial{out.suffix}")
-    try:
-        yield partial
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def stdout_to_stderr() -> Iterator[None]:
-    """Send everything written to file descriptor 1 (C libraries' banners included) to stderr for a while."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def load_solver(name: str):
-    try:
-        return get_solver(name)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
-
-
-def run_solver(solver, problem: Problem, time_limit: float | None = None, all_lengths: bool = False) -> Solution:
-    """Solve with backend noise kept off stdout."""
-    with stdout_to_stderr():
-        return solver.solve(problem, time_limit=time_limit, all_lengths=all_lengths)
-
-
-def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--memory-limit", type=int, metavar="MIB",
-                        help="address space per solve in MiB; an allocation beyond it fails and the solve ends in "
-                             "'error' (default: physical memory divided by --jobs)")
-
-
-def solve_memory_limit(args: argparse.Namespace) -> int:
-    """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
-    from .limits import default_memory_limit
-
-    if args.memory_limit is not None and args.memory_limit < 64:
-        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
-    return args.memory_limit or default_memory_limit(getattr(args, "jobs", 1))
-
-
-def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,
-                               memory_limit: int | None = None) -> Solution:
-    """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
-    limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
-    from .harness.sweep import problem_reference
-
-    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
-                         "memory_limit": memory_limit})
-    number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
-    return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
-                    bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
-                    message=result.get("message", ""))
+from ..agreement import judge
+from ..generate import KINDS, generate_set
+from ..io import read_instances, write_instances
+from ..problem import Length, Problem, ProblemError, Solution
+from ..registry import list_solvers
+from .common import (DEFAULT_SOLVER, UsageError, add_memory_limit_option, atomic_output, load_solver, output_path,
+                     run_solver, run_solver_with_hard_limit, solve_memory_limit, stdout_to_stderr)
 
 
 def _length_override(args: argparse.Namespace) -> Length | None | str:
@@ -186,7 +81,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     status = 0
     worker = None
     if args.time_limit is not None and not args.all_lengths:  # a hard limit, as in bench: a child process
-        from .harness.worker import SolveProcess
+        from ..harness.worker import SolveProcess
 
         worker = SolveProcess()
     with worker or contextlib.nullcontext():
@@ -243,7 +138,7 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_warm_up(args: argparse.Namespace) -> int:
-    from .registry import solver_names, split_solver_list
+    from ..registry import solver_names, split_solver_list
 
     names = split_solver_list(args.solvers) if args.solvers else solver_names()
     for name in names:
@@ -252,8 +147,8 @@ def cmd_warm_up(args: argparse.Namespace) -> int:
             seconds = solver.warm_up()
         print(f"warm-up {name}: {seconds:.1f} s", flush=True)
     if not args.solvers:  # the inside-outside kernels (compbench.marginals) compile on first use as well
-        from .generate import generate
-        from .inference import marginals
+        from ..generate import generate
+        from ..inference import marginals
 
         start = time.perf_counter()
         with stdout_to_stderr():
@@ -319,37 +214,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.set_defaults(func=cmd_generate)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
-    parser = argparse.ArgumentParser(prog="compbench", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"compbench {__version__}")
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except (UsageError, InstanceError, ProblemError) as exc:
-        print(f"compbench: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        resume = ""
-        if getattr(args, "out", None) and getattr(args, "resume", None) is not None:
-            resume = (f"; finished results are kept in {args.out}: run the same command with --resume to continue"
-                      if args.command == "bench" else "; run the same command with --resume to continue its sweep")
-        print(f"compbench: interrupted{resume}", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. `compbench solvers --json | head`: the reader left, end quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

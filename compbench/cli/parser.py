@@ -15,16 +15,14 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, TypeVar
 
-
-from ..cli import UsageError, atomic_output, output_path
-from ..corpora.commands import read_model
 from ..corpora.readers import CorpusError, read_corpus, split_corpus
 from ..corpora.tagger import StructuredTagger
-from .conllu import TreeSentence, format_conllu, read_conllu, read_tokens
-from .features import FEATURES, build_vocabulary
-from .labels import ArcLabeler
-from .model import ParserModel, paired_tags
-from .train import L2, LEARNING_RATE, attachment_score, train_crf, train_online
+from ..parser.conllu import TreeSentence, format_conllu, read_conllu, read_tokens
+from ..parser.features import FEATURES, build_vocabulary
+from ..parser.labels import ArcLabeler
+from ..parser.model import ParserModel, paired_tags
+from ..parser.train import L2, LEARNING_RATE, attachment_score, train_crf, train_online
+from .common import UsageError, atomic_output, output_path, read_model
 
 SPLITS = ("train", "dev", "test")
 T = TypeVar("T")

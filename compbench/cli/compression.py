@@ -8,25 +8,21 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
 
 from tqdm import tqdm
 
-from ..cli import UsageError, atomic_output, load_solver, output_path, stdout_to_stderr
+from ..corpora.accuracy import System, evaluate_systems, format_table, target_lengths
+from ..corpora.baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
+                                 model_kind, systems_of, train_chain_crf, train_subtree)
+from ..corpora.crf import train_crf
+from ..corpora.features import BigramLM
+from ..corpora.model import CompressionModel
+from ..corpora.perceptron import train_perceptron
+from ..corpora.readers import CORPORA, CorpusError, read_corpus, split_corpus
+from ..corpora.tagger import PosTagger
 from ..io import write_instances
 from ..problem import Length
-from .accuracy import System, evaluate_systems, format_table, target_lengths
-from .features import BigramLM
-from .model import CompressionModel
-from .baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
-                        model_kind, systems_of, train_chain_crf, train_subtree)
-from .crf import train_crf
-from .perceptron import train_perceptron
-from .readers import CORPORA, CorpusError, read_corpus, split_corpus
-from .tagger import OutdatedModelError, PosTagger
-
-DEFAULT_SOLVER = "resource-dp"
-T = TypeVar("T")
+from .common import DEFAULT_SOLVER, UsageError, atomic_output, load_solver, output_path, read_model, stdout_to_stderr
 
 
 def _corpus(args: argparse.Namespace):
@@ -123,17 +119,6 @@ def _parser(path: str | None):
     from ..parser.model import ParserModel
 
     return read_model(ParserModel.load, path, "parser")
-
-
-def read_model(load: Callable[[str], T], path: str, what: str) -> T:
-    """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
-    else as not a ``what`` file."""
-    try:
-        return load(path)
-    except OutdatedModelError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-    except (OSError, KeyError, ValueError) as exc:
-        raise UsageError(f"{path}: not a {what} file ({exc})") from None
 
 
 def _load_model(path: str) -> CompressionModel:

@@ -9,15 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from compbench.cli import UsageError, add_memory_limit_option, solve_memory_limit
-from compbench.registry import parse_solver_spec, solver_names, split_solver_list
-
-from .check import check
-from .plots import plot_runs
-from .report import write_report
-from .sweep import (SpecError, generated_problems, make_tasks, parse_kinds, parse_sizes, run_sweep,
-                    source_problems)
-from .worker import GRACE_SECONDS, WARMUP_SECONDS
+from ..harness.check import check
+from ..harness.plots import plot_runs
+from ..harness.report import write_report
+from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_kinds, parse_sizes, run_sweep,
+                             source_problems)
+from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
+from ..registry import parse_solver_spec, solver_names, split_solver_list
+from .common import UsageError, add_memory_limit_option, load_solver, solve_memory_limit, stdout_to_stderr
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
@@ -80,7 +79,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
-    from .sweep import DaskExecutor, LocalExecutor, RecordWriter, environment
+    from ..harness.sweep import DaskExecutor, LocalExecutor, RecordWriter, environment
 
     problems = _problems(source)
     writer = RecordWriter(out) if out else None
@@ -194,7 +193,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     print(f"demo 0/3: warming up {len(solvers)} solvers in this process (numba compiles the DP kernels once per "
           "machine, then every worker loads them from the cache)", flush=True)
-    from compbench.cli import load_solver, stdout_to_stderr
 
     with stdout_to_stderr():
         for name in solvers:

@@ -1,0 +1,62 @@
+"""The ``compbench`` command line.
+
+Each group of subcommands lives in a module of this package with a ``register(subparsers)`` function that adds its
+parsers and sets ``func`` (called with the parsed arguments, returns the exit status); :mod:`compbench.cli.common`
+holds what they share.  Bad input raises :class:`~compbench.cli.common.UsageError` (or an InstanceError/ProblemError),
+which becomes a one-line message on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+from ..io import InstanceError
+from ..problem import ProblemError
+from .common import UsageError
+
+# Modules that add subcommands (each has register(subparsers)).
+COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.compression",
+                   "compbench.cli.parser")
+
+DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
+               "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(prog="compbench", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"compbench {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, InstanceError, ProblemError) as exc:
+        print(f"compbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        resume = ""
+        if getattr(args, "out", None) and getattr(args, "resume", None) is not None:
+            resume = (f"; finished results are kept in {args.out}: run the same command with --resume to continue"
+                      if args.command == "bench" else "; run the same command with --resume to continue its sweep")
+        print(f"compbench: interrupted{resume}", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `compbench solvers --json | head`: the reader left, end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

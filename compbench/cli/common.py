@@ -1,0 +1,120 @@
+"""What every command module shares: usage errors, output paths, atomic writes, solver loading, memory options.
+
+Every module of :mod:`compbench.cli` imports this one; it imports none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Iterator, TypeVar
+
+from ..corpora.tagger import OutdatedModelError
+from ..problem import Problem, Solution
+from ..registry import get_solver
+
+DEFAULT_SOLVER = "resource-dp"
+T = TypeVar("T")
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output") -> Path:
+    """Check an output path before any work starts: its directory is created, an existing file is refused unless
+    ``force``; a path that cannot be written is a :class:`UsageError`."""
+    out = Path(path)
+    if out.exists() and out.is_dir():
+        raise UsageError(f"{out}: is a directory, expected a file for the {what}")
+    if out.exists() and not force:
+        raise UsageError(f"{out} exists (pass --force to overwrite it)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create its directory ({exc.strerror})") from None
+    if not os.access(out.parent, os.W_OK):
+        raise UsageError(f"{out}: its directory is not writable")
+    return out
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
+    out = Path(path)
+    partial = out.with_name(f".{out.name}.partial{out.suffix}")
+    try:
+        yield partial
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send everything written to file descriptor 1 (C libraries' banners included) to stderr for a while."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def load_solver(name: str):
+    try:
+        return get_solver(name)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+
+
+def run_solver(solver, problem: Problem, time_limit: float | None = None, all_lengths: bool = False) -> Solution:
+    """Solve with backend noise kept off stdout."""
+    with stdout_to_stderr():
+        return solver.solve(problem, time_limit=time_limit, all_lengths=all_lengths)
+
+
+def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--memory-limit", type=int, metavar="MIB",
+                        help="address space per solve in MiB; an allocation beyond it fails and the solve ends in "
+                             "'error' (default: physical memory divided by --jobs)")
+
+
+def solve_memory_limit(args: argparse.Namespace) -> int:
+    """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
+    from ..limits import default_memory_limit
+
+    if args.memory_limit is not None and args.memory_limit < 64:
+        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
+    return args.memory_limit or default_memory_limit(getattr(args, "jobs", 1))
+
+
+def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,
+                               memory_limit: int | None = None) -> Solution:
+    """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
+    limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
+    from ..harness.sweep import problem_reference
+
+    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
+                         "memory_limit": memory_limit})
+    number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
+    return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
+                    bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
+                    message=result.get("message", ""))
+
+
+def read_model(load: Callable[[str], T], path: str, what: str) -> T:
+    """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
+    else as not a ``what`` file."""
+    try:
+        return load(path)
+    except OutdatedModelError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise UsageError(f"{path}: not a {what} file ({exc})") from None
