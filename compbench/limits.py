@@ -25,6 +25,13 @@ def default_memory_limit(jobs: int) -> int:
     return physical_memory() // (1 << 20) // max(1, jobs)
 
 
+def memory_budget(memory_limit: int | None = None, share: float = 0.25) -> int:
+    """Bytes a solver may give one data structure (a chart): ``memory_limit`` when given, else ``share`` of the memory
+    available now (:func:`available_memory`, which already respects a solve's :func:`default_memory_limit` or
+    ``--memory-limit``)."""
+    return int(available_memory() * share) if memory_limit is None else int(memory_limit)
+
+
 def proc_field(path: str, field: str) -> int | None:
     """A ``field: N kB`` line of a /proc file in bytes, or None."""
     try:

@@ -13,7 +13,6 @@ bigram.  See ``docs``/README "The problem" for the full contract.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
@@ -266,36 +265,3 @@ class Solution:
     @property
     def has_solution(self) -> bool:
         return self.heads is not None
-
-    def to_dict(self, problem: Problem | None = None) -> dict[str, Any]:
-        """A JSON-ready view: status, objective, kept, heads (one per kept token), bound, seconds, stats."""
-        kept = self.kept
-        out: dict[str, Any] = {
-            "status": self.status.value,
-            "objective": _json_float(self.objective),
-            "kept": [int(k) for k in kept] if self.has_solution else None,
-            "heads": [int(self.heads[k]) for k in kept] if self.has_solution else None,
-            "bound": _json_float(self.bound),
-            "seconds": {k: float(v) for k, v in self.seconds.items()},
-        }
-        if self.message:
-            out["message"] = self.message
-        if self.stats:
-            out["stats"] = self.stats
-        if problem is not None and self.has_solution:
-            out["words"] = [problem.word(k) for k in kept]
-        return out
-
-
-def _json_float(value: float | None) -> float | str | None:
-    if value is None:
-        return None
-    return value if math.isfinite(value) else str(value)
-
-
-def heads_from_kept(n: int, kept_heads: Mapping[int, int]) -> np.ndarray:
-    """The ``heads`` array of a solution given ``{token: head}`` for the kept tokens."""
-    heads = np.full(n + 1, -1, dtype=np.int64)
-    for k, h in kept_heads.items():
-        heads[k] = h
-    return heads

@@ -3,14 +3,6 @@
 from __future__ import annotations
 
 from compbench import Solution, Status
-from compbench.limits import available_memory
-
-DEFAULT_MEMORY_FRACTION = 0.25  # of the memory available when the solver is created
-
-
-def default_memory_limit(memory_limit: int | None = None) -> int:
-    """``memory_limit`` in bytes, or by default a quarter of the memory available now."""
-    return int(available_memory() * DEFAULT_MEMORY_FRACTION) if memory_limit is None else int(memory_limit)
 
 
 def refuse_if_too_big(name: str, n: int, needed: int, memory_limit: int) -> Solution | None:

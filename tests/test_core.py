@@ -249,3 +249,32 @@ def test_faulty_solvers_are_classified_not_crashed():
     assert answer.status == Status.ERROR and "heads must be a vector of integers" in answer.message
     assert Faulty(not_a_solution).solve(p).status == Status.ERROR
     assert judge(p, Faulty(lambda: Solution(Status.OPTIMAL)).solve(p)) == "invalid: status optimal without a solution"
+
+
+# ---- the solution codec: one JSON convention for solve --json, the worker and the run files ----
+
+@pytest.mark.parametrize("bound", [None, 7.5, math.inf, -math.inf])
+def test_solution_record_round_trips_with_non_finite_numbers_as_strings(bound) -> None:
+    from compbench.records import record_solution, solution_record
+    import json
+
+    solution = Solution(Status.TIMEOUT, heads=np.array([-1, 3, -1, 0, -1]), objective=2.5, bound=bound,
+                        seconds={"solve": 0.5}, stats={"gap": math.nan, "nodes": np.int64(4)}, message="limit")
+    record = json.loads(json.dumps(solution_record(solution), allow_nan=False))
+    assert record["kept"] == [1, 3] and record["heads"] == [3, 0]
+    assert record["bound"] == (None if bound is None else bound if math.isfinite(bound) else str(bound))
+    assert record["stats"] == {"gap": "nan", "nodes": 4}
+    back = record_solution(record, n=4)
+    assert back.heads.tolist() == [-1, 3, -1, 0, -1] and back.status == Status.TIMEOUT
+    assert back.objective == 2.5 and back.bound == bound and back.message == "limit"
+    assert "stats" not in solution_record(solution, stats=False)
+
+
+def test_record_solution_reads_older_run_files_and_refuses_tokens_out_of_range() -> None:
+    from compbench.records import record_solution
+
+    older = {"status": "optimal", "objective": 1.0, "heads": [-1, 0, 1]}  # all n + 1 heads, no kept
+    assert record_solution(older, n=2).heads.tolist() == [-1, 0, 1]
+    assert record_solution({"status": "nonsense"}, n=2).status == Status.ERROR
+    with pytest.raises(ValueError, match="do not describe tokens of 1..2"):
+        record_solution({"status": "optimal", "kept": [3], "heads": [0]}, n=2)

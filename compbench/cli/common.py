@@ -14,6 +14,7 @@ from typing import Callable, Iterator, TypeVar
 
 from ..corpora.tagger import OutdatedModelError
 from ..problem import Problem, Solution
+from ..records import record_solution
 from ..registry import get_solver
 
 DEFAULT_SOLVER = "resource-dp"
@@ -103,10 +104,7 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
 
     result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
                          "memory_limit": memory_limit})
-    number = lambda key: None if result.get(key) is None else float(result[key])  # noqa: E731 ("inf" strings too)
-    return Solution(result["status"], heads=result.get("heads"), objective=number("objective"),
-                    bound=number("bound"), seconds=result.get("seconds") or {}, stats=result.get("stats") or {},
-                    message=result.get("message", ""))
+    return record_solution(result, problem.n)
 
 
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import sys
 import time
 
@@ -13,6 +12,7 @@ from ..agreement import judge
 from ..generate import KINDS, generate_set
 from ..io import read_instances, write_instances
 from ..problem import Length, Problem, ProblemError, Solution
+from ..records import solution_record
 from ..registry import list_solvers
 from .common import (DEFAULT_SOLVER, UsageError, add_memory_limit_option, atomic_output, load_solver, output_path,
                      run_solver, run_solver_with_hard_limit, solve_memory_limit, stdout_to_stderr)
@@ -31,22 +31,8 @@ def _length_override(args: argparse.Namespace) -> Length | None | str:
     return "keep"
 
 
-def _json_number(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def solution_record(problem: Problem, solver_name: str, solution: Solution) -> dict:
-    kept = [int(k) for k in solution.kept] if solution.has_solution else None
-    return {
-        "instance": problem.id,
-        "solver": solver_name,
-        "status": solution.status.value,
-        "objective": _json_number(solution.objective),
-        "kept": kept,
-        "heads": [int(solution.heads[k]) for k in kept] if kept is not None else None,
-        "bound": _json_number(solution.bound),
-        "seconds": {k: round(v, 9) for k, v in solution.seconds.items()},
-    }
+def _json_record(problem: Problem, solver_name: str, solution: Solution) -> dict:
+    return {"instance": problem.id, "solver": solver_name, **solution_record(solution, stats=False)}
 
 
 def _print_solution(problem: Problem, solution: Solution, solver_name: str, verbose: bool) -> None:
@@ -105,9 +91,9 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
     if verdict != "ok":
         print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
     if args.json:
-        record = solution_record(problem, args.solver, solution)
+        record = _json_record(problem, args.solver, solution)
         if solution.by_length is not None:
-            record["curve"] = [solution_record(problem, args.solver, s) for s in solution.by_length]
+            record["curve"] = [_json_record(problem, args.solver, s) for s in solution.by_length]
         print(json.dumps(record))
     else:
         _print_solution(problem, solution, args.solver, args.verbose)

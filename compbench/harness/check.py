@@ -29,22 +29,11 @@ import numpy as np
 from compbench.agreement import judge, objectives_agree
 from compbench.io import problem_to_dict
 from compbench.problem import Problem, Solution, Status
+from compbench.records import record_solution
 
 from .sweep import LocalExecutor, make_tasks, run_tasks, unique_ids
 
 COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing")
-
-
-def record_solution(record: dict[str, Any]) -> Solution:
-    """The Solution a result record describes (heads, status, objective, bound)."""
-    status = record["status"]
-    status = Status(status) if status in Status._value2member_map_ else Status.ERROR
-
-    def number(value: Any) -> float | None:
-        return float(value) if value is not None else None
-
-    heads = np.array(record["heads"], dtype=np.int64) if record.get("heads") is not None else None
-    return Solution(status, heads=heads, objective=number(record.get("objective")), bound=number(record.get("bound")))
 
 
 def best_valid(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
@@ -62,7 +51,7 @@ def verdicts(problem: Problem, records: list[dict[str, Any]]) -> dict[str, str]:
             out[record["solver"]] = record["validity"]
             continue
         reference = Solution(Status.OPTIMAL, objective=float(best["objective"])) if best is not None else None
-        out[record["solver"]] = judge(problem, record_solution(record), reference)
+        out[record["solver"]] = judge(problem, record_solution(record, problem.n), reference)
     return out
 
 
@@ -116,7 +105,7 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
     """An instance file carrying the failing answer and the reference answer (extra keys are kept and ignored)."""
     directory.mkdir(parents=True, exist_ok=True)
     data = problem_to_dict(problem)
-    strip = lambda r: {k: r.get(k) for k in ("solver", "status", "objective", "bound", "heads", "message")}
+    strip = lambda r: {k: r.get(k) for k in ("solver", "status", "objective", "bound", "kept", "heads", "message")}
     data["check"] = {"solver": solver, "verdict": verdict, "answer": strip(record),
                      "reference": strip(reference) if reference is not None else None}
     path = directory / f"{_safe(problem.id or 'instance')}--{_safe(solver)}.json"

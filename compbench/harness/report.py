@@ -154,7 +154,7 @@ def environment_lines(environments: list[dict]) -> list[str]:
             f"- CPU: {env.get('cpu')} ({env.get('cpu_count')} logical cores); {env.get('platform')}",
             f"- Python {env.get('python')}; {packages}",
             f"- thread variables: {threads}",
-            f"- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items())]
+            "- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items())]
 
 
 def reproduce_commands(environments: list[dict], runs: list[str], out: str) -> list[str]:

@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from compbench.generate import KINDS, generate
 from compbench.io import problem_to_dict, read_instance, read_instances, write_instances
@@ -365,7 +365,7 @@ def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any
     record = {"type": "result", **task["header"], "time_limit": task["time_limit"]}
     for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
                 "validity",
-                "stats", "message", "heads", "killed"):
+                "stats", "message", "kept", "heads", "killed"):
         if key in result and result[key] not in (None, "", {}):
             record[key] = result[key]
     record.setdefault("objective", None)

@@ -65,27 +65,6 @@ def _memory_mb(field: str = "VmHWM") -> float:
     return value / (1 << 20)
 
 
-def _json_number(value: float | None) -> float | str | None:
-    if value is None:
-        return None
-    return value if value == value and abs(value) != float("inf") else str(value)
-
-
-def _json_safe(value: Any) -> Any:
-    """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, inf and NaN strings."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if hasattr(value, "tolist"):
-        return _json_safe(value.tolist())
-    if isinstance(value, float):
-        return _json_number(value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    return str(value)
-
-
 def limit_memory(megabytes: int | None) -> None:
     """Cap this process's address space at ``megabytes`` MiB (RLIMIT_AS, soft limit; None lifts the cap): an
     allocation beyond it fails (MemoryError in Python, a failed malloc in C) instead of exhausting the machine."""
@@ -105,6 +84,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
     from compbench.agreement import judge
+    from compbench.records import solution_record
     problem = task_problem(task["problem"])
     solver = get_solver(task["solver"])
     reset = _reset_peak_memory()
@@ -112,19 +92,15 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     solution = solver.solve(problem, time_limit=task.get("time_limit"))
     wall = time.perf_counter() - started
-    out = {
-        "status": solution.status.value,
-        "objective": _json_number(solution.objective),
-        "bound": _json_number(solution.bound),
-        "heads": [int(h) for h in solution.heads] if solution.has_solution else None,
-        "seconds": {**{k: float(v) for k, v in solution.seconds.items()}, "wall": wall},
+    out = solution_record(solution)
+    out["seconds"]["wall"] = wall
+    out.update({
         "peak_memory_mb": round(_memory_mb(), 3),
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
-        "stats": _json_safe(solution.stats),
         "message": solution.message + (_memory_note(task) if "raised MemoryError" in solution.message else ""),
         "validity": judge(problem, solution),
-    }
+    })
     return out
 
 
@@ -392,13 +368,6 @@ def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
         worker = _local.worker = SolveProcess()
     worker.grace, worker.warmup_limit = grace, warmup_limit
     return worker.run(task)
-
-
-def close_thread_worker() -> None:
-    worker = getattr(_local, "worker", None)
-    if worker is not None:
-        worker.close()
-        _local.worker = None
 
 
 if __name__ == "__main__":

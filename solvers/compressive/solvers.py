@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
+from compbench.limits import memory_budget
 
-from ..memory import default_memory_limit, refuse_if_too_big
+from ..memory import refuse_if_too_big
 from .chart import MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
 
 
@@ -117,7 +118,7 @@ class ResourceDP(ChartSolver):
     supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
 
     def __init__(self, memory_limit: int | None = None):
-        self.memory_limit = default_memory_limit(memory_limit)
+        self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                memory_limit: int | None = None, **options: Any) -> Solution:

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from compbench import Capabilities, Length, Problem, Solution, Solver, Status, objective
+from compbench.limits import memory_budget
 
-from ..memory import default_memory_limit, refuse_if_too_big
+from ..memory import refuse_if_too_big
 from .chart import Chart, chart_bytes
 
 def _timed_chart(problem: Problem, token: np.ndarray, count: bool) -> tuple[Chart, float]:
@@ -39,7 +40,7 @@ class SignatureDP(Solver):
     supports = Capabilities(all_lengths=True)
 
     def __init__(self, memory_limit: int | None = None):
-        self.memory_limit = default_memory_limit(memory_limit)
+        self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                memory_limit: int | None = None, **options: Any) -> Solution:
@@ -94,7 +95,7 @@ class QLSubgradient(Solver):
     def __init__(self, max_iterations: int = 100, step: float | None = None, memory_limit: int | None = None):
         self.max_iterations = int(max_iterations)
         self.step = step
-        self.memory_limit = default_memory_limit(memory_limit)
+        self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                max_iterations: int | None = None, step: float | None = None, **options: Any) -> Solution:

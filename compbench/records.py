@@ -1,0 +1,91 @@
+"""Solutions as JSON records: one convention for ``compbench solve --json``, the worker's pipe and the run files.
+
+A record holds ``status``, ``objective``, ``bound``, ``kept`` (the kept tokens, increasing) and ``heads`` (the head
+of each kept token, in the same order; 0 is the root), ``seconds``, and ``message`` and ``stats`` when the solver
+gave any.  JSON has no infinities: a non-finite number is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``;
+``null`` means "none" (no objective, no bound).  Reading accepts numbers, ``null`` and those strings.
+
+>>> import numpy as np
+>>> from compbench import Solution
+>>> record = solution_record(Solution("optimal", heads=np.array([-1, 3, -1, 0]), objective=5.35, bound=float("inf")))
+>>> record["kept"], record["heads"], record["bound"]
+([1, 3], [3, 0], 'inf')
+>>> record_solution(record, n=3).heads.tolist()
+[-1, 3, -1, 0]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .problem import Solution, Status
+
+
+def encode_number(value: float | None) -> float | str | None:
+    """A float for JSON: itself when finite, ``"inf"``/``"-inf"``/``"nan"`` when not, None for None."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else str(value)
+
+
+def decode_number(value: float | str | None) -> float | None:
+    """The float a record's field holds (a number, one of the strings of :func:`encode_number`, or None)."""
+    return None if value is None else float(value)
+
+
+def json_safe(value: Any) -> Any:
+    """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, non-finite floats strings."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "tolist"):
+        return json_safe(value.tolist())
+    if isinstance(value, float):
+        return encode_number(value)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return str(value)
+
+
+def solution_record(solution: Solution, *, stats: bool = True) -> dict[str, Any]:
+    """The JSON record of ``solution`` (``stats`` leaves the solver's statistics out when false)."""
+    kept = [int(k) for k in solution.kept] if solution.has_solution else None
+    record: dict[str, Any] = {
+        "status": solution.status.value,
+        "objective": encode_number(solution.objective),
+        "kept": kept,
+        "heads": [int(solution.heads[k]) for k in kept] if kept is not None else None,
+        "bound": encode_number(solution.bound),
+        "seconds": {key: round(float(value), 9) for key, value in solution.seconds.items()},
+    }
+    if solution.message:
+        record["message"] = solution.message
+    if stats and solution.stats:
+        record["stats"] = json_safe(solution.stats)
+    return record
+
+
+def record_solution(record: dict[str, Any], n: int) -> Solution:
+    """The :class:`Solution` a record describes, for a problem of ``n`` tokens.  An unknown status reads as
+    ``error``; a record of an older run file (``heads`` for all n + 1 positions, no ``kept``) reads too."""
+    status = record.get("status")
+    status = Status(status) if status in Status._value2member_map_ else Status.ERROR
+    heads = None
+    if record.get("heads") is not None:
+        if record.get("kept") is None:
+            heads = np.asarray(record["heads"], dtype=np.int64)
+        else:
+            kept = np.asarray(record["kept"], dtype=np.int64)
+            if len(kept) != len(record["heads"]) or np.any((kept < 1) | (kept > n)):
+                raise ValueError(f"kept {record['kept']!r} and heads {record['heads']!r} do not describe tokens "
+                                 f"of 1..{n}"[:300])
+            heads = np.full(n + 1, -1, dtype=np.int64)
+            heads[kept] = record["heads"]
+    return Solution(status, heads=heads, objective=decode_number(record.get("objective")),
+                    bound=decode_number(record.get("bound")), seconds=dict(record.get("seconds") or {}),
+                    stats=record.get("stats") or {}, message=record.get("message", ""))
