@@ -19,8 +19,11 @@ such names; the options are passed to every ``solve`` call.
 
 from __future__ import annotations
 
-import time
+import difflib
+import functools
+import importlib.util
 import json
+import time
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -77,6 +80,13 @@ class Solver:
     exact: bool = True  # its "optimal" claims are proofs
     complexity: str = ""
     supports: Capabilities = Capabilities()
+    requires: tuple[str, ...] = ()  # modules it imports that may be missing (a MIP backend's Python package)
+    install: str = ""  # the command that installs them, named when they are missing
+
+    def unavailable(self) -> str | None:
+        """Why this solver cannot run here (a required module is not installed, with the command that installs
+        it), or None when it can."""
+        return _missing_modules(self.requires, self.install)
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
@@ -84,7 +94,7 @@ class Solver:
 
         With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
         """
-        reason = self.supports.reason_unsupported(problem, all_lengths)
+        reason = self.unavailable() or self.supports.reason_unsupported(problem, all_lengths)
         if reason is not None:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
         options = {**self.options, **options}
@@ -132,7 +142,16 @@ class Solver:
             "all_lengths": caps.all_lengths,
             "second_order": caps.second_order,
             "max_n": caps.max_n,
+            "unavailable": self.unavailable(),
         }
+
+
+@functools.cache
+def _missing_modules(modules: tuple[str, ...], install: str) -> str | None:
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    return f"needs {', '.join(missing)}: {install or 'pip install ' + ' '.join(missing)}"
 
 
 def _entry_points() -> dict[str, Any]:
@@ -205,7 +224,9 @@ def get_solver(name: str, **options: Any) -> Solver:
     eps = _entry_points()
     if base not in eps:
         known = ", ".join(sorted(eps)) or "none"
-        raise KeyError(f"no solver named {base!r} is registered (known: {known})")
+        close = difflib.get_close_matches(base, eps, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise KeyError(f"no solver named {base!r} is registered ({hint}known: {known})")
     factory = eps[base].load()
     solver = factory(**options)
     if not isinstance(solver, Solver):
@@ -217,7 +238,8 @@ def get_solver(name: str, **options: Any) -> Solver:
 
 
 def list_solvers() -> list[dict[str, Any]]:
-    """One dict per registered solver: name, description, exact, complexity and what it supports."""
+    """One dict per registered solver: name, description, exact, complexity, what it supports, and why it cannot
+    run here (``unavailable``; None when it can)."""
     out = []
     for name in solver_names():
         try:
@@ -226,6 +248,6 @@ def list_solvers() -> list[dict[str, Any]]:
         except Exception as exc:  # a broken plug-in must not hide the others
             info = {"name": name, "description": f"(cannot be loaded: {exc})", "exact": False,
                     "complexity": "", "lengths": [], "single_root": False, "all_lengths": False,
-                    "second_order": False, "max_n": None}
+                    "second_order": False, "max_n": None, "unavailable": f"cannot be loaded: {exc}"}
         out.append(info)
     return out

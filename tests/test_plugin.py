@@ -69,3 +69,36 @@ def test_conformance_kit_catches_a_wrong_solver(greedy_plugin: Path) -> None:
     # hypothesis reports one AssertionError, or an ExceptionGroup of them when it finds several distinct failures
     with pytest.raises((AssertionError, ExceptionGroup)):
         check_solver(Liar(), max_n=6, max_examples=50, seed=0)  # a fixed draw: the same examples on every run
+
+
+MISSING_BACKEND = '''
+import compbench
+
+class NeedsBackend(compbench.Solver):
+    name = "needs-backend"
+    requires = ("compbench_no_such_backend",)
+    install = "pip install compbench-no-such-backend"
+
+    def _solve(self, problem, **options):
+        import compbench_no_such_backend  # noqa: F401
+'''
+
+
+def test_a_solver_whose_backend_is_missing_says_how_to_install_it(tmp_path: Path, capsys, monkeypatch) -> None:
+    from compbench.cli import main
+
+    (tmp_path / "needs_backend.py").write_text(MISSING_BACKEND)
+    info = tmp_path / "needs_backend-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: needs-backend\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[compbench.solvers]\nneeds-backend = needs_backend:NeedsBackend\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reason = "needs compbench_no_such_backend: pip install compbench-no-such-backend"
+    assert {i["name"]: i for i in compbench.list_solvers()}["needs-backend"]["unavailable"] == reason
+    solution = compbench.get_solver("needs-backend").solve(compbench.generate("gaussian", 4, length=2))
+    assert solution.status == compbench.Status.UNSUPPORTED and reason in solution.message
+    assert main(["solvers"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^needs-backend +no ", out, flags=re.M) and f"  needs-backend: {reason}" in out
+    assert main(["check", "gen:gaussian:4:1", "--solvers", "brute-force,needs-backend", "--time-limit", "5"]) == 2
+    assert f"needs-backend cannot run here: {reason}" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from ..harness.report import write_report
 from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_kinds, parse_sizes, run_sweep,
                              source_problems)
 from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
-from ..registry import parse_solver_spec, solver_names, split_solver_list
+from ..registry import list_solvers, split_solver_list
 from .common import UsageError, add_memory_limit_option, load_solver, solve_memory_limit, stdout_to_stderr
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
@@ -27,16 +27,26 @@ QUICK_SIZES = "4:8:4"
 
 
 def chosen_solvers(args: argparse.Namespace) -> list[str]:
-    known = solver_names()
+    """The solvers of ``--solvers`` (each must exist and be able to run here), or by default every registered solver
+    that can run here (those that cannot are named on stderr with the reason)."""
     if args.solvers is None or args.all:
-        return known
+        infos = list_solvers()
+        missing = [f"{info['name']} ({info['unavailable']})" for info in infos if info["unavailable"]]
+        if missing:
+            print(f"compbench: not run, they cannot run here: {'; '.join(missing)}", file=sys.stderr)
+        return [info["name"] for info in infos if not info["unavailable"]]
     names = split_solver_list(args.solvers)
-    try:
-        unknown = [s for s in names if parse_solver_spec(s)[0] not in known]
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
-    if unknown or not names:
-        raise UsageError(f"unknown solver(s) {', '.join(unknown) or '(none given)'} (registered: {', '.join(known)})")
+    if not names:
+        raise UsageError("no solver given to --solvers")
+    for name in names:
+        try:
+            reason = load_solver(name).unavailable()
+        except UsageError:
+            raise
+        except Exception:  # a plug-in that cannot be built: its solves report the error
+            reason = None
+        if reason:
+            raise UsageError(f"{name} cannot run here: {reason}")
     return names
 
 

@@ -101,8 +101,9 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
 
 
 SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "
-                  "exact: its 'optimal' answers are proofs; lengths: length conditions it takes; root1: handles "
-                  "single_root; curve: gives the optimum for every length (--all-lengths); 2nd: sibling scores")
+                  "here: it can run on this machine (else why not, below); exact: its 'optimal' answers are proofs; "
+                  "lengths: length conditions it takes; root1: handles single_root; curve: gives the optimum for "
+                  "every length (--all-lengths); 2nd: sibling scores")
 
 
 def cmd_solvers(args: argparse.Namespace) -> int:
@@ -111,14 +112,19 @@ def cmd_solvers(args: argparse.Namespace) -> int:
         print(json.dumps(infos, indent=1))
         return 0
     yes = lambda flag: "yes" if flag else "no"  # noqa: E731
-    rows = [("name", "exact", "lengths", "root1", "curve", "2nd", "complexity")]
-    rows += [(i["name"], yes(i["exact"]), ",".join(i["lengths"]), yes(i["single_root"]), yes(i["all_lengths"]),
-              yes(i["second_order"]), i["complexity"]) for i in infos]
+    rows = [("name", "here", "exact", "lengths", "root1", "curve", "2nd", "complexity")]
+    rows += [(i["name"], yes(not i["unavailable"]), yes(i["exact"]), ",".join(i["lengths"]), yes(i["single_root"]),
+              yes(i["all_lengths"]), yes(i["second_order"]), i["complexity"]) for i in infos]
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
     for row, info in zip(rows, [None, *infos]):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[-1])
         if info is not None and args.verbose:
             print(" " * 4 + info["description"])
+    missing = [i for i in infos if i["unavailable"]]
+    if missing:
+        print("\ncannot run here:")
+        for info in missing:
+            print(f"  {info['name']}: {info['unavailable']}")
     print(f"\n{SOLVER_COLUMNS}" + ("" if args.verbose else "; --verbose adds each solver's description"))
     return 0
 
