@@ -60,7 +60,7 @@ def _positive(value: str) -> float:
 def _add_solver_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--solvers", metavar="A,B,...", help="comma-separated solver names")
-    group.add_argument("--all", action="store_true", help="every registered solver (the default)")
+    group.add_argument("--all", action="store_true", help="every registered solver that can run here (the default)")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
