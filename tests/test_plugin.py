@@ -1,4 +1,4 @@
-"""The README's third-party solver, installed as a real distribution, is found, conforms and runs from the CLI."""
+"""The third-party solver of docs/plugins.md, installed as a real distribution, is found, conforms and runs from the CLI."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ import pytest
 import compbench
 from compbench.testing import check_solver
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PLUGINS = Path(__file__).resolve().parents[1] / "docs" / "plugins.md"
 
 
-def _readme_block(language: str, first_line: str) -> str:
-    for block in re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S):
+def _docs_block(language: str, first_line: str) -> str:
+    for block in re.findall(rf"```{language}\n(.*?)```", PLUGINS.read_text(), flags=re.S):
         if block.startswith(first_line):
             return block
-    raise AssertionError(f"README has no {language} block starting with {first_line!r}")
+    raise AssertionError(f"docs/plugins.md has no {language} block starting with {first_line!r}")
 
 
 @pytest.fixture
 def greedy_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Install the README's my-greedy package into a fresh site directory (what pip would write)."""
-    project = tomllib.loads(_readme_block("toml", "# my-greedy/pyproject.toml"))
-    (tmp_path / "my_greedy.py").write_text(_readme_block("python", "# my-greedy/my_greedy.py"))
+    """Install the my-greedy package into a fresh site directory (what pip would write)."""
+    project = tomllib.loads(_docs_block("toml", "# my-greedy/pyproject.toml"))
+    (tmp_path / "my_greedy.py").write_text(_docs_block("python", "# my-greedy/my_greedy.py"))
     info = tmp_path / "my_greedy-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['project']['name']}\nVersion: 0.1\n")

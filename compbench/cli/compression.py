@@ -211,14 +211,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "--parser, token features, the averaged perceptron")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
     train.add_argument("--epochs", type=int, default=8, help="passes over the train split; the epoch with the best "
-                                                              "dev F1 is kept (default 8)")
+                                                              "dev F1 is kept (default %(default)s)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
     train.add_argument("--batch-size", type=int, default=8, help="sentences per update (default 8)")
     train.add_argument("--objective", choices=("crf", "perceptron"), default="crf",
                        help="CRF (default): conditional log-likelihood of the gold compression with its tree latent, "
-                            "by inside-outside and AdaGrad; or the averaged structured perceptron (about 9x faster "
-                            "per epoch, 1 point lower F1 on Google)")
+                            "by inside-outside and AdaGrad; or the averaged structured perceptron (several times "
+                            "faster per epoch)")
     train.add_argument("--l2", type=float, default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
     train.add_argument("--learning-rate", type=float, default=0.2, help="CRF: AdaGrad step size (default 0.2)")
     train.add_argument("--crf-length", choices=("free", "gold"), default="free",

@@ -26,6 +26,7 @@ from .common import UsageError, atomic_output, output_path, read_model
 
 SPLITS = ("train", "dev", "test")
 T = TypeVar("T")
+COST = 1.0  # the perceptron's default loss-augmented cost (0: the plain perceptron)
 MAX_STEP = 1.0  # MIRA's default largest step (PA-I's C); EWT dev: the same UAS with 0.1
 
 
@@ -79,7 +80,7 @@ def objective_number(args: argparse.Namespace, option: str, objective: str, defa
 def cmd_train(args: argparse.Namespace) -> int:
     if args.second_order and args.objective == "crf":
         raise UsageError("--second-order goes with --objective perceptron or mira")
-    cost = objective_number(args, "cost", "perceptron", 1.0, zero=True, why=(
+    cost = objective_number(args, "cost", "perceptron", COST, zero=True, why=(
         " (the tree-CRF has no loss-augmented decoding; MIRA's loss is the number of wrong heads: a cost would only "
         "scale its weights)"))
     max_step = objective_number(args, "max_step", "mira", MAX_STEP)
@@ -288,7 +289,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--treebank", required=True, metavar="DIR", help="directory of *train*/*dev*.conllu files")
     train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
     train.add_argument("--epochs", type=int, default=10, help="passes over train; the best on dev is kept "
-                                                               "(default 10)")
+                                                               "(default %(default)s)")
     train.add_argument("--objective", choices=("mira", "perceptron", "crf"), default="mira",
                        help="averaged passive-aggressive updates (1-best MIRA, default), averaged perceptron or "
                             "tree-CRF (AdaGrad on the log-likelihood)")
@@ -299,8 +300,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             f"too; 1: as models from before it)")
     train.add_argument("--learning-rate", type=float, help=f"CRF: AdaGrad step size (default {LEARNING_RATE:g})")
     train.add_argument("--l2", type=float, help=f"CRF: the l2 penalty's weight (default {L2:g})")
-    train.add_argument("--cost", type=float, help="perceptron: decode each training sentence with this added to "
-                       "every non-gold arc's score (loss-augmented; 0: the plain perceptron; default 1; MIRA always "
+    train.add_argument("--cost", type=float, help=f"perceptron: decode each training sentence with this added to "
+                       f"every non-gold arc's score (loss-augmented; 0: the plain perceptron; default {COST:g}; MIRA always "
                        "decodes with 1, its loss being the number of wrong heads)")
     train.add_argument("--max-step", type=float, help=f"MIRA: the largest step of one update (the C of "
                        f"passive-aggressive PA-I; default {MAX_STEP:g}, which on EWT never clips: the steps are "
