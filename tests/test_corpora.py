@@ -21,7 +21,7 @@ from compbench.compression.accuracy import System, evaluate_systems, token_prf
 from compbench.compression.features import BigramLM
 from compbench.compression.model import CompressionModel
 from compbench.compression.perceptron import latent_gold_heads, train_perceptron
-from compbench.corpora import CorpusError, read_corpus, split_corpus
+from compbench.corpora import CORPORA, CorpusError, CorpusFormat, Sentence, read_corpus, split_corpus
 from compbench.corpora.align import align_text, align_tokens
 from compbench.learning.features import DIM
 from compbench.learning.tagger import PosTagger, StructuredTagger, load_tagger, trigram_viterbi
@@ -127,6 +127,21 @@ def test_google_reader_reports_unaligned_rows_and_splits_by_line_order(tmp_path)
     assert [s.id for s in parts["test"]] == [f"google.{i}" for i in range(1, 5)]
     assert [s.id for s in parts["dev"]] == [f"google.{i}" for i in range(5, 9)]
     assert len(parts["train"]) == 32
+
+
+def test_a_new_corpus_is_one_entry_of_the_registry(tmp_path, monkeypatch):
+    def read(directory: Path) -> tuple[list[Sentence], dict]:
+        sentences = [Sentence(f"toy.{i}", f"doc{i}", ["a", "b"], [np.array([2])]) for i in range(10)]
+        return sentences, {"sentences": len(sentences), "unaligned": 0}
+
+    monkeypatch.setitem(CORPORA, "toy", CorpusFormat("toy", read, lambda s: {"train": s[2:], "dev": s[1:2],
+                                                                               "test": s[:1]}))
+    corpus = read_corpus("toy", tmp_path)
+    assert corpus.name == "toy" and [len(part) for part in split_corpus(corpus).values()] == [8, 1, 1]
+    model = tmp_path / "toy.npz"
+    assert main(["train", "--corpus", "toy", "--data", str(tmp_path), "--out", str(model), "--objective",
+                 "perceptron", "--solver", "brute-force", "--epochs", "1"]) == 0
+    assert model.exists()
 
 
 def test_readers_name_the_missing_or_broken_file(tmp_path):
