@@ -13,8 +13,8 @@ import time
 import numpy as np
 
 import compbench
-from compbench.corpora.baselines import ChainSolver, load_model
-from compbench.corpora.readers import read_corpus, split_corpus
+from compbench.compression.baselines import ChainSolver, load_model
+from compbench.corpora import read_corpus, split_corpus
 from compbench.problem import Length
 
 

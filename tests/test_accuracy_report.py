@@ -1,17 +1,14 @@
-"""The accuracy report's driver (benchmarks/accuracy_report.py): which steps are stale, and where its tables go."""
+"""The accuracy report's command (compbench accuracy-report): which steps are stale, and where its tables go."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "accuracy_report.py"
-spec = importlib.util.spec_from_file_location("accuracy_report", SCRIPT)
-report = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(report)
+from compbench.cli import accuracy_report as report
+from compbench.cli import main
 
 
 def touch(path: Path, mtime: float) -> Path:
@@ -83,3 +80,14 @@ def test_a_lone_or_misordered_marker_is_refused(tmp_path: Path, broken: str) -> 
     with pytest.raises(SystemExit, match="marker"):
         report.write_between_markers(readme, "| table |\n")
     assert readme.read_text() == broken
+
+
+def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
+                 "--out", str(out), "--corpora", "google", "--summary-only"]) == 0
+    text = (out / "README.md").read_text()
+    assert report.BEGIN in text and "| first-m | - / - |" in text and (out / "f1-gold-length.png").exists()
+    assert main(["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
+                 "--out", str(out)]) == 2
+    assert "no ud-english-ewt" in capsys.readouterr().err

@@ -12,12 +12,13 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.corpora.accuracy import System, evaluate_systems
-from compbench.corpora.baselines import (BigramModel, ChainCRFModel, ChainSolver, chain_as_problem, chain_decode,
-                                         chain_features, forward_backward, load_model, subtree_deletion,
-                                         train_chain_crf, viterbi_count)
-from compbench.corpora.features import DIM, BigramLM
-from compbench.corpora.perceptron import train_perceptron
+from compbench.compression.accuracy import System, evaluate_systems
+from compbench.compression.baselines import (BigramModel, ChainCRFModel, ChainSolver, chain_as_problem,
+                                             chain_decode, chain_features, forward_backward, load_model,
+                                             subtree_deletion, train_chain_crf, viterbi_count)
+from compbench.compression.features import BigramLM
+from compbench.compression.perceptron import train_perceptron
+from compbench.learning.features import DIM
 from compbench.problem import Length, Problem, Status
 from tests.test_corpora import (assert_finite_difference_gradient, tiny_split_and_model, write_clarke_lapata,
                                 write_google)
@@ -133,7 +134,7 @@ def test_forward_backward_matches_enumeration(seed):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_forward_backward_with_a_count_matches_enumeration(seed):
-    from compbench.corpora.baselines import forward_backward_count
+    from compbench.compression.baselines import forward_backward_count
 
     rng = np.random.default_rng(50 + seed)
     n = int(rng.integers(1, 7))
@@ -164,7 +165,7 @@ def test_viterbi_with_a_count_is_the_brute_force_optimum_and_equals_its_bigram_p
 
 @pytest.mark.parametrize("length", ["free", "gold"])
 def test_chain_crf_gradient_is_the_finite_difference_of_its_loss(length):
-    from compbench.corpora.baselines import chain_loss
+    from compbench.compression.baselines import chain_loss
 
     tokens = "the big cat sat on the mat .".split()
     features = chain_features(tokens, ["DT", "JJ", "NN", "VBD", "IN", "DT", "NN", "."], None)
@@ -189,7 +190,7 @@ def test_chain_crf_learns_the_tiny_rule(tmp_path, length):
     history = train_chain_crf(model, parts["train"], parts["dev"], epochs=3, length=length, log=lambda line: None)
     assert model.info["crf_length"] == length
     assert history[-1]["mean_loss"] < history[0]["mean_loss"]
-    from compbench.corpora.baselines import chain_decoder
+    from compbench.compression.baselines import chain_decoder
     summary = evaluate_systems(model, parts["test"], [System("first-m"), System("crf", decode=chain_decoder(model)),
                                                       System("crf as a problem", compbench.get_solver("resource-dp"))])
     assert summary["crf"]["f1"] >= 0.75 > summary["first-m"]["f1"] + 0.2
@@ -275,8 +276,8 @@ def test_clarke_lapata_baselines_tag_with_their_own_tagger(tmp_path, capsys):
 
 
 def test_subtree_deletion_model_trains_over_the_parse_and_keeps_subtrees(tmp_path, capsys):
-    from compbench.corpora.readers import read_corpus, split_corpus
-    from compbench.parser.model import ParserModel
+    from compbench.corpora import read_corpus, split_corpus
+    from compbench.parser import ParserModel
 
     data = write_google(tmp_path / "google", count=40)
     common = ["--corpus", "google", "--data", str(data)]
@@ -299,9 +300,9 @@ def test_subtree_deletion_model_trains_over_the_parse_and_keeps_subtrees(tmp_pat
 
 
 def test_a_baseline_reads_the_sentence_as_read_not_what_the_evaluated_model_added(tmp_path):
-    from compbench.corpora.model import CompressionModel
-    from compbench.corpora.readers import read_corpus, split_corpus
-    from compbench.parser.model import ParserModel
+    from compbench.compression.model import CompressionModel
+    from compbench.corpora import read_corpus, split_corpus
+    from compbench.parser import ParserModel
 
     test = split_corpus(read_corpus("google", write_google(tmp_path / "google", count=40)))["test"]
     evaluated = CompressionModel(parser=ParserModel())  # its parser fills in each sentence's heads

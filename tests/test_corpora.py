@@ -17,14 +17,14 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.corpora import read_corpus, split_corpus
-from compbench.corpora.accuracy import System, evaluate_systems, token_prf
+from compbench.compression.accuracy import System, evaluate_systems, token_prf
+from compbench.compression.features import BigramLM
+from compbench.compression.model import CompressionModel
+from compbench.compression.perceptron import latent_gold_heads, train_perceptron
+from compbench.corpora import CORPORA, CorpusError, CorpusFormat, Sentence, read_corpus, split_corpus
 from compbench.corpora.align import align_text, align_tokens
-from compbench.corpora.features import BigramLM
-from compbench.corpora.model import CompressionModel
-from compbench.corpora.perceptron import latent_gold_heads, train_perceptron
-from compbench.corpora.readers import CorpusError
-from compbench.corpora.tagger import PosTagger, StructuredTagger, load_tagger, trigram_viterbi
+from compbench.learning.features import DIM
+from compbench.learning.tagger import PosTagger, StructuredTagger, load_tagger, trigram_viterbi
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 NEEDS_SHARED = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared corpora not found at {SHARED}")
@@ -129,6 +129,21 @@ def test_google_reader_reports_unaligned_rows_and_splits_by_line_order(tmp_path)
     assert len(parts["train"]) == 32
 
 
+def test_a_new_corpus_is_one_entry_of_the_registry(tmp_path, monkeypatch):
+    def read(directory: Path) -> tuple[list[Sentence], dict]:
+        sentences = [Sentence(f"toy.{i}", f"doc{i}", ["a", "b"], [np.array([2])]) for i in range(10)]
+        return sentences, {"sentences": len(sentences), "unaligned": 0}
+
+    monkeypatch.setitem(CORPORA, "toy", CorpusFormat("toy", read, lambda s: {"train": s[2:], "dev": s[1:2],
+                                                                               "test": s[:1]}))
+    corpus = read_corpus("toy", tmp_path)
+    assert corpus.name == "toy" and [len(part) for part in split_corpus(corpus).values()] == [8, 1, 1]
+    model = tmp_path / "toy.npz"
+    assert main(["train", "--corpus", "toy", "--data", str(tmp_path), "--out", str(model), "--objective",
+                 "perceptron", "--solver", "brute-force", "--epochs", "1"]) == 0
+    assert model.exists()
+
+
 def test_readers_name_the_missing_or_broken_file(tmp_path):
     with pytest.raises(CorpusError, match="eval_data"):
         read_corpus("google", tmp_path)
@@ -154,7 +169,7 @@ def test_token_prf():
 def _random_model(tmp_path, second_order: bool, seed: int):
     """The tiny corpus and a model with random weights."""
     corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
-    weights = np.random.default_rng(seed).normal(size=compbench.corpora.features.DIM + 1)
+    weights = np.random.default_rng(seed).normal(size=DIM + 1)
     return corpus, CompressionModel(weights=weights, second_order=second_order)
 
 
@@ -340,8 +355,7 @@ def assert_finite_difference_gradient(loss, weights: np.ndarray, gradient: np.nd
 
 
 def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
-    from compbench.corpora.crf import sentence_loss
-    from compbench.corpora.features import DIM
+    from compbench.compression.crf import sentence_loss
 
     corpus = read_corpus("clarke-lapata-written", write_clarke_lapata(tmp_path))
     sentence = next(s for s in corpus.sentences if s.aligned and s.n >= 5)
@@ -360,7 +374,7 @@ def test_crf_gradient_is_the_finite_difference_of_its_loss(tmp_path):
 
 
 def test_crf_training_learns_the_tiny_rule(tmp_path):
-    from compbench.corpora.crf import train_crf
+    from compbench.compression.crf import train_crf
 
     parts, model = tiny_split_and_model(tmp_path)
     solver = compbench.get_solver("resource-dp")
@@ -372,7 +386,7 @@ def test_crf_training_learns_the_tiny_rule(tmp_path):
 
 
 def test_mbr_keeps_the_tokens_of_highest_marginal_a_tree_can_hold():
-    from compbench.corpora.accuracy import mbr_problem
+    from compbench.compression.accuracy import mbr_problem
 
     p = compbench.generate("gaussian", n=9, seed=2, length=4)
     marginal = compbench.marginals(p).token
@@ -382,7 +396,7 @@ def test_mbr_keeps_the_tokens_of_highest_marginal_a_tree_can_hold():
 
 
 def test_parse_features_mark_the_input_arcs_and_ancestors():
-    from compbench.corpora.features import ancestor_distances, sentence_features
+    from compbench.compression.features import ancestor_distances, sentence_features
 
     heads = np.array([-1, 2, 0, 2, 3])  # 2 is the root's child; 1 and 3 depend on 2; 4 on 3
     assert ancestor_distances(heads)[:, 4].tolist() == [3, 0, 2, 1, 0]
@@ -398,23 +412,24 @@ def test_parse_features_mark_the_input_arcs_and_ancestors():
 
 
 def test_dropped_span_features_see_what_a_bigram_drops():
-    from compbench.corpora.features import _bucket, code, mix, sentence_features
+    from compbench.compression.features import sentence_features
+    from compbench.learning.features import code, distance_bucket, mix
 
     # positions: 0 <s>, 1 he, 2 said, 3 ",", 4 sadly, 5 ",", 6 it, 7 rained, 8 </s>
     words, tags = "he said , sadly , it rained".split(), "PRP VBD , RB , PRP VBD".split()
     span = sentence_features(words, tags).bigram[..., -5:]  # the dropped-span templates: the last bigram columns
     content = span[..., 2]  # a verb in the span, a punctuation mark in it, its length
-    assert content[2, 6] == mix(53, 0, 1, _bucket(3))  # ", sadly ,": punctuation, no verb
-    assert content[1, 3] == mix(53, 1, 0, _bucket(1))  # "said": a verb
-    assert content[3, 5] == content[5, 7] == mix(53, 0, 0, _bucket(1))  # "sadly", "it"
-    assert all(content[k, k + 1] == mix(53, 2, 2, _bucket(0)) for k in range(8))  # adjacent: nothing dropped
+    assert content[2, 6] == mix(53, 0, 1, distance_bucket(3))  # ", sadly ,": punctuation, no verb
+    assert content[1, 3] == mix(53, 1, 0, distance_bucket(1))  # "said": a verb
+    assert content[3, 5] == content[5, 7] == mix(53, 0, 0, distance_bucket(1))  # "sadly", "it"
+    assert all(content[k, k + 1] == mix(53, 2, 2, distance_bucket(0)) for k in range(8))  # adjacent: nothing dropped
     closed = span[..., 4]  # is the last dropped word punctuation, with a's tag
     assert closed[2, 6] == mix(55, 1, code("VBD")) != closed[2, 5] == mix(55, 0, code("VBD"))
     assert span[2, 6, 0] == mix(51, code(","), code("PRP"))  # the last dropped tag with b's
 
 
 def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys):
-    from compbench.parser.model import ParserModel
+    from compbench.parser import ParserModel
 
     data = write_google(tmp_path / "google", count=40)
     parser = tmp_path / "parser.npz"

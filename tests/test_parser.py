@@ -16,8 +16,8 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.corpora.readers import CorpusError
-from compbench.corpora.tagger import OutdatedModelError, StructuredTagger
+from compbench.corpora import CorpusError
+from compbench.learning.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
 from compbench.cli import parser as commands
 from compbench.cli.parser import jackknife_tags, tagger_training

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from ..corpora.tagger import OutdatedModelError
+from ..learning.tagger import OutdatedModelError
 from ..problem import Problem, Solution
 from ..records import record_solution
 from ..registry import get_solver

@@ -11,16 +11,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ..corpora.accuracy import System, evaluate_systems, format_table, target_lengths
-from ..corpora.baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
-                                 model_kind, systems_of, train_chain_crf, train_subtree)
-from ..corpora.crf import train_crf
-from ..corpora.features import BigramLM
-from ..corpora.model import CompressionModel
-from ..corpora.perceptron import train_perceptron
-from ..corpora.readers import CORPORA, CorpusError, read_corpus, split_corpus
-from ..corpora.tagger import PosTagger
+from ..compression.accuracy import System, evaluate_systems, format_table, target_lengths
+from ..compression.baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
+                                     model_kind, systems_of, train_chain_crf, train_subtree)
+from ..compression.crf import train_crf
+from ..compression.features import BigramLM
+from ..compression.model import CompressionModel
+from ..compression.perceptron import train_perceptron
+from ..corpora import CORPORA, CorpusError, read_corpus, split_corpus
 from ..io import write_instances
+from ..learning.tagger import PosTagger
 from ..problem import Length
 from .common import DEFAULT_SOLVER, UsageError, atomic_output, load_solver, output_path, read_model, stdout_to_stderr
 
@@ -81,7 +81,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                    "subtree": SubtreeModel}[kind]
     model = model_class(lm=lm, tagger=tagger, second_order=args.second_order, parser=parser, info={
         "corpus": corpus.name, "solver": args.solver, "epochs": args.epochs, "batch_size": args.batch_size,
-        "max_n": args.max_n, "pos": "gold" if corpus.name == "google" else ("tagger" if tagger else "none"),
+        "max_n": args.max_n, "pos": "gold" if CORPORA[corpus.name].gold_pos else ("tagger" if tagger else "none"),
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"],
         "parser": Path(args.parser).name if args.parser else None})
     start = time.perf_counter()
@@ -116,7 +116,7 @@ def _parser(path: str | None):
     """The parser file the user named, or None."""
     if path is None:
         return None
-    from ..parser.model import ParserModel
+    from ..parser import ParserModel
 
     return read_model(ParserModel.load, path, "parser")
 

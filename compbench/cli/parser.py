@@ -15,8 +15,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..corpora.readers import CorpusError, read_corpus, split_corpus
-from ..corpora.tagger import StructuredTagger
+from ..corpora import CorpusError, read_corpus, split_corpus
+from ..learning.tagger import StructuredTagger
 from ..parser.conllu import TreeSentence, format_conllu, read_conllu, read_tokens
 from ..parser.features import FEATURES, build_vocabulary
 from ..parser.labels import ArcLabeler

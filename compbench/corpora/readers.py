@@ -1,4 +1,5 @@
-"""Corpus readers: a directory laid out like the corpus's release, files found by name prefix.
+"""Corpus readers: a directory laid out like the corpus's release, files found by name prefix.  :data:`CORPORA` holds
+one :class:`CorpusFormat` per corpus (its reader and its split rule): a new corpus is one entry there.
 
 * ``clarke-lapata-written`` / ``clarke-lapata-broadcast``: every ``*.jsonl`` file, lines
   ``{"id", "text", "summaries": [...]}`` (tokenized text; one compression, or three for broadcast).
@@ -25,12 +26,11 @@ import json
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from .align import align_text, align_tokens
-
-CORPORA = ("clarke-lapata-written", "clarke-lapata-broadcast", "google")
 
 
 class CorpusError(ValueError):
@@ -81,7 +81,8 @@ def _one_file(directory: Path, prefix: str) -> Path:
     return found[0]
 
 
-def read_clarke_lapata(name: str, directory: Path) -> Corpus:
+def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
+    """Every ``*.jsonl`` file's {id, text, summaries} records, a document being an id without its last field."""
     sentences, unaligned = [], []
     for path in _files(directory, "*.jsonl"):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -100,14 +101,15 @@ def read_clarke_lapata(name: str, directory: Path) -> Corpus:
             sentences.append(sentence)
     report = {"sentences": len(sentences), "documents": len({s.document for s in sentences}),
               "unaligned": len(unaligned), "unaligned_ids": unaligned}
-    return Corpus(name, sentences, report)
+    return sentences, report
 
 
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def read_google(directory: Path) -> Corpus:
+def read_google(directory: Path) -> tuple[list[Sentence], dict]:
+    """``eval_data*.csv`` line-parallel with Google's tokens, tags and labels (``test_words*``, ...)."""
     csv_path = _one_file(directory, "eval_data")
     with csv_path.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -132,7 +134,46 @@ def read_google(directory: Path) -> Corpus:
         sentences.append(Sentence(f"google.{i + 1}", f"line{i + 1}", tokens, [gold], tags, labels))
     report = {"sentences": len(sentences), "unaligned": len(unaligned), "unaligned_lines": unaligned,
               "aligned_with_stray_punctuation": with_stray}
-    return Corpus("google", sentences, report)
+    return sentences, report
+
+
+Split = dict[str, list[Sentence]]
+
+
+def split_by_document(sentences: list[Sentence]) -> Split:
+    """Documents in file order: document i goes to test when i % 5 == 4, to dev when i % 10 == 2, else to train."""
+    parts: Split = {"train": [], "dev": [], "test": []}
+    order: dict[str, int] = {}
+    for sentence in sentences:
+        order.setdefault(sentence.document, len(order))
+    for sentence in sentences:
+        i = order[sentence.document]
+        parts["test" if i % 5 == 4 else "dev" if i % 10 == 2 else "train"].append(sentence)
+    return parts
+
+
+def split_by_line_order(sentences: list[Sentence]) -> Split:
+    """The first 10% of the lines are test, the next 10% dev, the rest train."""
+    tenth = len(sentences) // 10
+    return {"train": sentences[2 * tenth:], "dev": sentences[tenth:2 * tenth], "test": sentences[:tenth]}
+
+
+@dataclass(frozen=True)
+class CorpusFormat:
+    """One corpus: how its directory is read (sentences and a report of counts), how it splits, and whether its
+    sentences come with gold POS tags."""
+
+    name: str
+    read: Callable[[Path], tuple[list[Sentence], dict]]
+    split: Callable[[list[Sentence]], Split]
+    gold_pos: bool = False
+
+
+CORPORA: dict[str, CorpusFormat] = {corpus.name: corpus for corpus in (
+    CorpusFormat("clarke-lapata-written", read_clarke_lapata, split_by_document),
+    CorpusFormat("clarke-lapata-broadcast", read_clarke_lapata, split_by_document),
+    CorpusFormat("google", read_google, split_by_line_order, gold_pos=True),
+)}
 
 
 def read_corpus(name: str, directory: str | PathLike) -> Corpus:
@@ -140,26 +181,12 @@ def read_corpus(name: str, directory: str | PathLike) -> Corpus:
     directory = Path(directory)
     if not directory.is_dir():
         raise CorpusError(f"{directory}: not a directory")
-    if name == "google":
-        return read_google(directory)
-    if name in CORPORA:
-        return read_clarke_lapata(name, directory)
-    raise CorpusError(f"unknown corpus {name!r} (known: {', '.join(CORPORA)})")
+    if name not in CORPORA:
+        raise CorpusError(f"unknown corpus {name!r} (known: {', '.join(CORPORA)})")
+    sentences, report = CORPORA[name].read(directory)
+    return Corpus(name, sentences, report)
 
 
-def split_corpus(corpus: Corpus) -> dict[str, list[Sentence]]:
-    """The fixed train/dev/test split: by document for Clarke & Lapata, by line order for Google."""
-    parts: dict[str, list[Sentence]] = {"train": [], "dev": [], "test": []}
-    if corpus.name == "google":
-        tenth = len(corpus.sentences) // 10
-        parts["test"] = corpus.sentences[:tenth]
-        parts["dev"] = corpus.sentences[tenth:2 * tenth]
-        parts["train"] = corpus.sentences[2 * tenth:]
-        return parts
-    order: dict[str, int] = {}
-    for sentence in corpus.sentences:
-        order.setdefault(sentence.document, len(order))
-    for sentence in corpus.sentences:
-        i = order[sentence.document]
-        parts["test" if i % 5 == 4 else "dev" if i % 10 == 2 else "train"].append(sentence)
-    return parts
+def split_corpus(corpus: Corpus) -> Split:
+    """The fixed train/dev/test split of the corpus's :class:`CorpusFormat`."""
+    return CORPORA[corpus.name].split(corpus.sentences)

@@ -2,7 +2,7 @@
 
 A sentence's ``heads`` has n+1 entries as in :class:`compbench.Solution`: ``heads[k]`` is the head of word k
 (0 = root), ``heads[0]`` is -1; ``None`` when the file gives no heads (``_``).  Bad input raises
-:class:`~compbench.corpora.readers.CorpusError` in one line naming the file and the line.
+:class:`~compbench.corpora.CorpusError` in one line naming the file and the line.
 
 >>> text = ("# sent_id = s1\\n1-2\\tdon't\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\t_\\n"
 ...         "1\\tdo\\tdo\\tAUX\\tVBP\\t_\\t0\\troot\\t_\\t_\\n"
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..corpora.readers import CorpusError
+from ..corpora import CorpusError
 
 COLUMNS = 10
 

@@ -1,6 +1,6 @@
 """First-order arc features of McDonald, Crammer & Pereira (2005), for every (head, modifier) pair at once.
 
-Positions: 0 is the root, 1..n the words.  Each template is hashed (:func:`compbench.corpora.features.mix`) into
+Positions: 0 is the root, 1..n the words.  Each template is hashed (:func:`compbench.learning.features.mix`) into
 one of ``TABLES`` tables of ``DIM`` weights, twice: alone and conjoined with the arc's direction and binned
 distance.  The templates: unigram (head word/tag, modifier word/tag), bigram (head and modifier words and tags),
 surrounding tags (h±1, m±1), some of them again with coarse tags (UPOS, or a PTB tag's first two letters), a word
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..corpora.features import DIM, _bucket, code, mix, shape
+from ..learning.features import DIM, code, distance_bucket, mix, shape
 from ..evaluate import sibling_pairs
 
 TABLES = 8
@@ -148,7 +148,7 @@ def arc_features(words: list[str], tags: list[str], vocabulary: np.ndarray | Non
     p = fine[1:N + 1]
     h = np.arange(N)[:, None]
     m = np.arange(N)[None, :]
-    distance = (2 * _bucket(m - h) + (h < m)).astype(np.int64)  # direction and binned distance
+    distance = (2 * distance_bucket(m - h) + (h < m)).astype(np.int64)  # direction and binned distance
 
     # slot i of template t holds the head's quantity HEAD_SLOTS[t, i] plus the modifier's (one of them is NO: 0)
     quantities = np.stack([w, p, fine[:N], fine[2:], coarse[1:N + 1], coarse[:N], coarse[2:], np.zeros(N, np.int64)])

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpora.features import _bucket, code, mix
-from ..corpora.tagger import shuffled_passes
+from ..learning.features import code, distance_bucket, mix
+from ..learning.training import AveragedWeights, shuffled_passes
 from .conllu import TreeSentence
 from .features import word_codes
 
@@ -32,7 +32,7 @@ def arc_label_features(words: list[str], tags: list[str], heads: np.ndarray,
     p = padded[1:n + 2]
     m = np.arange(1, n + 1)
     h = heads[1:]
-    distance = 2 * _bucket(m - h) + (h < m)
+    distance = 2 * distance_bucket(m - h) + (h < m)
     left = np.bincount(h[h > m], minlength=n + 1)[1:]  # modifiers of each word on its left
     right = np.bincount(h[h < m], minlength=n + 1)[1:]
     children = np.minimum(left, 3) * 4 + np.minimum(right, 3)
@@ -66,20 +66,17 @@ class ArcLabeler:
         index = {d: i for i, d in enumerate(labels)}
         data = [(arc_label_features(s.words, s.xpos, s.heads, vocabulary), np.array([index[d] for d in s.deprels]))
                 for s in sentences if s.n]
-        weights = np.zeros((LABEL_DIM, len(labels)))
-        totals = np.zeros_like(weights)
-        step = 1
+        weights = AveragedWeights((LABEL_DIM, len(labels)))
         for i in shuffled_passes(len(data), epochs, seed):
             ids, gold = data[i]
-            guess = np.argmax(weights[ids].sum(1), axis=1)
+            guess = np.argmax(weights.current[ids].sum(1), axis=1)
             wrong = np.flatnonzero(guess != gold)
             if len(wrong):
                 rows = ids[wrong]
                 for column, sign in ((gold[wrong], 1.0), (guess[wrong], -1.0)):
-                    np.add.at(weights, (rows, column[:, None]), sign)
-                    np.add.at(totals, (rows, column[:, None]), sign * step)
-            step += 1
-        return cls(labels, (weights - totals / step).astype(np.float32), vocabulary)
+                    weights.add((rows, column[:, None]), sign)
+            weights.next_step()
+        return cls(labels, weights.average().astype(np.float32), vocabulary)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"labeler_weights": self.weights, "labeler_labels": np.array(self.labels)}

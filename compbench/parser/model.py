@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..corpora.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
+from ..learning.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import Solver, SolverError, get_solver
 from .features import FEATURES, SIZE, ArcFeatures, arc_features

@@ -1,8 +1,9 @@
 """Training the parser: averaged online updates (the perceptron, or passive-aggressive: 1-best MIRA), or the tree-CRF
 (log-likelihood by inside-outside, AdaGrad).
 
-Both make passes over the shuffled training sentences, score every epoch's weights on the dev sentences (UAS with
-the dev sentences' tags as given: predicted ones when the caller tagged them) and keep the best epoch.
+Both make passes over the shuffled training sentences, score every epoch's averaged weights on the dev sentences (UAS
+with the dev sentences' tags as given: predicted ones when the caller tagged them) and keep the best epoch
+(:func:`train_by_epochs`).
 
 >>> from compbench.parser.conllu import TreeSentence
 >>> s = TreeSentence(["a", "b"], ["_", "_"], ["DT", "NN"], np.array([-1, 2, 0]), ["det", "root"])
@@ -14,18 +15,18 @@ the dev sentences' tags as given: predicted ones when the caller tagged them) an
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Callable
 
 import numpy as np
 
 from ..inference import marginals
+from ..learning.training import AdaGrad, AveragedWeights, train_by_epochs
 from .conllu import TreeSentence
 from .features import PAD, SIZE, ArcFeatures
 from .model import ParserModel, decode, parse_problem
 
-Step = Callable[[TreeSentence, ArcFeatures], bool]
+Step = Callable[[TreeSentence, ArcFeatures], bool]  # learns from one sentence; True: it made a mistake
 LEARNING_RATE = 0.1  # the tree-CRF's default AdaGrad step
 L2 = 0.01  # the tree-CRF's default l2; EWT dev UAS 82.97 against 82.44 with none (both with averaged weights)
 
@@ -53,29 +54,24 @@ def attachment_score(gold: list[TreeSentence], predicted: list[np.ndarray], punc
     return right / total if total else 0.0
 
 
-def train_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], step: Step,
-                    current: Callable[[], np.ndarray], *, epochs: int, seed: int,
-                    log: Callable[[str], None]) -> list[dict]:
-    """Shuffle, let ``step(sentence, features)`` learn from each training sentence (True: it made a mistake),
-    score ``current()`` weights on dev after each epoch, keep the best epoch's weights in ``model``."""
-    order = list(range(len(train)))
-    rng = random.Random(seed)
-    history, best = [], (-1.0, model.weights, 0)
-    for epoch in range(1, epochs + 1):
+def train_parser_by_epochs(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], step: Step,
+                            averaged: AveragedWeights, *, epochs: int, seed: int,
+                            log: Callable[[str], None]) -> list[dict]:
+    """:func:`~compbench.learning.training.train_by_epochs` over the training sentences: ``step`` learns from each
+    one, the epoch's weights are ``averaged``'s average, scored by dev UAS."""
+    def train_epoch(epoch: int, sentences: list[TreeSentence]) -> tuple[np.ndarray, dict, str]:
         start = time.perf_counter()
-        rng.shuffle(order)
-        mistakes = sum(step(train[i], model.features(train[i].words, train[i].xpos, train[i].upos)) for i in order)
+        mistakes = sum(step(s, model.features(s.words, s.xpos, s.upos)) for s in sentences)
         seconds = time.perf_counter() - start
-        weights = current()
-        uas = attachment_score(dev, [model.parse(s.words, s.xpos, weights, s.upos) for s in dev]) if dev else None
-        history.append({"epoch": epoch, "mistakes": mistakes, "seconds": round(seconds, 1), "dev_uas": uas})
-        log(f"epoch {epoch}: {mistakes}/{len(train)} sentences with a mistake, {seconds:.1f} s, dev UAS "
-            f"{'-' if uas is None else f'{100 * uas:.2f}'}")
-        if uas is None or uas > best[0]:
-            best = (-1.0 if uas is None else uas, weights, epoch)
-    model.weights = best[1]
-    model.info.update(chosen_epoch=best[2], history=history)
-    return history
+        return (averaged.average(), {"mistakes": mistakes, "seconds": round(seconds, 1)},
+                f"{mistakes}/{len(train)} sentences with a mistake, {seconds:.1f} s")
+
+    def dev_uas() -> float | None:
+        return attachment_score(dev, [model.parse(s.words, s.xpos, universal_tags=s.upos)
+                                      for s in dev]) if dev else None
+
+    return train_by_epochs(model, train, train_epoch, dev_uas, epochs=epochs, seed=seed, score_name="dev_uas",
+                           show_score=lambda uas: f"UAS {'-' if uas is None else f'{100 * uas:.2f}'}", log=log)
 
 
 def cost_augmented(arc_scores: np.ndarray, heads: np.ndarray, cost: float) -> np.ndarray:
@@ -102,33 +98,6 @@ def passive_aggressive_step(loss: float, margin: float, squared: float, max_step
     (1.0, 0.0)
     """
     return min(max_step, max(0.0, loss - margin) / squared) if squared > 0 else 0.0
-
-
-class AveragedWeights:
-    """Weights under online updates and their average over the steps taken, kept in O(1) a step (the averaged
-    perceptron's trick: ``totals`` holds Σ step number x update, so the average is current - totals / steps).
-
-    >>> w = AveragedWeights(2)
-    >>> w.add(np.array([0]), np.array([1.0])); w.next_step(); w.next_step()
-    >>> w.current.tolist(), w.average().tolist()         # the weights after each step: (1, 0) twice; before: 0
-    ([1.0, 0.0], [0.6666666666666667, 0.0])
-    """
-
-    def __init__(self, size: int):
-        self.current = np.zeros(size)
-        self.totals = np.zeros(size)
-        self.steps = 1
-
-    def add(self, ids: np.ndarray, update: np.ndarray) -> None:
-        """Move the weights ``ids`` (distinct) by ``update`` in this step."""
-        self.current[ids] += update
-        self.totals[ids] += self.steps * update
-
-    def next_step(self) -> None:
-        self.steps += 1
-
-    def average(self) -> np.ndarray:
-        return self.current - self.totals / self.steps
 
 
 def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
@@ -162,7 +131,7 @@ def train_online(model: ParserModel, train: list[TreeSentence], dev: list[TreeSe
         averaged.next_step()
         return bool(len(wrong))
 
-    return train_by_epochs(model, train, dev, step, averaged.average, epochs=epochs, seed=seed, log=log)
+    return train_parser_by_epochs(model, train, dev, step, averaged, epochs=epochs, seed=seed, log=log)
 
 
 def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSentence], *, epochs: int = 10,
@@ -176,7 +145,7 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
     head is not its gold head."""
     averaged = AveragedWeights(SIZE + 1)
     weights = averaged.current
-    squares = np.full(SIZE + 1, 1e-8)
+    adagrad = AdaGrad(SIZE + 1, learning_rate, initial=1e-8)
 
     def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
         scores, sibling = features.scores(weights)
@@ -199,9 +168,8 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
         ids_all = np.concatenate(ids)
         unique, inverse = np.unique(ids_all, return_inverse=True)
         gradient = np.bincount(inverse, weights=np.concatenate(counts)) + l2 * weights[unique]
-        squares[unique] += gradient ** 2
-        averaged.add(unique, -learning_rate * gradient / np.sqrt(squares[unique]))
+        averaged.add(unique, adagrad.step(unique, gradient))
         averaged.next_step()
         return bool(np.any(scores[sentence.heads[1:], np.arange(1, n + 1)] < scores[:, 1:].max(0)))
 
-    return train_by_epochs(model, train, dev, step, averaged.average, epochs=epochs, seed=seed, log=log)
+    return train_parser_by_epochs(model, train, dev, step, averaged, epochs=epochs, seed=seed, log=log)

@@ -14,13 +14,12 @@ training and in an optional second tagged corpus, tag-trigram Viterbi decoding) 
 
 from __future__ import annotations
 
-import random
 from collections import Counter, defaultdict
-from typing import Iterator
 
 import numpy as np
 
 from .features import code, mix, shape
+from .training import AveragedWeights, shuffled_passes
 
 TAGGER_DIM = 1 << 18
 RICH_DIM = 1 << 20
@@ -50,20 +49,6 @@ def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
               mix(88, codes[j - 1], affix(lambda w: w[-3:])), mix(89, np.array([code(t) for t in tokens], np.int64)),
               mix(90, shapes, codes[j + 1]), mix(91, shapes, codes[j - 1]), mix(92, codes[j - 1], codes[j + 1])]
     return np.stack(parts, axis=-1).reshape(n, -1) % RICH_DIM
-
-
-def shuffled_passes(count: int, epochs: int, seed: int) -> Iterator[int]:
-    """The indices 0..count-1, once per epoch, each epoch in a fresh random order (``random.Random(seed)``): the
-    example order of the averaged perceptrons.
-
-    >>> list(shuffled_passes(3, 2, seed=0))
-    [0, 2, 1, 1, 2, 0]
-    """
-    order = list(range(count))
-    rng = random.Random(seed)
-    for _ in range(epochs):
-        rng.shuffle(order)
-        yield from order
 
 
 class PosTagger:
@@ -99,25 +84,21 @@ class PosTagger:
         """Train on (tokens, tags) pairs; the returned weights are averaged over every update step."""
         tags = sorted({t for _, ts in sentences for t in ts})
         index = {t: i for i, t in enumerate(tags)}
-        weights = np.zeros((TAGGER_DIM, len(tags)))
-        history = cls(tags, weights)._history_ids()
+        weights = AveragedWeights((TAGGER_DIM, len(tags)))
+        history = cls(tags, weights.current)._history_ids()
         data = [(_contexts(tokens), [index[t] for t in ts]) for tokens, ts in sentences if tokens]
-        totals = np.zeros_like(weights)  # sum of step * update, for averaging
-        step = 1
         for i in shuffled_passes(len(data), epochs, seed):
             contexts, gold = data[i]
             previous = before = -1
             for k, truth in enumerate(gold):
                 ids = np.concatenate([contexts[k], history[previous + 1, before + 1]])
-                guess = int(np.argmax(weights[ids].sum(0)))
+                guess = int(np.argmax(weights.current[ids].sum(0)))
                 if guess != truth:
-                    np.add.at(weights[:, truth], ids, 1.0)
-                    np.add.at(weights[:, guess], ids, -1.0)
-                    np.add.at(totals[:, truth], ids, step)
-                    np.add.at(totals[:, guess], ids, -step)
-                step += 1
+                    weights.add((ids, truth), 1.0)
+                    weights.add((ids, guess), -1.0)
+                weights.next_step()
                 previous, before = truth, previous
-        return cls(tags, (weights - totals / step).astype(np.float32))
+        return cls(tags, weights.average().astype(np.float32))
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"tagger_weights": self.weights, "tagger_tags": np.array(self.tags)}
@@ -243,22 +224,20 @@ class StructuredTagger:
         weights are averaged over every sentence step."""
         tags = sorted({t for _, ts in sentences for t in ts})
         index = {t: i for i, t in enumerate(tags)}
-        weights = np.zeros((RICH_DIM, len(tags)))
-        tagger = cls(tags, weights, tag_classes(sentences), tag_classes(lexicon))
+        weights = AveragedWeights((RICH_DIM, len(tags)))
+        tagger = cls(tags, weights.current, tag_classes(sentences), tag_classes(lexicon))
         folds = [tag_classes([x for i, x in enumerate(sentences) if i % CLASS_FOLDS != fold])
                  for fold in range(min(CLASS_FOLDS, len(sentences)))]
         data = [(*tagger.features(tokens, folds[i % len(folds)]), np.array([index[t] for t in ts]))
                 for i, (tokens, ts) in enumerate(sentences) if tokens]
-        totals = np.zeros_like(weights)  # sum of step * update, for averaging
-        for step, i in enumerate(shuffled_passes(len(data), epochs, seed), start=1):
+        for i in shuffled_passes(len(data), epochs, seed):
             contexts, word_pairs, gold = data[i]
-            guess = tagger._decode(contexts, word_pairs, tagger._tables_of(weights))
+            guess = tagger._decode(contexts, word_pairs, tagger._tables_of(weights.current))
             if (guess != gold).any():
                 rows, columns, signs = tagger._update(contexts, word_pairs, gold, guess)
-                np.add.at(weights, (rows, columns), signs)
-                np.add.at(totals, (rows, columns), step * signs)
-        steps = len(data) * epochs + 1
-        return cls(tags, (weights - totals / steps).astype(np.float32), tagger.classes, tagger.lexicon)
+                weights.add((rows, columns), signs)
+            weights.next_step()
+        return cls(tags, weights.average().astype(np.float32), tagger.classes, tagger.lexicon)
 
     @classmethod
     def averaged(cls, taggers: list[StructuredTagger]) -> StructuredTagger:

@@ -1,8 +1,8 @@
-"""Hashed sparse features of tokens, bigrams and arcs, and a bigram language model, all vectorized in numpy.
+"""Hashed sparse features of tokens, bigrams and arcs of a sentence to compress, and a bigram language model, all
+vectorized in numpy.
 
 Positions are those of the problem contract: 0 is the root and ``<s>``, 1..n the tokens, n+1 ``</s>``.  Every
-feature is a template number combined with integer codes of the words it looks at (CRC-32 of the strings, so
-the hashes are stable across processes) and folded into ``DIM`` weights; no raw text is stored anywhere.
+feature is a template of :mod:`compbench.learning.features` over codes of the words it looks at.
 
 >>> f = sentence_features("The cat sat .".split(), pos=["DT", "NN", "VBD", "."])
 >>> f.token.shape[0], f.arc.shape[:2], f.bigram.shape[:2]
@@ -12,14 +12,12 @@ the hashes are stable across processes) and folded into ``DIM`` weights; no raw 
 from __future__ import annotations
 
 import string
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-DIM = 1 << 20
-_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-                         0xFF51AFD7ED558CCD], dtype=np.uint64)
+from ..learning.features import code, distance_bucket, mix, shape
+
 STOP_WORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
 it its this that these those he she they we you i his her their our your my me him them us not no do does did
 has have had will would can could should may might must there here which who whom whose what when where why how
@@ -28,37 +26,8 @@ PARENS_OPEN = frozenset({"(", "[", "{", "-LRB-", "-LSB-", "-LCB-"})
 PARENS_CLOSE = frozenset({")", "]", "}", "-RRB-", "-RSB-", "-RCB-"})
 
 
-def code(text: str) -> int:
-    """A stable integer code of a string."""
-    return zlib.crc32(text.encode("utf-8"))
-
-
-def mix(template: int, *codes: np.ndarray) -> np.ndarray:
-    """Feature indices in 0..DIM-1 of one template over broadcast integer code arrays."""
-    h = np.full(1, code(f"template{template}"), dtype=np.uint64) * _MULTIPLIERS[0]  # arrays wrap silently
-    for i, c in enumerate(codes):
-        h = h ^ (np.asarray(c, dtype=np.uint64) * _MULTIPLIERS[1 + i % 4] + np.uint64(i + 1))
-        h = (h ^ (h >> np.uint64(29))) * _MULTIPLIERS[0]
-    return (h >> np.uint64(40)).astype(np.int64) & (DIM - 1)
-
-
-def shape(word: str) -> str:
-    """Word shape: ``Xxxx`` -> ``Xx``, ``1999`` -> ``d``, ``,`` -> ``,``."""
-    out = []
-    for ch in word:
-        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
-        if not out or out[-1] != c:
-            out.append(c)
-    return "".join(out)[:6]
-
-
 def is_punct(word: str) -> bool:
     return all(ch in string.punctuation for ch in word)
-
-
-def _bucket(distance: np.ndarray) -> np.ndarray:
-    d = np.abs(distance)
-    return np.where(d <= 5, d, np.where(d <= 10, 6, 7))
 
 
 @dataclass
@@ -197,7 +166,7 @@ def dropped_span_features(A: np.ndarray, B: np.ndarray, tag: np.ndarray, verb: n
     first = np.clip(A + 1, 0, len(tag) - 1)
     spans = lambda flags: np.cumsum(flags)[last] - np.cumsum(flags)[np.clip(A, 0, len(tag) - 1)]  # noqa: E731
     inside = lambda flags: np.where(adjacent == 1, 2, np.minimum(1, np.maximum(0, spans(flags))))  # noqa: E731
-    length = _bucket(B - A - 1)
+    length = distance_bucket(B - A - 1)
     return [mix(51, np.where(adjacent == 1, 0, tag[last]), tag[None, :]),
             mix(52, np.where(adjacent == 1, 0, tag[first]), np.where(adjacent == 1, 0, tag[last])),
             mix(53, inside(verb), inside(punct), length),
@@ -244,7 +213,7 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
     # arc h -> k, h = 0..n, k = 0..n (column 0 unused)
     h, k = index[: n + 1, None], index[None, : n + 1]
     direction = (h < k).astype(np.int64)
-    dist = _bucket(k - h)
+    dist = distance_bucket(k - h)
     cum_verb, cum_punct = np.cumsum(verb[: n + 1]), np.cumsum(punct[: n + 1])
     lo, hi = np.minimum(h, k), np.maximum(h, k)
     verb_between = np.minimum(1, np.maximum(0, cum_verb[np.maximum(hi - 1, 0)] - cum_verb[lo]))
@@ -259,7 +228,7 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
 
     # bigram a -> b, a, b = 0..n+1 (only a < b used)
     A, B = index[:, None], index[None, :]
-    gap = _bucket(B - A)
+    gap = distance_bucket(B - A)
     adjacent = (B - A == 1).astype(np.int64)
     after_a = tag[np.minimum(A + 1, n + 1)]
     TA, TB = tag[:, None], tag[None, :]
@@ -281,7 +250,7 @@ def sentence_features(tokens: list[str], pos: list[str] | None = None, dep: list
         SH, SS, SK = (index[: n + 1].reshape(shape) for shape in ((-1, 1, 1), (1, -1, 1), (1, 1, -1)))
         first = (SS == SH).astype(np.int64)
         side = (SK > SH).astype(np.int64)
-        gap = _bucket(SK - SS)
+        gap = distance_bucket(SK - SS)
         sibling = np.stack([mix(60, tag[SH], tag[SS], tag[SK], side), mix(61, tag[SS], tag[SK], first, side),
                             mix(62, lab[SS], lab[SK], first, side), mix(63, ctag[SH], ctag[SS], ctag[SK], gap),
                             mix(64, punct[SS], punct[SK], first, side)], axis=-1)

@@ -16,11 +16,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..corpora import Sentence
 from ..inference import marginals
 from ..problem import Length, Problem
 from ..registry import Solver
 from .model import CompressionModel
-from .readers import Sentence
 
 
 def token_prf(kept: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:

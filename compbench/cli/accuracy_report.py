@@ -1,16 +1,17 @@
-"""Regenerate the accuracy report: train every system on the three corpora, evaluate each on dev and test at the
-gold length and at a fixed rate, and write the tables (into the report's README.md, between its two marker lines),
-the figure and the record of the commands with their times.
+"""``compbench accuracy-report``: regenerate the accuracy report: train every system on the three corpora, evaluate
+each on dev and test at the gold length and at a fixed rate, and write the tables (into the report's README.md,
+between its two marker lines), the figure and the record of the commands with their times.
 
 One command (about an hour on one core), resumable as ``make`` is: a step runs when one of its outputs is missing or
 older than one of its inputs or when its command is not the one it last ran with, and every finished step is
 recorded at once in ``runs.json`` (command, wall-clock seconds, date, commit), so an interrupted run loses only the
-step it was in.  Delete or retrain a model and the steps that read it run again.
+step it was in.  Delete or retrain a model and the steps that read it run again.  Paths are relative to the
+directory it runs in (the project's: ``reports/models``, ``reports/accuracy``), where its steps run too.
 
 Usage:
-    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data
-    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data --corpora google --systems bigram chain-crf
-    .venv/bin/python benchmarks/accuracy_report.py --data ../shared/data --summary-only
+    compbench accuracy-report --data ../shared/data
+    compbench accuracy-report --data ../shared/data --corpora google --systems bigram chain-crf
+    compbench accuracy-report --data ../shared/data --summary-only
 
 Systems (every one trained on the corpus's own train split, the epoch chosen on its dev split):
     first-m                the first m tokens (no training)
@@ -35,13 +36,10 @@ import sys
 import time
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from .common import UsageError
 
-ROOT = Path(__file__).resolve().parents[1]
 CORPORA = {  # name: (data directory, fixed rate, epochs (CRF, perceptron, subtree), label in tables)
     "clarke-lapata-written": ("clarke-lapata-written", 0.7, (4, 30, 10), "C&L written"),
     "clarke-lapata-broadcast": ("clarke-lapata-broadcast", 0.7, (4, 8, 10), "C&L broadcast"),
@@ -113,15 +111,15 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
 
 def commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
 def shown(command: list[str]) -> str:
-    """The command as typed from the project's directory: ``compbench ...`` with paths relative to it."""
-    relative = [os.path.relpath(a, ROOT) if a.startswith("/") else a for a in command[3:]]
+    """The command as typed from the project's directory (this one): ``compbench ...`` with paths relative to it."""
+    relative = [os.path.relpath(a) if a.startswith("/") else a for a in command[3:]]
     return "compbench " + " ".join(relative)
 
 
@@ -149,11 +147,11 @@ def run(plan: list[Step], record: Path) -> None:
             continue
         print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
         start = time.perf_counter()
-        finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        finished = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if finished.returncode != 0:
             last = (finished.stderr.strip().splitlines() or ["(no message)"])[-1]
-            sys.exit(f"accuracy_report: step {name} failed (exit {finished.returncode}): {last}")
+            sys.exit(f"compbench accuracy-report: step {name} failed (exit {finished.returncode}): {last}")
         if name.startswith("parser-evaluate"):
             outputs[0].write_text(finished.stdout)
         done[name] = {"command": shown(command), "seconds": round(seconds, 1),
@@ -249,7 +247,7 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-BEGIN, END = "<!-- tables of benchmarks/accuracy_report.py -->", "<!-- end of the tables -->"
+BEGIN, END = "<!-- tables of compbench accuracy-report -->", "<!-- end of the tables -->"
 
 
 def write_between_markers(path: Path, text: str) -> None:
@@ -260,7 +258,8 @@ def write_between_markers(path: Path, text: str) -> None:
     if begin and end:
         new = f"{head}{BEGIN}\n{text}{END}{tail}"
     elif begin or END in old:
-        raise SystemExit(f"accuracy_report: {path}: one marker line without the other, or the end before the begin")
+        raise SystemExit(f"compbench accuracy-report: {path}: one marker line without the other, or the end before "
+                         "the begin")
     else:
         new = f"{old}\n{BEGIN}\n{text}{END}\n"
     path.write_text(new)
@@ -268,6 +267,11 @@ def write_between_markers(path: Path, text: str) -> None:
 
 def figure(out: Path, corpora: list[str]) -> None:
     """Bars of test token F1 at the gold length, every system on every corpus."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(9.5, 4))
     width = 0.8 / len(SYSTEMS)
     colours = plt.get_cmap("tab10")
@@ -291,35 +295,40 @@ def figure(out: Path, corpora: list[str]) -> None:
     fig.savefig(out / "f1-gold-length.png", dpi=120, bbox_inches="tight")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="the shared data directory (corpora and treebank)")
-    parser.add_argument("--models", type=Path, default=ROOT / "reports" / "models")
-    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "accuracy")
-    parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA))
-    parser.add_argument("--systems", nargs="+", choices=[s for s, _, _ in SYSTEMS[1:]],
-                        default=[s for s, _, _ in SYSTEMS[1:]], help="train and evaluate only these")
-    parser.add_argument("--summary-only", action="store_true", help="write the tables and figure from what exists")
-    args = parser.parse_args()
+def cmd_accuracy_report(args: argparse.Namespace) -> int:
     for folder in (args.models, args.out):
         folder.mkdir(parents=True, exist_ok=True)
     record = args.out / "runs.json"
     needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, GOOGLE]
     missing = [name for name in dict.fromkeys(needed) if not (args.data / name).is_dir()]
     if missing and not args.summary_only:
-        parser.exit(2, f"accuracy_report: --data {args.data}: no {', '.join(missing)} directory in it\n")
+        raise UsageError(f"--data {args.data}: no {', '.join(missing)} directory in it")
     if not args.summary_only:
         lock = open(args.out / "runs.lock", "w")
         try:  # one run at a time: two would train the same parser and write the same record
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            parser.exit(2, f"accuracy_report: another run holds {args.out / 'runs.lock'}; wait for it to end\n")
+            raise UsageError(f"another run holds {args.out / 'runs.lock'}; wait for it to end") from None
         run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
     readme = args.out / "README.md"
     write_between_markers(readme, summary(args.out, record, args.corpora))
     figure(args.out, args.corpora)
     print(f"wrote the tables into {readme} and {args.out / 'f1-gold-length.png'}")
+    return 0
 
 
-if __name__ == "__main__":
-    main()
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("accuracy-report", help="train and evaluate every system on the three corpora "
+                                                           "and write the accuracy report (resumable)",
+                                   description="Train every system on the three corpora, evaluate each on dev and "
+                                               "test at the gold length and at a fixed rate, and write the report's "
+                                               "tables, figure and record of commands; a step runs again only when "
+                                               "an input or its command changed.")
+    parser.add_argument("--data", type=Path, required=True, help="the shared data directory (corpora and treebank)")
+    parser.add_argument("--models", type=Path, default=Path("reports") / "models")
+    parser.add_argument("--out", type=Path, default=Path("reports") / "accuracy")
+    parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA))
+    parser.add_argument("--systems", nargs="+", choices=[s for s, _, _ in SYSTEMS[1:]],
+                        default=[s for s, _, _ in SYSTEMS[1:]], help="train and evaluate only these")
+    parser.add_argument("--summary-only", action="store_true", help="write the tables and figure from what exists")
+    parser.set_defaults(func=cmd_accuracy_report)

@@ -22,13 +22,16 @@ from typing import Callable
 
 import numpy as np
 
+from ..corpora import Sentence
 from ..inference import marginals
+from ..learning.features import DIM
+from ..learning.training import AdaGrad
 from ..problem import Length, Problem
 from ..registry import Solver
-from .features import DIM, BigramLM, SentenceFeatures
+from .accuracy import System
+from .features import BigramLM, SentenceFeatures
 from .model import CompressionModel
-from .perceptron import Batch, train_by_epochs
-from .readers import Sentence
+from .training import Batch, train_on_batches
 
 
 def expected_features(features: SentenceFeatures, problem: Problem) -> tuple[float, np.ndarray, np.ndarray, float]:
@@ -63,27 +66,18 @@ def sentence_loss(model: CompressionModel, features: SentenceFeatures, sentence:
     return log_z - gold_log_z, gradient
 
 
-def adagrad_step(weights: np.ndarray, squares: np.ndarray, gradient: np.ndarray, *, l2: float, examples: int,
-                 learning_rate: float) -> None:
-    """One AdaGrad step in place on a minibatch's loss gradient plus its L2 term (``l2`` per example): the summed
-    squared gradients ``squares`` scale each weight's step; weights never touched keep their value."""
-    gradient = gradient + l2 * examples * weights
-    squares += gradient ** 2
-    touched = squares > 0
-    weights[touched] -= learning_rate * gradient[touched] / np.sqrt(squares[touched])
-
-
 def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
               epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0, l2: float = 1e-4,
               learning_rate: float = 0.2, progress: Callable | None = None,
               log: Callable[[str], None] = print) -> list[dict]:
-    """Train ``model.weights`` in place by AdaGrad on the CRF loss (:func:`train_by_epochs`, as the perceptron);
-    returns one record per epoch (mean loss and dev F1 at the gold length, MAP decoding with ``solver``).  A
-    sentence whose gold compression has no tree under the model's forbidden scores is skipped."""
+    """Train ``model.weights`` in place by AdaGrad on the CRF loss (the epochs of
+    :func:`~compbench.compression.training.train_on_batches`, as the perceptron); returns one record per epoch (mean
+    loss and dev F1 at the gold length, MAP decoding with ``solver``).  A sentence whose gold compression has no tree
+    under the model's forbidden scores is skipped."""
     weights = model.weights.copy()
-    squares = np.zeros(DIM + 1)
+    adagrad = AdaGrad(DIM + 1, learning_rate)
 
-    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[np.ndarray, dict, str]:
         total, counted = 0.0, 0
         for batch in batches:
             gradient = np.zeros(DIM + 1)
@@ -93,12 +87,11 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
                     continue
                 total, counted = total + loss, counted + 1
                 gradient += g
-            adagrad_step(weights, squares, gradient, l2=l2, examples=len(batch), learning_rate=learning_rate)
-        model.weights = weights.copy()
+            weights[:] += adagrad.step(slice(None), gradient + l2 * len(batch) * weights)
         mean = total / max(counted, 1)
-        return {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
+        return weights.copy(), {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
 
-    history = train_by_epochs(model, train, dev, solver, train_epoch, epochs=epochs, batch_size=batch_size,
-                              max_n=max_n, seed=seed, progress=progress, log=log)
+    history = train_on_batches(model, train, dev, System("joint", solver, "joint"), train_epoch, epochs=epochs,
+                               batch_size=batch_size, max_n=max_n, seed=seed, progress=progress, log=log)
     model.info.update(objective="crf", l2=l2, learning_rate=learning_rate)
     return history

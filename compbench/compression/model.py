@@ -1,6 +1,6 @@
 """The scoring model: hashed feature weights (plus one weight for the bigram LM) turned into problem scores.
 
->>> from compbench.corpora.readers import Sentence
+>>> from compbench.corpora import Sentence
 >>> s = Sentence("s1", "d", "a b c".split(), [np.array([1, 3])])
 >>> model = CompressionModel(lm=BigramLM.fit([["a", "c"]]))
 >>> p = model.problem(s, length=2)
@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from ..corpora import Sentence
 from ..evaluate import sibling_pairs
-from ..parser.model import ParserModel
+from ..learning.features import DIM
+from ..learning.tagger import OutdatedModelError, PosTagger, load_tagger
+from ..parser import ParserModel
 from ..problem import Length, Problem
-from .features import DIM, BigramLM, SentenceFeatures, sentence_features
-from .readers import Sentence
-from .tagger import OutdatedModelError, PosTagger, load_tagger
+from .features import BigramLM, SentenceFeatures, sentence_features
 
 PARTS = ("joint", "bigram-only", "tree-only")
 

@@ -25,14 +25,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..corpora import Sentence
+from ..learning.features import DIM, code, mix
+from ..learning.training import AdaGrad, AveragedWeights
 from ..problem import Length, Problem, Solution, Status
 from ..registry import Capabilities, Solver, SolverError
 from .accuracy import System
-from .crf import adagrad_step
-from .features import DIM, BigramLM, SentenceFeatures, code, is_punct, mix, sentence_features
+from .features import BigramLM, SentenceFeatures, is_punct, sentence_features
 from .model import CompressionModel
-from .perceptron import Batch, train_by_epochs
-from .readers import Sentence
+from .training import Batch, train_on_batches
 
 MODEL_KINDS = ("joint", "bigram", "chain-crf", "subtree")
 NEG_INF = -np.inf
@@ -347,15 +348,15 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
                     learning_rate: float = 0.2, length: str = "free", progress: Callable | None = None,
                     log: Callable[[str], None] = print) -> list[dict]:
     """AdaGrad + L2 on the CRF loss, minibatches and the best-dev-F1 epoch as for the joint CRF
-    (:func:`compbench.corpora.perceptron.train_by_epochs`), dev decoded by count-constrained Viterbi.
+    (:func:`compbench.compression.training.train_on_batches`), dev decoded by count-constrained Viterbi.
     ``length``: ``free`` (the standard CRF over all labellings) or ``gold`` (over those of the gold length)."""
     if length not in ("free", "gold"):
         raise ValueError(f"length must be 'free' or 'gold', got {length!r}")
     weights = model.weights.copy()
-    squares = np.zeros(DIM + 1)
+    adagrad = AdaGrad(DIM + 1, learning_rate)
     cache: dict[str, ChainFeatures] = {}
 
-    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[np.ndarray, dict, str]:
         total, counted = 0.0, 0
         for batch in batches:
             ids, values = [], []
@@ -367,14 +368,13 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
                 ids.append(i)
                 values.append(v)
             gradient = np.bincount(np.concatenate(ids), weights=np.concatenate(values), minlength=DIM + 1)
-            adagrad_step(weights, squares, gradient, l2=l2, examples=len(batch), learning_rate=learning_rate)
-        model.weights = weights.copy()
+            weights[:] += adagrad.step(slice(None), gradient + l2 * len(batch) * weights)
         mean = total / max(counted, 1)
-        return {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
+        return weights.copy(), {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
 
-    history = train_by_epochs(model, train, dev, None, train_epoch, epochs=epochs, batch_size=batch_size,
-                              max_n=max_n, seed=seed, progress=progress, log=log,
-                              dev_system=System("chain-crf", decode=model.decode))
+    history = train_on_batches(model, train, dev, System("chain-crf", decode=model.decode), train_epoch,
+                               epochs=epochs, batch_size=batch_size, max_n=max_n, seed=seed, progress=progress,
+                               log=log)
     model.info.update(objective="crf", l2=l2, learning_rate=learning_rate, crf_length=length)
     return history
 
@@ -469,11 +469,10 @@ def train_subtree(model: SubtreeModel, train: list[Sentence], dev: list[Sentence
                   log: Callable[[str], None] = print) -> list[dict]:
     """The averaged perceptron on token features, decoding by subtree deletion at the gold length; the update moves
     toward the gold kept tokens (which need not be a subtree of the parse) and away from the prediction."""
-    weights, totals, step = np.zeros(DIM + 1), np.zeros(DIM + 1), 1
+    weights = AveragedWeights(DIM + 1)
     cache: dict[str, np.ndarray] = {}
 
-    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[dict, str]:
-        nonlocal step
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[np.ndarray, dict, str]:
         mistakes = examples = 0
         for batch in batches:
             delta = np.zeros(DIM + 1)
@@ -482,21 +481,20 @@ def train_subtree(model: SubtreeModel, train: list[Sentence], dev: list[Sentence
                 if sentence.id not in cache:
                     cache[sentence.id] = model.token_features(sentence)
                 features = cache[sentence.id]
-                predicted = model.decode(sentence, len(gold), features, weights)
+                predicted = model.decode(sentence, len(gold), features, weights.current)
                 if np.array_equal(predicted, gold):
                     continue
                 mistakes += 1
                 np.add.at(delta, features[gold - 1].ravel(), 1.0)
                 np.add.at(delta, features[predicted - 1].ravel(), -1.0)
-            weights[:] += delta
-            totals[:] += step * delta
-            step += 1
-        model.weights = weights - totals / step
-        return {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
+            moved = np.flatnonzero(delta)  # the rest stays as it is
+            weights.add(moved, delta[moved])
+            weights.next_step()
+        return weights.average(), {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
 
-    history = train_by_epochs(model, train, dev, None, train_epoch, epochs=epochs, batch_size=batch_size,
-                              max_n=max_n, seed=seed, progress=progress, log=log,
-                              dev_system=System("subtree deletion", decode=model.decode))
+    history = train_on_batches(model, train, dev, System("subtree deletion", decode=model.decode), train_epoch,
+                               epochs=epochs, batch_size=batch_size, max_n=max_n, seed=seed, progress=progress,
+                               log=log)
     model.info.update(objective="perceptron")
     return history
 

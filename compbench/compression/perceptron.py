@@ -1,0 +1,84 @@
+"""Averaged structured perceptron with latent gold trees and small minibatches.
+
+Each example is a sentence with one gold kept set K*.  The prediction is the best compression at the gold length
+|K*| under the current weights; the target is the best tree over exactly the tokens K* (the same DP on the
+sub-problem holding only K*, all of them kept).  Updates are summed over a minibatch; the weights returned are
+averaged over all steps, and the epoch with the best dev F1 is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..corpora import Sentence
+from ..learning.features import DIM
+from ..learning.training import AveragedWeights
+from ..problem import Length, Problem, Status
+from ..registry import Solver, SolverError
+from .accuracy import System
+from .features import BigramLM
+from .model import CompressionModel
+from .training import Batch, train_on_batches
+
+
+def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.ndarray:
+    """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
+    index = np.concatenate([[0], gold])
+    ends = np.concatenate([index, [problem.n + 1]])
+    sibling = problem.sibling_scores[np.ix_(index, index, index)] if problem.second_order else None
+    sub = Problem(problem.token_scores[gold - 1], problem.arc_scores[np.ix_(index, index)],
+                  problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)), sibling_scores=sibling)
+    solution = solver.solve(sub)
+    if solution.status != Status.OPTIMAL:
+        raise SolverError(f"{solver.name} gave {solution.status.value} on the gold sub-problem of {problem.id}: "
+                          f"{solution.message}")
+    heads = np.full(problem.n + 1, -1, dtype=np.int64)
+    heads[gold] = index[solution.heads[1:]]
+    return heads
+
+
+def predicted_heads(solver: Solver, problem: Problem) -> np.ndarray:
+    solution = solver.solve(problem)
+    if solution.status != Status.OPTIMAL:
+        raise SolverError(f"{solver.name} gave {solution.status.value} on {problem.id}: {solution.message}")
+    return solution.heads
+
+
+def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
+                     epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
+                     progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:
+    """Train ``model.weights`` in place (:func:`~compbench.compression.training.train_on_batches`); returns one
+    record per epoch (mistakes, dev F1 at the gold length)."""
+    weights = AveragedWeights(DIM + 1)
+
+    def train_epoch(batches: list[Batch], lms: dict[str, BigramLM]) -> tuple[np.ndarray, dict, str]:
+        mistakes = examples = 0
+        for batch in batches:
+            update_ids, update_signs, lm_update = [], [], 0.0
+            for sentence, gold in batch:
+                examples += 1
+                features = model.features(sentence, lms[sentence.id])
+                problem = model.problem(sentence, Length.exact(len(gold)), features, weights.current)
+                predicted = predicted_heads(solver, problem)
+                target = latent_gold_heads(solver, problem, gold)
+                if np.array_equal(predicted, target):
+                    continue
+                mistakes += 1
+                for heads, sign in ((target, 1.0), (predicted, -1.0)):
+                    ids, lm_total = model.phi(features, heads)
+                    update_ids.append(ids)
+                    update_signs.append(np.full(len(ids), sign))
+                    lm_update += sign * lm_total
+            if update_ids:
+                delta = np.bincount(np.concatenate(update_ids), weights=np.concatenate(update_signs),
+                                    minlength=DIM + 1)
+                delta[DIM] += lm_update
+                moved = np.flatnonzero(delta)  # the rest stays as it is
+                weights.add(moved, delta[moved])
+            weights.next_step()
+        return weights.average(), {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
+
+    return train_on_batches(model, train, dev, System("joint", solver, "joint"), train_epoch, epochs=epochs,
+                            batch_size=batch_size, max_n=max_n, seed=seed, progress=progress, log=log)
