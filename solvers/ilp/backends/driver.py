@@ -22,6 +22,7 @@ rounding), without one otherwise.  ``stats["lp_integral"]`` says whether every c
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -66,6 +67,22 @@ def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
     return max(0.01, left - min(1.0, 0.1 * left))
 
 
+Answer = tuple[str, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
+
+
+def backend_answer(optimal: bool, infeasible: bool, stopped: bool, values: np.ndarray | None, bound: float | None,
+                   stats: dict[str, Any], **error_stats: Any) -> Answer:
+    """``_run``'s answer from what the backend said, in this order: proven ``optimal``, proven ``infeasible`` (no
+    values, no bound), ``stopped`` by a limit (``timeout``), else ``error`` (with ``error_stats`` added)."""
+    if optimal:
+        return "optimal", values, bound, stats
+    if infeasible:
+        return "infeasible", None, None, stats
+    if stopped:
+        return "timeout", values, bound, stats
+    return "error", values, bound, {**stats, **error_stats}
+
+
 class BackendLimit(SolverError):
     """The backend cannot take this model (a size-limited licence): the answer is ``unsupported``."""
 
@@ -83,6 +100,7 @@ class ILPSolver(Solver):
     supports = Capabilities(lengths=frozenset({"exact", "range", "free"}), single_root=True, second_order=True)
     key = ""  # the backend in solver names: ilp-{formulation infix}{key}, lp-{formulation}-{key}
     backend = ""  # the backend in stats
+    library = ""  # the module it is reached through
     description = ""  # how the backend is reached: "on HiGHS through highspy"
     formulations: frozenset[str] | None = None  # the formulations it serves (None: every one)
     formulation = "joint"
@@ -99,10 +117,10 @@ class ILPSolver(Solver):
         return f"{method}; {self.formulation} model {FORMULATIONS[self.formulation].complexity}"
 
     def _load(self) -> Any:
-        raise NotImplementedError
+        """The backend's library, imported now (an ImportError when it is not installed)."""
+        return importlib.import_module(self.library)
 
-    def _run(self, model: Model, time_limit: float | None, threads: int,
-             settings: dict[str, Any]) -> tuple[str, np.ndarray | None, float | None, dict[str, Any]]:
+    def _run(self, model: Model, time_limit: float | None, threads: int, settings: dict[str, Any]) -> Answer:
         """(``optimal`` | ``feasible`` | ``infeasible`` | ``timeout`` | ``error``, column values, bound, stats)."""
         raise NotImplementedError
 

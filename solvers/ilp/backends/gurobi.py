@@ -12,17 +12,14 @@ import numpy as np
 
 from compbench import SolverError
 
-from .driver import BackendLimit, ILPSolver, quiet_fds
+from .driver import BackendLimit, ILPSolver, backend_answer, quiet_fds
 
 
 class Gurobi(ILPSolver):
     key = "gurobi"
     backend = "gurobipy"
     description = "on Gurobi through gurobipy (the size-limited licence of the package index: small n only, or yours)"
-
-    def _load(self):
-        import gurobipy
-        return gurobipy
+    library = "gurobipy"
 
     def _run(self, model, time_limit, threads, settings):
         gp = self._load()
@@ -62,10 +59,6 @@ class Gurobi(ILPSolver):
         bound = float(m.ObjBound) if is_mip and m.SolCount > 0 else None
         stats = {"nodes": int(m.NodeCount), "gap": float(m.MIPGap) if is_mip and m.SolCount else None} if is_mip \
             else {"simplex_iterations": int(m.IterCount)}
-        if m.Status == G.OPTIMAL:
-            return "optimal", values, bound, stats
-        if m.Status in (G.INFEASIBLE, G.INF_OR_UNBD):
-            return "infeasible", None, None, stats
-        if m.Status in (G.TIME_LIMIT, G.INTERRUPTED, G.NODE_LIMIT, G.ITERATION_LIMIT, G.SOLUTION_LIMIT):
-            return "timeout", values, bound, stats
-        return "error", values, bound, {**stats, "gurobi_status": int(m.Status)}
+        return backend_answer(m.Status == G.OPTIMAL, m.Status in (G.INFEASIBLE, G.INF_OR_UNBD),
+                              m.Status in (G.TIME_LIMIT, G.INTERRUPTED, G.NODE_LIMIT, G.ITERATION_LIMIT,
+                                           G.SOLUTION_LIMIT), values, bound, stats, gurobi_status=int(m.Status))

@@ -15,7 +15,7 @@ import numpy as np
 from compbench import SolverError
 
 from ..model import Model
-from .driver import ILPSolver
+from .driver import Answer, ILPSolver, backend_answer
 
 
 def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | None, settings: dict[str, Any]) -> Any:
@@ -41,7 +41,7 @@ def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | Non
     return h
 
 
-def run_highs(highspy: Any, h: Any, is_mip: bool) -> tuple[str, np.ndarray | None, float | None, dict[str, Any]]:
+def run_highs(highspy: Any, h: Any, is_mip: bool) -> Answer:
     """Run a loaded ``Highs`` and read its answer as ``ILPSolver._run`` returns it."""
     h.run()
     status = h.getModelStatus()
@@ -52,13 +52,9 @@ def run_highs(highspy: Any, h: Any, is_mip: bool) -> tuple[str, np.ndarray | Non
     bound = -info.mip_dual_bound if is_mip and math.isfinite(info.mip_dual_bound) else None
     stats = {"nodes": int(info.mip_node_count), "gap": float(info.mip_gap)} if is_mip else {
         "simplex_iterations": int(info.simplex_iteration_count), "ipm_iterations": int(info.ipm_iteration_count)}
-    if status == S.kOptimal:
-        return "optimal", values, bound, stats
-    if status == S.kInfeasible:
-        return "infeasible", None, None, stats
-    if status in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit):
-        return "timeout", values, bound, stats
-    return "error", values, bound, {**stats, "model_status": h.modelStatusToString(status)}
+    return backend_answer(status == S.kOptimal, status == S.kInfeasible,
+                          status in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit), values, bound,
+                          stats, model_status=h.modelStatusToString(status))
 
 
 # HiGHS settings chosen by measurement (README, "The ILP side"; benchmarks/bench_ilp.py).  The dp model's LP is
@@ -77,10 +73,7 @@ class Highs(ILPSolver):
     description = "on HiGHS through highspy, loaded from numpy arrays"
     defaults = {"joint": HIGHS_JOINT_MIP, "dp": HIGHS_DP_MIP}
     lp_defaults = {"joint": {}, "dp": {"solver": "ipm"}}  # the dp LP by interior point, with crossover: a vertex
-
-    def _load(self):
-        import highspy
-        return highspy
+    library = "highspy"
 
     def _run(self, model, time_limit, threads, settings):
         highspy = self._load()

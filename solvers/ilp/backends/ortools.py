@@ -18,17 +18,14 @@ import numpy as np
 
 from compbench import SolverError
 
-from .driver import ILPSolver, quiet_fds
+from .driver import ILPSolver, backend_answer, quiet_fds
 
 
 class OrtoolsScip(ILPSolver):
     key = "ortools-scip"
     backend = "ortools+scip"
     description = "on SCIP through OR-Tools' pywraplp"
-
-    def _load(self):
-        from ortools.linear_solver import pywraplp
-        return pywraplp
+    library = "ortools.linear_solver.pywraplp"
 
     def _run(self, model, time_limit, threads, settings):
         pywraplp = self._load()
@@ -62,23 +59,16 @@ class OrtoolsScip(ILPSolver):
             values = np.array([x.solution_value() for x in xs])
         bound = objective.BestBound() if status in (solver.OPTIMAL, solver.FEASIBLE) else None
         stats = {"nodes": int(solver.nodes())}
-        if status == solver.OPTIMAL:
-            return "optimal", values, bound, stats
-        if status == solver.INFEASIBLE:
-            return "infeasible", None, None, stats
-        if time_limit is not None and status in (solver.FEASIBLE, solver.NOT_SOLVED):
-            return "timeout", values, bound, stats
-        return "error", values, bound, stats
+        return backend_answer(status == solver.OPTIMAL, status == solver.INFEASIBLE,
+                              time_limit is not None and status in (solver.FEASIBLE, solver.NOT_SOLVED), values, bound,
+                              stats)
 
 
 class OrtoolsCpSat(ILPSolver):
     key = "ortools-cpsat"
     backend = "ortools+cp-sat"
     description = "on OR-Tools CP-SAT (objective scaled to integers, re-scored with the float scores)"
-
-    def _load(self):
-        from ortools.sat.python import cp_model
-        return cp_model
+    library = "ortools.sat.python.cp_model"
 
     def _run(self, model, time_limit, threads, settings):
         cp_model = self._load()
@@ -116,10 +106,6 @@ class OrtoolsCpSat(ILPSolver):
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             values = np.array([solver.value(x) for x in xs], dtype=float)
         bound = solver.best_objective_bound / scale + tolerance if values is not None else None
-        if status == cp_model.OPTIMAL:
-            return "optimal", values, bound, stats
-        if status == cp_model.INFEASIBLE:
-            return "infeasible", None, None, stats
-        if time_limit is not None and status in (cp_model.FEASIBLE, cp_model.UNKNOWN):
-            return "timeout", values, bound, stats
-        return "error", values, bound, stats
+        return backend_answer(status == cp_model.OPTIMAL, status == cp_model.INFEASIBLE,
+                              time_limit is not None and status in (cp_model.FEASIBLE, cp_model.UNKNOWN), values,
+                              bound, stats)

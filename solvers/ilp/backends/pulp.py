@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .driver import ILPSolver, quiet_fds
+from .driver import ILPSolver, backend_answer, quiet_fds
 
 
 class _PulpILP(ILPSolver):
@@ -57,14 +57,10 @@ class _PulpILP(ILPSolver):
         if sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
             values = np.array([x.varValue if x.varValue is not None else np.nan for x in xs], dtype=float)
         stats = {"pulp_status": pulp.LpStatus[prob.status], "sol_status": int(sol)}
-        if sol == pulp.LpSolutionOptimal and prob.status == pulp.LpStatusOptimal:
-            return "optimal", values, None, stats
         infeasible = sol == pulp.LpSolutionInfeasible or prob.status == pulp.LpStatusInfeasible
-        if infeasible and (time_limit is None or elapsed < time_limit):  # CBC stopped by its limit says infeasible
-            return "infeasible", None, None, stats
-        if time_limit is not None:
-            return "timeout", values, None, stats
-        return "error", values, None, stats
+        within_limit = time_limit is None or elapsed < time_limit  # CBC stopped by its limit says infeasible
+        return backend_answer(sol == pulp.LpSolutionOptimal and prob.status == pulp.LpStatusOptimal,
+                              infeasible and within_limit, time_limit is not None, values, None, stats)
 
 
 class PulpCbc(_PulpILP):
