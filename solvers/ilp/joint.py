@@ -206,7 +206,7 @@ def _flow_cap(m: Joint) -> None:
     """f_hk <= c y_hk, c = n, or with ``tighten`` hi from the root and hi - 1 below a kept head (an arc carries at
     most the kept words below it); ``tighten`` also adds f_hk >= y_hk (a used arc carries its modifier's unit)."""
     n, tighten, hi = m.n, m.shape.tighten, m.problem.length_bounds()[1]
-    for h, k in m.arcs:
+    for h, k in m.arcs.tolist():
         capacity = (hi if h == 0 else hi - 1) if tighten else n
         cols = [m.f[0, h, k], m.y[h, k]]
         m.rows.row("flow_cap", (h, k), cols, [1.0, -float(capacity)], -INF, 0)
@@ -226,7 +226,7 @@ def _commodity_flow(m: Joint) -> None:
                 m.rows.row("cflow_cons", (t, k), np.append(cols, m.z[t]), np.append(values, -1.0), 0, 0)
             else:
                 m.rows.row("cflow_cons", (t, k), cols, values, 0, 0)
-        for h, k in m.arcs:
+        for h, k in m.arcs.tolist():
             m.rows.row("cflow_cap", (t, h, k), [f[h, k], m.y[h, k]], [1.0, -1.0], -INF, 0)
 
 
