@@ -11,6 +11,10 @@ Example (in your package's ``pyproject.toml``)::
     [project.entry-points."compbench.solvers"]
     my-solver = "my_package.solver:MySolver"
 
+An entry point whose name ends in ``*`` names a provider instead: a mapping {solver name: class (or zero-argument
+callable)} whose solvers are all registered, e.g. ``"my-family*" = "my_package:SOLVERS"``; compbench's ILP solvers
+(every formulation on every backend) are registered so.  When two entry points register one name, the first wins.
+
 A solver name may carry solve options in brackets, ``NAME[key=value,...]`` (values read as JSON when they parse,
 else as strings; ``a.b=v`` sets key ``b`` of the dict option ``a``): ``ilp-highs[tighten=true,flow=multi]`` or
 ``ilp-dp-highs[settings.presolve=off]``.  :func:`get_solver`, ``compbench solve``, ``check`` and ``bench`` take
@@ -26,11 +30,12 @@ import json
 import time
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Callable
 
 from .problem import Problem, Solution, Status
 
 GROUP = "compbench.solvers"
+PROVIDER = "*"  # the end of a provider's entry-point name
 LENGTH_MODES = frozenset({"exact", "range", "free"})
 
 
@@ -154,10 +159,21 @@ def _missing_modules(modules: tuple[str, ...], install: str) -> str | None:
     return f"needs {', '.join(missing)}: {install or 'pip install ' + ' '.join(missing)}"
 
 
-def _entry_points() -> dict[str, Any]:
-    found: dict[str, Any] = {}
+def _entry_points() -> dict[str, Callable[[], Any]]:
+    """Every registered name and what loads its solver factory (a provider is loaded here to list its names; one
+    that cannot be loaded is listed under its own name, and fails again when that name is asked for)."""
+    found: dict[str, Callable[[], Any]] = {}
     for ep in entry_points(group=GROUP):
-        found.setdefault(ep.name, ep)
+        if not ep.name.endswith(PROVIDER):
+            found.setdefault(ep.name, ep.load)
+            continue
+        try:
+            provided = dict(ep.load())
+        except Exception:
+            found.setdefault(ep.name, ep.load)
+            continue
+        for name, factory in provided.items():
+            found.setdefault(name, lambda factory=factory: factory)
     return found
 
 
@@ -227,7 +243,7 @@ def get_solver(name: str, **options: Any) -> Solver:
         close = difflib.get_close_matches(base, eps, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise KeyError(f"no solver named {base!r} is registered ({hint}known: {known})")
-    factory = eps[base].load()
+    factory = eps[base]()
     solver = factory(**options)
     if not isinstance(solver, Solver):
         raise TypeError(f"entry point {base!r} did not produce a compbench.Solver")

@@ -14,7 +14,8 @@ from compbench.testing import problems
 from hypothesis import HealthCheck, given, settings
 from compbench_solvers.compressive.chart import hypergraph
 from compbench_solvers.ilp.dp_flow import build_dp_model
-from compbench_solvers.ilp.model import build_joint_model, model_size
+from compbench_solvers.ilp.joint import FAMILIES, Shape, build_joint_model, model_size
+from compbench_solvers.ilp.export import write_model
 
 BACKENDS = {  # name: (max_n, hypothesis examples)
     "ilp-highs": (8, 40),
@@ -98,13 +99,51 @@ def test_model_accepts_exactly_the_projective_trees(n):
 @pytest.mark.parametrize("flow", ["single", "multi"])
 @pytest.mark.parametrize("second_order", [False, True])
 @pytest.mark.parametrize("tighten", [False, True])
-def test_model_size_formula(flow, second_order, tighten):
-    for n in (1, 2, 4, 7):
-        p = compbench.generate("gaussian", n=n, seed=0, length=2 if n > 1 else 1, single_root=True,
+def test_model_size_is_the_built_size(flow, second_order, tighten):
+    """model_size, summed from the column blocks and row families, is the built model's size, family by family."""
+    for n, single_root, mode, bigram_cuts in itertools.product((0, 1, 2, 4, 7), (False, True),
+                                                                ("free", "exact", "range"), (False, True)):
+        length = {"free": None, "exact": Length.exact(n // 2), "range": Length(n // 3, n)}[mode]
+        p = compbench.generate("gaussian", n=n, seed=n, length=length, single_root=single_root,
                                second_order=second_order)
-        stats = build_joint_model(p, flow=flow, tighten=tighten).stats()
-        expected = model_size(n, flow=flow, tighten=tighten, single_root=True, second_order=second_order)
-        assert {k: stats[k] for k in expected} == expected
+        model = build_joint_model(p, flow=flow, tighten=tighten, bigram_cuts=bigram_cuts)
+        options = dict(flow=flow, tighten=tighten, bigram_cuts=bigram_cuts, length=length is not None,
+                       single_root=single_root, second_order=second_order)
+        expected = model_size(n, **options)
+        assert {k: model.stats()[k] for k in expected} == expected
+        assert (model.num_cols, model.num_rows, len(model.row_values)) == tuple(expected.values())
+        shape = Shape(n, **options)
+        families = {f.name: f.size(shape) for f in FAMILIES if f.when(shape)}
+        assert families == {name: (stop - first, int(model.row_starts[stop] - model.row_starts[first]))
+                            for name, (first, stop) in model.row_families.items()}
+        assert len(set(model.row_names)) == model.num_rows and len(set(model.col_names)) == model.num_cols
+
+
+@pytest.mark.parametrize("formulation", ["joint", "dp"])
+@pytest.mark.parametrize("suffix", [".mps", ".lp"])
+def test_written_model_reads_back_with_its_names_and_optimum(formulation, suffix, tmp_path):
+    highspy = pytest.importorskip("highspy")
+    from compbench_solvers.ilp import build_model
+
+    p = compbench.generate("gaussian", n=6, seed=3, length=3, second_order=True)
+    model = build_model(p, formulation)
+    path = tmp_path / f"model{suffix}"
+    write_model(model, path)
+    text = path.read_text()
+    for name in (model.row_names[0], model.row_names[-1], model.col_names[0], model.col_names[-1]):
+        assert name in text
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    lp = h.getLp()
+    names = list(lp.row_names_), list(lp.col_names_)
+    if suffix == ".lp":  # an LP file lists the columns as they first occur
+        names = names[0], sorted(names[1], key=model.col_names.index)
+    assert names == (model.row_names, model.col_names)
+    optimum = compbench.get_solver("brute-force").solve(p).objective
+    assert h.getInfo().objective_function_value == pytest.approx(optimum, abs=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(BACKENDS))

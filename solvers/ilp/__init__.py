@@ -1,13 +1,14 @@
-"""The ILP side: the formulations as arrays (:mod:`compbench_solvers.ilp.model`: the joint model; :mod:`compbench_solvers.ilp.dp_flow`:
-the chart's hypergraph flow) on five MIP backends, and their LP relaxations (:mod:`compbench_solvers.ilp.backends`)."""
+"""The ILP side: the formulations (:mod:`.formulations`: the joint model of :mod:`.joint`, the chart's hypergraph
+flow of :mod:`.dp_flow`, both built as named arrays with :mod:`.model`) on the MIP backends of :mod:`.backends`, and
+their LP relaxations; :data:`SOLVERS` (:mod:`.catalog`) holds every such solver; :func:`write_model` exports a model
+with readable names."""
 
-from .backends import (FORMULATIONS, GurobiDPILP, GurobiILP, HighsDPILP, HighsDPLP, HighsILP, HighsJointLP, HighsReducedCostDPILP,
-                       OrtoolsCpSatDPILP,
-                       OrtoolsCpSatILP, OrtoolsScipDPILP, OrtoolsScipILP, PulpCbcDPILP, PulpCbcILP, PulpHighsDPILP,
-                       PulpHighsILP, build_model)
+from .catalog import SOLVERS
 from .dp_flow import DPFlowModel, build_dp_model
-from .model import JointModel, Model, build_joint_model, model_size
+from .export import write_model
+from .formulations import FORMULATIONS, Formulation, build_model
+from .joint import JointModel, build_joint_model, model_size
+from .model import Model
 
-__all__ = ["FORMULATIONS", "GurobiDPILP", "GurobiILP", "DPFlowModel", "HighsDPILP", "HighsDPLP", "HighsILP", "HighsJointLP", "HighsReducedCostDPILP", "JointModel", "Model",
-           "OrtoolsCpSatDPILP", "OrtoolsCpSatILP", "OrtoolsScipDPILP", "OrtoolsScipILP", "PulpCbcDPILP", "PulpCbcILP",
-           "PulpHighsDPILP", "PulpHighsILP", "build_dp_model", "build_joint_model", "build_model", "model_size"]
+__all__ = ["DPFlowModel", "FORMULATIONS", "Formulation", "JointModel", "Model", "SOLVERS", "build_dp_model",
+           "build_joint_model", "build_model", "model_size", "write_model"]

@@ -1,7 +1,7 @@
 """The ``dp`` formulation: the flow polytope of the hook-trick chart's hypergraph (Martin, Rardin & Campbell 1990).
 
-The deduction system of :mod:`compbench_solvers.compressive.chart` lists its own hyperedges (:func:`hypergraph`: every rule
-instance whose antecedents have a derivation and whose score is finite; a rule is written only there).  The model:
+The deduction system of :mod:`compbench_solvers.compressive.chart` lists its own hyperedges (:func:`hypergraph`: every
+rule instance whose antecedents have a derivation and whose score is finite; a rule is written only there).  The model:
 
 - one column x_e in [0, 1] per hyperedge e, with its score (bigram for the [skip] axioms, attach = arc + token,
   plus the sibling score in second order, for the attachments, 0 for the other rules);
@@ -24,14 +24,16 @@ only if they agree), so that derivation scores at least the LP value over the fa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from compbench import Problem
-from ..compressive.chart import Hypergraph, hypergraph
 
-from .model import Model, csr_rows
+from .model import Model, ModelBuilder
+
+if TYPE_CHECKING:
+    from ..compressive.chart import Hypergraph
 
 SUPPORT_TOLERANCE = 1e-6  # flows at or below this are read as 0
 
@@ -79,43 +81,41 @@ class DPFlowModel(Model):
 
 
 def build_dp_model(problem: Problem) -> DPFlowModel:
-    """The hypergraph flow model of ``problem``.
+    """The hypergraph flow model of ``problem``: columns ``edge(e)`` and ``z(k)``; rows ``skip(i,j)``, ``rtri(i,j)``,
+    ... (flow conservation at each item, named by its type and span), ``keep(k)`` and ``length``.
 
     >>> import compbench
     >>> m = build_dp_model(compbench.generate("gaussian", n=10, seed=0, length=4))
     >>> s = m.stats()
-    >>> s["variables"] == s["hyperedges"] + 10, s["constraints"] == s["items"] + 10 + 1
-    (True, True)
+    >>> s["variables"] == s["hyperedges"] + 10, s["constraints"] == s["items"] + 10 + 1, m.row_names[-1]
+    (True, True, 'length')
     """
-    g = hypergraph(problem)
+    from ..compressive import chart  # imported when a model is built: listing the solvers needs no numba
+
+    g = chart.hypergraph(problem)
     n, num_edges = problem.n, len(g.score)
+    m = ModelBuilder()
+    edge = m.columns("edge", np.arange(num_edges), cost=g.score)
+    z = m.columns("z", np.arange(1, n + 1), integer=True)
     # rows: one per item that occurs (the goal always, so that a problem with no derivation is infeasible)
     occurring = np.unique(np.concatenate([[g.goal], g.conclusion, g.antecedents.ravel()]))
     items = occurring[occurring >= 0]
     row_of = np.full(g.num_items, -1, dtype=np.int64)
     row_of[items] = np.arange(len(items))
-    edge = np.arange(num_edges)
     used = g.antecedents >= 0
-    attachment = np.flatnonzero(g.modifier >= 0)
-    z_row = len(items) + np.arange(n)  # z_k - Σ attachments of k = 0
-    z_col = num_edges + np.arange(n)
-    rows = [row_of[g.conclusion], row_of[g.antecedents[used]], len(items) + g.modifier[attachment] - 1, z_row]
-    cols = [edge, np.broadcast_to(edge[:, None], used.shape)[used], attachment, z_col]
-    values = [np.ones(num_edges), -np.ones(int(used.sum())), -np.ones(len(attachment)), np.ones(n)]
-    lower = np.zeros(len(items) + n)
+    lower = np.zeros(len(items))
     lower[row_of[g.goal]] = 1.0
-    upper = lower.copy()
+    kind, i, j = np.unravel_index(items, (chart.ITEMS, n + 1, n + 1))  # items are sorted: grouped by kind
+    names = {chart.SKIP: "skip", chart.BOX: "box", chart.RTRAP: "rtrap", chart.LTRAP: "ltrap", chart.RTRI: "rtri",
+             chart.LTRI: "ltri"}
+    labels = [(names[x], np.column_stack([i, j])[kind == x]) for x in range(chart.ITEMS)]
+    m.family("items", m.row_block, labels, np.concatenate([row_of[g.conclusion], row_of[g.antecedents[used]]]),
+             np.concatenate([edge, np.broadcast_to(edge[:, None], used.shape)[used]]),
+             np.concatenate([np.ones(num_edges), -np.ones(int(used.sum()))]), lower, lower.copy())
+    attachment = np.flatnonzero(g.modifier >= 0)  # z_k - Σ attachments of k = 0
+    m.family("keep", m.row_block, [("keep", np.arange(1, n + 1))],
+             np.concatenate([g.modifier[attachment] - 1, np.arange(n)]), np.concatenate([attachment, z]),
+             np.concatenate([-np.ones(len(attachment)), np.ones(n)]), np.zeros(n), np.zeros(n))
     if problem.length is not None and n > 0:
-        lo, hi = problem.length_bounds()
-        rows.append(np.full(n, len(items) + n))
-        cols.append(z_col)
-        values.append(np.ones(n))
-        lower, upper = np.append(lower, lo), np.append(upper, hi)
-    starts, row_cols, row_values = csr_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(values),
-                                            len(lower))
-    num_cols = num_edges + n
-    integrality = np.zeros(num_cols, dtype=bool)
-    integrality[num_edges:] = True
-    return DPFlowModel(cost=np.concatenate([g.score, np.zeros(n)]), col_lower=np.zeros(num_cols),
-                       col_upper=np.ones(num_cols), integrality=integrality, row_starts=starts, row_cols=row_cols,
-                       row_values=row_values, row_lower=lower, row_upper=upper, graph=g, num_items=len(items))
+        m.family("length", m.row, "length", (), z, 1.0, *problem.length_bounds())
+    return DPFlowModel(**m.arrays(), graph=g, num_items=len(items))

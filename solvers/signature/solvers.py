@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from compbench import Capabilities, Length, Problem, Solution, Solver, Status, objective
+from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big

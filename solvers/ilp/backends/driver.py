@@ -1,0 +1,200 @@
+"""The shared driver of every ILP solver: build the model, hand it to a backend's ``_run``, decode and validate.
+
+Every backend (one module each in this package) loads the arrays of a :class:`~compbench_solvers.ilp.model.Model`
+(the formulations: :mod:`compbench_solvers.ilp.formulations`).  Backends are imported lazily inside ``_load`` (a
+missing backend answers ``unsupported``); OR-Tools is imported before PuLP when both are used in one process
+(:mod:`.pulp` says why).  One thread by default (``threads=`` option).  Solver options: ``formulation``
+(overrides the solver's own), the formulation's model options (joint: ``flow``, ``bigram_cuts``, ``tighten``) and
+``settings``, a dict of backend options merged over the formulation's defaults (:attr:`ILPSolver.defaults`); the
+settings used are recorded in ``stats["settings"]``.  Every answer is decoded by the model (only from integral z / y
+in the joint model; the best derivation over the positive flows in the dp model), validated with
+:func:`compbench.evaluate` and re-scored with the float scores; an ``optimal`` whose decoded objective falls short of
+the backend's objective is downgraded to ``feasible``.  The backend gets the time left after the build minus a
+margin (10%, at most 1 s); ``stats["overrun"]`` records how far the whole solve went past ``time_limit``.  A
+backend's ``_run`` answers ``optimal`` only on a proof (each backend module says how it reads its solver's status).
+
+LP relaxations (``lp-*``): the backend solves the model with no integer column.  The answer is ``optimal`` only
+when the decoded solution reaches the LP value (then the LP proves it); otherwise ``feasible`` with the LP value
+as ``bound``, with the decoded solution when it is valid (the dp model's best derivation over the support is a
+rounding), without one otherwise.  ``stats["lp_integral"]`` says whether every column was integral.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+import time
+from typing import Any, Iterator
+
+import numpy as np
+
+from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
+from compbench.limits import memory_budget
+
+from ..formulations import FORMULATIONS, check_model_options
+from ..model import INTEGRALITY_TOLERANCE, Model
+
+BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's copy, presolve and factorization
+
+
+@contextlib.contextmanager
+def quiet_fds() -> Iterator[None]:
+    """Send fd 1 and 2 to /dev/null while a backend runs (banners printed from C++ bypass sys.stdout)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
+def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
+    """What the backend is told: the time left after ``spent`` seconds, minus 10% (at most 1 s) for its overrun."""
+    if time_limit is None:
+        return None
+    left = max(0.0, time_limit - spent)
+    return max(0.01, left - min(1.0, 0.1 * left))
+
+
+Answer = tuple[str, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
+
+
+def backend_answer(optimal: bool, infeasible: bool, stopped: bool, values: np.ndarray | None, bound: float | None,
+                   stats: dict[str, Any], **error_stats: Any) -> Answer:
+    """``_run``'s answer from what the backend said, in this order: proven ``optimal``, proven ``infeasible`` (no
+    values, no bound), ``stopped`` by a limit (``timeout``), else ``error`` (with ``error_stats`` added)."""
+    if optimal:
+        return "optimal", values, bound, stats
+    if infeasible:
+        return "infeasible", None, None, stats
+    if stopped:
+        return "timeout", values, bound, stats
+    return "error", values, bound, {**stats, **error_stats}
+
+
+class BackendLimit(SolverError):
+    """The backend cannot take this model (a size-limited licence): the answer is ``unsupported``."""
+
+
+def trivially_infeasible(model: Model) -> bool:
+    """Whether a row with no entries excludes 0 (the dp model of a problem whose goal has no derivation)."""
+    empty = np.diff(model.row_starts) == 0
+    return bool(np.any(empty & ((model.row_lower > 0) | (model.row_upper < 0))))
+
+
+class ILPSolver(Solver):
+    """Shared driver: build the model, hand it to ``_run``, decode and validate."""
+
+    exact = True
+    supports = Capabilities(lengths=frozenset({"exact", "range", "free"}), single_root=True, second_order=True)
+    key = ""  # the backend in solver names: ilp-{formulation infix}{key}, lp-{formulation}-{key}
+    backend = ""  # the backend in stats
+    library = ""  # the module it is reached through
+    description = ""  # how the backend is reached: "on HiGHS through highspy"
+    formulations: frozenset[str] | None = None  # the formulations it serves (None: every one)
+    formulation = "joint"
+    relax = False  # solve the LP relaxation only
+    defaults: dict[str, dict[str, Any]] = {}  # backend settings per formulation
+    lp_defaults: dict[str, dict[str, Any]] | None = None  # ... for the LP relaxations (None: no lp-* solvers)
+
+    def info(self) -> dict[str, Any]:
+        return {**super().info(), "formulation": self.formulation, "relaxation": self.relax}
+
+    @property
+    def complexity(self) -> str:
+        method = "LP (polynomial)" if self.relax else "MIP (NP-hard in general)"
+        return f"{method}; {self.formulation} model {FORMULATIONS[self.formulation].complexity}"
+
+    def _load(self) -> Any:
+        """The backend's library, imported now (an ImportError when it is not installed)."""
+        return importlib.import_module(self.library)
+
+    def _run(self, model: Model, time_limit: float | None, threads: int, settings: dict[str, Any]) -> Answer:
+        """(``optimal`` | ``feasible`` | ``infeasible`` | ``timeout`` | ``error``, column values, bound, stats)."""
+        raise NotImplementedError
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, formulation: str | None = None,
+               threads: int = 1, settings: dict[str, Any] | None = None, **model_options: Any) -> Solution:
+        formulation = formulation or self.formulation
+        record = check_model_options(formulation, model_options)
+        try:
+            self._load()
+        except ImportError as exc:
+            return Solution(Status.UNSUPPORTED, message=f"{self.name}: backend not installed ({exc}): {self.install}")
+        needed, limit = BYTES_PER_NONZERO * record.nonzeros(problem, model_options), memory_budget()
+        if needed > limit:
+            return Solution(Status.UNSUPPORTED, message=(
+                f"{self.name}: the {formulation} model for n = {problem.n} needs about {needed / 2**30:.1f} GiB, "
+                f"more than a quarter of the memory available ({4 * limit / 2**30:.1f} GiB)"))
+        start = time.perf_counter()
+        model = record.build(problem, **model_options)
+        if self.relax:
+            model = model.relaxed()
+        setup = time.perf_counter() - start
+        settings = {**self.defaults.get(formulation, {}), **(settings or {})}
+        stats: dict[str, Any] = {"model": model.stats(), "backend": self.backend, "threads": threads,
+                                 "settings": settings}
+        if trivially_infeasible(model):
+            return Solution(Status.INFEASIBLE, seconds={"setup": setup, "solve": 0.0}, stats=stats)
+        try:
+            status, values, bound, backend_stats = self._run(model, backend_time_limit(time_limit, setup), threads,
+                                                             settings)
+        except BackendLimit as exc:
+            return Solution(Status.UNSUPPORTED, seconds={"setup": setup}, stats=stats, message=f"{self.name}: {exc}")
+        solve = time.perf_counter() - start - setup
+        stats.update(backend_stats)
+        if time_limit is not None:
+            stats["overrun"] = max(0.0, setup + solve - time_limit)
+        seconds = {"setup": setup, "solve": solve}
+        if status == "infeasible":
+            return Solution(Status.INFEASIBLE, seconds=seconds, stats=stats)
+        heads = None if values is None else model.decode(values)
+        objective = None
+        if heads is not None:
+            try:
+                objective = evaluate(problem, Solution(Status.FEASIBLE, heads=heads))
+            except InvalidSolution as exc:
+                stats["rejected"] = str(exc)
+                heads = None
+        if self.relax:
+            return self._relaxation_answer(status, values, heads, objective, model, bound, seconds, stats)
+        if heads is None:
+            if status == "optimal":
+                raise SolverError("the backend claimed optimality but returned no valid integral solution")
+            final = Status.TIMEOUT if status == "timeout" else Status.ERROR
+            return Solution(final, bound=bound, seconds=seconds, stats=stats,
+                            message=f"{self.name}: no valid integral solution ({status})")
+        final = {"optimal": Status.OPTIMAL, "timeout": Status.TIMEOUT}.get(status, Status.FEASIBLE)
+        model_value = float(model.cost @ values)
+        if final == Status.OPTIMAL and objective < model_value - 1e-6 * (1.0 + abs(model_value)):
+            final = Status.FEASIBLE
+            stats["decoded_shortfall"] = model_value - objective
+        if final == Status.OPTIMAL:
+            bound = objective if bound is None else max(bound, objective)
+        return Solution(final, heads=heads, objective=objective, bound=bound, seconds=seconds, stats=stats)
+
+    def _relaxation_answer(self, status, values, heads, objective, model, bound, seconds, stats) -> Solution:
+        if status != "optimal":
+            final = Status.TIMEOUT if status == "timeout" else Status.ERROR
+            return Solution(final, seconds=seconds, stats=stats, message=f"{self.name}: LP not solved ({status})")
+        lp_value = float(model.cost @ values)
+        stats["lp_value"] = lp_value
+        stats["lp_integral"] = bool(np.all(np.abs(values - np.round(values)) <= INTEGRALITY_TOLERANCE))
+        bound = lp_value if bound is None else bound
+        if heads is None:
+            return Solution(Status.FEASIBLE, bound=bound, seconds=seconds, stats=stats,
+                            message=f"{self.name}: the LP optimum is fractional and rounds to no valid solution")
+        proven = objective >= bound - 1e-7 * (1.0 + abs(bound))
+        return Solution(Status.OPTIMAL if proven else Status.FEASIBLE, heads=heads, objective=objective,
+                        bound=max(bound, objective) if proven else bound, seconds=seconds, stats=stats)
