@@ -126,8 +126,9 @@ class Scores(NamedTuple):
 # :func:`_backtrace`) receive them as plain tuples and name them again inside: numba's dispatcher types a plain tuple
 # of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us), and a rebuilt record costs nothing compiled.
 #
-# The kernels run without numba's reference counting (_nrt=False): the chart's arrays are allocated by the caller,
-# and a rule that takes the arrays as arguments then costs no atomic increments per call.
+# The kernels run without numba's reference counting (_nrt=False, a private flag: pyproject.toml bounds numba to
+# the versions tested): the chart's arrays are allocated by the caller, and a rule that takes the arrays as arguments
+# then costs no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower; see README).
 
 CELLS = types.NamedTuple([types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"),
                           types.Array(types.float64, 3, "C"), types.Array(types.float64, 2, "C"),
