@@ -122,24 +122,25 @@ class Scores(NamedTuple):
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
 
 
-# The kernels take their inputs as the two records above, by name; their entry points (:func:`_fill`,
-# :func:`_backtrace`) receive them as plain tuples and name them again inside: numba's dispatcher types a plain tuple
-# of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us), and a rebuilt record costs nothing compiled.
+# The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
+# (:func:`_fill`, :func:`_backtrace`, :func:`_derive`) receive them as plain tuples and name them again on their first
+# line, which costs nothing compiled: numba's cache stores a kernel's argument types, and a NamedTuple's type names
+# its class by module, which is solvers.compressive.chart when pytest imports this file for its doctests and
+# compbench_solvers.compressive.chart otherwise (a cache written under one name made the other's import fail); and
+# numba's dispatcher types a plain tuple of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us).  The
+# leaf kernels called from the rules take the arrays they need.
 #
 # The kernels run without numba's reference counting (_nrt=False, a private flag: pyproject.toml bounds numba to
 # the versions tested): the chart's arrays are allocated by the caller, and a rule that takes the arrays as arguments
 # then costs no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower; see README).
 
-CELLS = types.NamedTuple([types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"),
-                          types.Array(types.float64, 3, "C"), types.Array(types.float64, 2, "C"),
-                          types.Array(types.int64, 1, "C")], Cells)  # the numba type of a Cells record
 
 
-@njit(types.void(CELLS, *[types.int64] * 9, types.float64, types.int64), cache=True, _nrt=False)
-def _list_edge(chart, x, i, j, a, ai, aj, b, bi, bj, extra, kept):
-    """Append the offer (x i j) <- (a ai aj) (b bi bj) + extra to ``chart.edges`` when both antecedents have a
-    derivation (one compiled version for every rule: listing is not the fill's hot path)."""
-    V, edges, n_edges = chart.V, chart.edges, chart.n_edges
+@njit(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
+                 types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")), cache=True, _nrt=False)
+def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
+    """Append the offer (x i j) <- (a ai aj) (b bi bj) + extra to ``edges`` when both antecedents have a derivation
+    (one compiled version for every rule: listing is not the fill's hot path)."""
     if V[a, ai, aj, 0] != NEG and V[b, bi, bj, 0] != NEG:
         N = V.shape[1]
         e = n_edges[0]
@@ -152,12 +153,12 @@ def _list_edge(chart, x, i, j, a, ai, aj, b, bi, bj, extra, kept):
         n_edges[0] = e + 1
 
 
-@njit(types.int64(CELLS, *[types.int64] * 9, types.float64, *[types.int64] * 4), cache=True, _nrt=False)
-def _find_count(chart, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count):
+@njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
+                  types.float64, *[types.int64] * 4), cache=True, _nrt=False)
+def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
     ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
     backtrace is not the hot path)."""
-    V, T = chart.V, chart.T
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
     for c1 in range(top_a + 1):
@@ -179,12 +180,11 @@ def _add_sibling_mass(mass, x, i, j, sib, value):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _sum_offer(chart, O, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
+def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
     ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
     extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes to the sibling triple
     (head, sib, modifier) of the attachment (x i j)."""
-    V = chart.V
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
     # the counts an antecedent cannot have (many) hold 0: the loops skip them, as the max semiring's skip -inf
@@ -207,25 +207,24 @@ def _sum_offer(chart, O, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outsi
             O[a, ai, aj, c1] += toward_a
             posterior += toward_a * va
     if sib >= 0:
-        _add_sibling_mass(chart.mass, x, i, j, sib, posterior)
+        _add_sibling_mass(mass, x, i, j, sib, posterior)
 
 
 @njit(cache=True, _nrt=False)
-def _sum_unary(chart, O, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
+def _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """:func:`_sum_offer` as a call of its own (see :func:`_offer`)."""
-    _sum_offer(chart, O, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
+    _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
 
 
 @njit(cache=True, _nrt=False)
-def _sum_split(chart, O, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
+def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
     """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi in the sum-product semiring (inside or
     outside, as :func:`_sum_offer`); ``record`` sends each split's posterior mass to the sibling triple with the
     split (1) or the head (2) as the previous sibling, or nowhere (0)."""
-    V, mass = chart.V, chart.mass
     head = i if x == RTRAP else j
     if cap > 0 or shift > 0:
         for s in range(lo, hi):
-            _sum_offer(chart, O, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap, outside,
+            _sum_offer(V, O, mass, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap, outside,
                        s if record == 1 else (head if record == 2 else -1))
         return
     if not outside:
@@ -272,18 +271,18 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
     cap = scores.cap
     if O is not None:
         if extra != 0.0:
-            _sum_unary(chart, O, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
+            _sum_unary(chart.V, O, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
         return -1
     if extra == NEG:
         return -1
     if find == EMIT:
-        _list_edge(chart, x, i, j, a, ai, aj, b, bi, bj, extra, kept)
+        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
         return -1
     V, T, tie = chart.V, chart.T, scores.tie
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
     if find >= 0:
-        return _find_count(chart, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
+        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -314,7 +313,8 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
     cap = scores.cap
     if O is not None:
         if extra != 0.0:
-            _sum_split(chart, O, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE, record)
+            _sum_split(chart.V, O, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE,
+                       record)
         return -1, -1
     if extra == NEG:
         return -1, -1
@@ -358,7 +358,7 @@ def _sib_row(O, sibling, h, m):
 
 
 @njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
-def _derive(chart, O, scores, arc_shift, x, i, j, find):
+def _derive(cells, O, inputs, arc_shift, x, i, j, find):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
 
     With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach (x i j)'s value at
@@ -368,6 +368,7 @@ def _derive(chart, O, scores, arc_shift, x, i, j, find):
     the gap between r and r+1 that a rule whose antecedents do not share a word bridges (the semiring's one but in
     scaled probability space: see :class:`ScaledChart`).
     """
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     n = chart.V.shape[1] - 1
     one = 0.0 if O is None else 1.0
     gap, sibling = scores.gap, scores.sibling
@@ -492,22 +493,21 @@ def _normalize_column(V, gap, scale, j):
 
 
 @njit(cache=True, _nrt=False)
-def _axioms(chart, O, scores, j):
+def _axioms(bigram, V, O, scale, counting, cap, j):
     """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
     probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
     0), is the semiring's one: the unary rules use it as their second antecedent."""
-    V, bigram, scale = chart.V, scores.bigram, scores.scale
     # [ltri-0] (ltri j j) <- .
     V[LTRI, j, j, 0] = 0.0 if O is None else 1.0
     for i in range(j + 1):
         # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
-        c = j - i if scores.counting == DROPPED else 0
-        if c <= scores.cap:
+        c = j - i if counting == DROPPED else 0
+        if c <= cap:
             V[SKIP, i, j, c] = bigram[i, j + 1] if O is None else math.exp(bigram[i, j + 1] - (scale[j] - scale[i]))
 
 
 @njit(cache=True, _nrt=False)
-def _fill(chart, O, scores, find):
+def _fill(cells, O, inputs, find):
     """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
     narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
     triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
@@ -515,23 +515,23 @@ def _fill(chart, O, scores, find):
 
     ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
     argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
-    chart, scores = Cells(*chart), Scores(*scores)  # named again (see :class:`Scores`)
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     N = chart.V.shape[1]
     arc_shift = 1 if scores.counting == KEPT else 0
     if O is not None and find == OUTSIDE:
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
                 for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
-                    _derive(chart, O, scores, arc_shift, x, i, j, find)
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
         return
     for j in range(N):
         if O is not None:
             _guess_scale(scores.gap, scores.scale, j)
         if find != EMIT:
-            _axioms(chart, O, scores, j)
+            _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                _derive(chart, O, scores, arc_shift, x, i, j, find)
+                _derive(cells, O, inputs, arc_shift, x, i, j, find)
         if O is not None and j >= 1:
             _normalize_column(chart.V, scores.gap, scores.scale, j)
 
@@ -543,11 +543,11 @@ def _push(stack, top, x, i, j, c):
 
 
 @njit(cache=True, _nrt=False)
-def _backtrace(chart, O, scores, count, heads, stack):
+def _backtrace(cells, O, inputs, count, heads, stack):
     """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
     asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
     rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
-    chart, scores = Cells(*chart), Scores(*scores)  # named again (see :class:`Scores`)
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     n = chart.V.shape[1] - 1
     if chart.V[RTRI, 0, n, count] == NEG:  # the goal has no derivation with this count
         return
@@ -558,7 +558,7 @@ def _backtrace(chart, O, scores, count, heads, stack):
         x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        rule, split, c1 = _derive(chart, O, scores, arc_shift, x, i, j, c)
+        rule, split, c1 = _derive(cells, O, inputs, arc_shift, x, i, j, c)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
