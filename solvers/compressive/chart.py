@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -92,8 +93,48 @@ def chart_bytes(n: int, cap: int) -> int:
     return ITEMS * (n + 1) ** 2 * (8 * (cap + 1) + 2)
 
 
-# The kernels run without numba's reference counting (_nrt=False): the chart's arrays are allocated by the caller,
-# and a rule that takes the arrays as arguments then costs no atomic increments per call.
+class Cells(NamedTuple):
+    """What the kernels write: the chart's cells and what the rules fill besides (one compiled version: always
+    arrays, placeholders when unused).  The outside chart ``O`` is not here: it selects the semiring (None: max), and
+    numba drops a branch only on a test of an argument itself (``O is None``), not of a record's field."""
+
+    V: np.ndarray  # items x N x N x counts: the best score (max semiring) or scaled probability of each item
+    T: np.ndarray  # items x N x N, int16: the max semiring's kept count of the best derivation (the tie-break key)
+    mass: np.ndarray  # the sibling triples' posterior mass, mass[h, m, s] (OUTSIDE in second order)
+    edges: np.ndarray  # the hyperedges listed in EMIT mode, EDGE_COLUMNS numbers each
+    n_edges: np.ndarray  # (1,) int64: how many are listed
+
+
+class Scores(NamedTuple):
+    """What the rules read: the problem's scores laid out for the kernels and the fill's settings."""
+
+    bigram: np.ndarray  # bigram[i, j]: j follows i (j = n+1: </s>)
+    attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m) (exp of it in scaled probability space)
+    kept_bonus: float  # ⊗ every attachment (the Lagrange multiplier of the length; the semiring's one when none)
+    sibling: np.ndarray  # sib(h, s, m) as :func:`_sib` reads it; a (1, 1, 1) placeholder in first order
+    ones: np.ndarray  # (N,) the semiring's one per split
+    gap: np.ndarray  # (N,) gap[r]: the scale a rule bridges between r and r+1 (see :class:`ScaledChart`)
+    scale: np.ndarray  # (N,) the scaled chart's potential (written by INSIDE); zeros in the max semiring
+    second_order: bool
+    single_root: bool
+    counting: int  # NONE, KEPT or DROPPED
+    cap: int  # the largest count; 0 with nothing counted
+    tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
+
+
+# The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
+# (:func:`_fill`, :func:`_backtrace`, :func:`_derive`) receive them as plain tuples and name them again on their first
+# line, which costs nothing compiled: numba's cache stores a kernel's argument types, and a NamedTuple's type names
+# its class by module, which is solvers.compressive.chart when pytest imports this file for its doctests and
+# compbench_solvers.compressive.chart otherwise (a cache written under one name made the other's import fail); and
+# numba's dispatcher types a plain tuple of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us).  The
+# leaf kernels called from the rules take the arrays they need.
+#
+# The kernels run without numba's reference counting (_nrt=False, a private flag: pyproject.toml bounds numba to
+# the versions tested): the chart's arrays are allocated by the caller, and a rule that takes the arrays as arguments
+# then costs no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower; see README).
+
+
 
 @njit(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
                  types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")), cache=True, _nrt=False)
@@ -205,7 +246,7 @@ def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _offer(V, T, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie, find, sib, edges, n_edges):
+def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, find, sib):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
 
     With ``find`` = c >= 0 nothing is written: the result is the count c1 of (a ai aj) in the first derivation
@@ -216,7 +257,7 @@ def _offer(V, T, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap
     among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
     With counts, the count fixes the kept words of every item, so there is nothing to break.
 
-    With ``find`` = EMIT nothing is computed: the offer is appended to ``edges`` as a hyperedge when both
+    With ``find`` = EMIT nothing is computed: the offer is appended to ``chart.edges`` as a hyperedge when both
     antecedents have a derivation in the filled max chart V: its conclusion and antecedents as item ids
     (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment (``kept`` = 1) the
     modifier and head ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.
@@ -227,19 +268,21 @@ def _offer(V, T, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap
     each: the max semiring's compiled code is what it was without the sums.  The sums are calls, not inlined:
     numba inlines before it drops branches, and inlining them here doubled the max semiring's compile time.
     """
+    cap = scores.cap
     if O is not None:
         if extra != 0.0:
-            _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
+            _sum_unary(chart.V, O, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
         return -1
     if extra == NEG:
         return -1
     if find == EMIT:
-        _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges)
+        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
         return -1
+    V, T, tie = chart.V, chart.T, scores.tie
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
     if find >= 0:
-        return _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
+        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -260,27 +303,28 @@ def _offer(V, T, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _split_rule(V, T, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, kept, cap, tie, find, record, edges,
-                n_edges):
+def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shift, kept, find, record):
     """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s]: a rule with a split point (``row``:
     the sibling scores sib(h, s, m) of the split, or the scale of the gap between s and s+1, or the semiring's ones).
 
     With ``find`` = c >= 0: the first (split, c1) that reaches (x i j)'s value at count c, or (-1, -1).  In the max
     semiring the best split is kept in registers and written once.  INSIDE and OUTSIDE sum (:func:`_sum_split`).
     """
+    cap = scores.cap
     if O is not None:
         if extra != 0.0:
-            _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE, record)
+            _sum_split(chart.V, O, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE,
+                       record)
         return -1, -1
     if extra == NEG:
         return -1, -1
     if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
-            c1 = _offer(V, T, O, mass, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, kept, cap, tie,
-                        find, -1, edges, n_edges)
+            c1 = _offer(chart, O, scores, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, kept, find, -1)
             if c1 >= 0:
                 return s, c1
         return -1, -1
+    V, T, tie = chart.V, chart.T, scores.tie
     best = V[x, i, j, 0]
     best_kept = T[x, i, j]
     for s in range(lo, hi):
@@ -314,79 +358,74 @@ def _sib_row(O, sibling, h, m):
 
 
 @njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
-def _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift, cap, tie, x,
-            i, j, find, edges, n_edges):
+def _derive(cells, O, inputs, arc_shift, x, i, j, find):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]).
 
     With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach (x i j)'s value at
-    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``edges`` instead; INSIDE sums its
-    offers into (x i j), OUTSIDE passes (x i j)'s outside value to the antecedents.  This is the only place where
-    the rules are written.  ``ones`` is the semiring's one per split, ``gap[r]`` the scale of the gap between r and
-    r+1 that a rule whose antecedents do not share a word bridges (the semiring's one but in scaled probability
-    space: see :class:`ScaledChart`).
+    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``chart.edges`` instead; INSIDE
+    sums its offers into (x i j), OUTSIDE passes (x i j)'s outside value to the antecedents.  This is the only place
+    where the rules are written.  ``scores.ones`` is the semiring's one per split, ``scores.gap[r]`` the scale of
+    the gap between r and r+1 that a rule whose antecedents do not share a word bridges (the semiring's one but in
+    scaled probability space: see :class:`ScaledChart`).
     """
-    n = V.shape[1] - 1
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
+    n = chart.V.shape[1] - 1
     one = 0.0 if O is None else 1.0
-    attach_right = _times(O, attach[i, j], kept_bonus)  # attach(i, j): i is the head
-    attach_left = _times(O, attach[j, i], kept_bonus)  # attach(j, i): j is the head
+    gap, sibling = scores.gap, scores.sibling
+    attach_right = _times(O, scores.attach[i, j], scores.kept_bonus)  # attach(i, j): i is the head
+    attach_left = _times(O, scores.attach[j, i], scores.kept_bonus)  # attach(j, i): j is the head
     if x == BOX:
         # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-        s, c1 = _split_rule(V, T, O, mass, BOX, i, j, RTRI, LTRI, i, j, 1, one, gap, 0, 0, cap, tie, find, 0, edges,
-                            n_edges)
+        s, c1 = _split_rule(chart, O, scores, BOX, i, j, RTRI, LTRI, i, j, 1, one, gap, 0, 0, find, 0)
         if s >= 0:
             return R_BOX, s, c1
-    elif x == RTRAP and not second_order:
+    elif x == RTRAP and not scores.second_order:
         # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-        c1 = _offer(V, T, O, mass, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, cap, tie, find, -1,
-                    edges, n_edges)
+        c1 = _offer(chart, O, scores, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, find, -1)
         if c1 >= 0:
             return R_RTRAP, 0, c1
-    elif x == LTRAP and not second_order and i >= 1:
+    elif x == LTRAP and not scores.second_order and i >= 1:
         # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-        c1 = _offer(V, T, O, mass, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, cap, tie, find, -1,
-                    edges, n_edges)
+        c1 = _offer(chart, O, scores, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, find, -1)
         if c1 >= 0:
             return R_LTRAP, 0, c1
     elif x == RTRAP:
         # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
         first = _times(O, attach_right, _sib(O, sibling, i, i, j))
-        s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, SKIP, LTRI, i, j, 1, first, gap, arc_shift, 1, cap, tie, find,
-                            2, edges, n_edges)
+        s, c1 = _split_rule(chart, O, scores, RTRAP, i, j, SKIP, LTRI, i, j, 1, first, gap, arc_shift, 1, find, 2)
         if s >= 0:
             return R_RTRAP_FIRST, s, c1
         # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
-        if not (single_root and i == 0):
-            s, c1 = _split_rule(V, T, O, mass, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right,
-                                _sib_row(O, sibling, i, j), arc_shift, 1, cap, tie, find, 1, edges, n_edges)
+        if not (scores.single_root and i == 0):
+            s, c1 = _split_rule(chart, O, scores, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right,
+                                _sib_row(O, sibling, i, j), arc_shift, 1, find, 1)
             if s >= 0:
                 return R_RTRAP_NEXT, s, c1
     elif x == LTRAP and i >= 1:
         # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
-        c1 = _offer(V, T, O, mass, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j,
-                    _times(O, _times(O, attach_left, _sib(O, sibling, j, j, i)), gap[j - 1]), arc_shift, 1, cap, tie,
-                    find, j, edges, n_edges)
+        c1 = _offer(chart, O, scores, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j,
+                    _times(O, _times(O, attach_left, _sib(O, sibling, j, j, i)), gap[j - 1]), arc_shift, 1, find, j)
         if c1 >= 0:
             return R_LTRAP_FIRST, 0, c1
         # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-        s, c1 = _split_rule(V, T, O, mass, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left,
-                            _sib_row(O, sibling, j, i), arc_shift, 1, cap, tie, find, 1, edges, n_edges)
+        s, c1 = _split_rule(chart, O, scores, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left,
+                            _sib_row(O, sibling, j, i), arc_shift, 1, find, 1)
         if s >= 0:
             return R_LTRAP_NEXT, s, c1
     elif x == RTRI:
         # [rtri-skip] (rtri i j) <- (skip i j)
-        c1 = _offer(V, T, O, mass, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, one, 0, 0, cap, tie, find, -1, edges, n_edges)
+        c1 = _offer(chart, O, scores, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, one, 0, 0, find, -1)
         if c1 >= 0:
             return R_RTRI_SKIP, 0, c1
         # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
-        if not (single_root and i == 0 and j < n):
-            s, c1 = _split_rule(V, T, O, mass, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, one, ones, 0, 0, cap, tie,
-                                find, 0, edges, n_edges)
+        if not (scores.single_root and i == 0 and j < n):
+            s, c1 = _split_rule(chart, O, scores, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, one, scores.ones, 0, 0,
+                                find, 0)
             if s >= 0:
                 return R_RTRI, s, c1
     elif x == LTRI and i >= 1:
         # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-        s, c1 = _split_rule(V, T, O, mass, LTRI, i, j, LTRI, LTRAP, i, j, 0, one, ones, 0, 0, cap, tie, find, 0, edges,
-                            n_edges)
+        s, c1 = _split_rule(chart, O, scores, LTRI, i, j, LTRI, LTRAP, i, j, 0, one, scores.ones, 0, 0, find, 0)
         if s >= 0:
             return R_LTRI, s, c1
     return R_NONE, 0, 0
@@ -468,8 +507,7 @@ def _axioms(bigram, V, O, scale, counting, cap, j):
 
 
 @njit(cache=True, _nrt=False)
-def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting,
-          cap, tie, find, edges, n_edges):
+def _fill(cells, O, inputs, find):
     """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
     narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
     triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
@@ -477,27 +515,25 @@ def _fill(bigram, V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, 
 
     ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
     argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
-    # sibling: sib(h, s, m) (s = h: m is h's first modifier on that side), laid out as :func:`_sib` reads it
-    N = V.shape[1]
-    arc_shift = 1 if counting == KEPT else 0
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
+    N = chart.V.shape[1]
+    arc_shift = 1 if scores.counting == KEPT else 0
     if O is not None and find == OUTSIDE:
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
                 for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
-                    _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root,
-                            arc_shift, cap, tie, x, i, j, find, edges, n_edges)
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
         return
     for j in range(N):
         if O is not None:
-            _guess_scale(gap, scale, j)
+            _guess_scale(scores.gap, scores.scale, j)
         if find != EMIT:
-            _axioms(bigram, V, O, scale, counting, cap, j)
+            _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root, arc_shift,
-                        cap, tie, x, i, j, find, edges, n_edges)
+                _derive(cells, O, inputs, arc_shift, x, i, j, find)
         if O is not None and j >= 1:
-            _normalize_column(V, gap, scale, j)
+            _normalize_column(chart.V, scores.gap, scores.scale, j)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -507,23 +543,22 @@ def _push(stack, top, x, i, j, c):
 
 
 @njit(cache=True, _nrt=False)
-def _backtrace(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, scale, second_order, single_root, counting, cap,
-               tie, edges, n_edges, count, heads, stack):
+def _backtrace(cells, O, inputs, count, heads, stack):
     """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
     asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
     rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
-    n = V.shape[1] - 1
-    if V[RTRI, 0, n, count] == NEG:  # the goal has no derivation with this count
+    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
+    n = chart.V.shape[1] - 1
+    if chart.V[RTRI, 0, n, count] == NEG:  # the goal has no derivation with this count
         return
-    arc_shift = 1 if counting == KEPT else 0
+    arc_shift = 1 if scores.counting == KEPT else 0
     top = _push(stack, 0, RTRI, 0, n, count)
     while top > 0:
         top -= 1
         x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        rule, split, c1 = _derive(V, T, O, mass, attach, kept_bonus, sibling, ones, gap, second_order, single_root,
-                                  arc_shift, cap, tie, x, i, j, c, edges, n_edges)
+        rule, split, c1 = _derive(cells, O, inputs, arc_shift, x, i, j, c)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
@@ -621,7 +656,8 @@ class Chart:
 
     goal: np.ndarray
     kept: np.ndarray  # kept words of the best derivation at each count (the tie-break key)
-    _kernel_inputs: tuple  # what the backtrace needs: the chart's arrays, the scores and the fill's settings
+    _cells: Cells  # what the backtrace needs: the filled chart, the scores and the fill's settings
+    _scores: Scores
 
     @classmethod
     def fill(cls, problem: Problem | ChartScores, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0,
@@ -642,22 +678,23 @@ class Chart:
         # the chart and everything its rules read, for the fill and again for the backtrace
         # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
         zeros = scores.zeros
-        inputs = (V, T, None, _NO_MASS, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
-                  scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
-        _fill(scores.bigram, *inputs, np.int64(FILL), _NO_EDGES, _NO_EDGE_COUNT)
+        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        rules = Scores(scores.bigram, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
+        _fill(tuple(cells), None, tuple(rules), np.int64(FILL))
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
             kept = np.arange(cap + 1) if counting == "kept" else n - np.arange(cap + 1)
-        return cls(V[RTRI, 0, n].copy(), kept, inputs)
+        return cls(V[RTRI, 0, n].copy(), kept, cells, rules)
 
     def heads(self, count: int) -> np.ndarray:
         """The heads of the goal's best derivation at ``count`` (all -1 when there is none)."""
-        n = self._kernel_inputs[0].shape[1] - 1  # the chart's scores V: items x N x N x counts
+        n = self._cells.V.shape[1] - 1
         heads = np.full(n + 1, -1, np.int64)
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
-        _backtrace(*self._kernel_inputs, _NO_EDGES, _NO_EDGE_COUNT, int(count), heads, stack)
+        _backtrace(tuple(self._cells), None, tuple(self._scores), int(count), heads, stack)
         return heads
 
 
@@ -682,14 +719,15 @@ class ScaledChart:
     inside: np.ndarray  # items x N x N x counts
     scale: np.ndarray  # (N,) the potential: log value = log(stored) + scale[j] - scale[i]
     largest_factor: float  # the largest score factor exp(score) the rules multiply by (gaps included)
-    _kernel_inputs: tuple
+    _cells: Cells
+    _scores: Scores
 
     @classmethod
     def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
         """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
-        # the sums' version of the kernels: an outside chart (argument 3) instead of None
+        # the sums' version of the kernels: an outside chart (argument 1) instead of None
         announce_compile((_fill,), "the inside-outside kernels", "15 s",
-                         version=lambda signature: not isinstance(signature[3], types.NoneType))
+                         version=lambda signature: not isinstance(signature[1], types.NoneType))
         scores = ChartScores.of(problem)
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
@@ -701,17 +739,16 @@ class ScaledChart:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
+        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        rules = Scores(scores.bigram, attach, 1.0, sibling, np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1),
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0)
         # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
-        inputs = (V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_OUTSIDE, _NO_MASS, attach, 1.0, sibling,
-                  np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1), scores.second_order, scores.single_root,
-                  COUNTING[counting], cap, 0)
-        _fill(scores.bigram, *inputs, np.int64(INSIDE), _NO_EDGES, _NO_EDGE_COUNT)
-        gap, scale = inputs[8], inputs[9]
-        return cls(V, scale, float(max(largest, gap.max(initial=0.0))), (scores.bigram, *inputs))
+        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE))
+        return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
 
     @property
     def second_order(self) -> bool:
-        return bool(self._kernel_inputs[11])
+        return bool(self._scores.second_order)
 
     @property
     def goal(self) -> np.ndarray:
@@ -723,12 +760,11 @@ class ScaledChart:
         """Outside values from ``goal_outside`` (the goal's, per count), in the same scaled space (item (x i j):
         exp(L_out - (scale[n] - scale[j] + scale[i]))), and in second order the posterior mass of every sibling
         triple (h, s, m), unnormalized, as mass[h, m, s] (the sums' layout: the outside pass writes along s)."""
-        bigram, V, T, _, _, *rest = self._kernel_inputs
-        n = V.shape[1] - 1
-        outside = np.zeros_like(V)
+        n = self.inside.shape[1] - 1
+        outside = np.zeros_like(self.inside)
         mass = np.zeros((n + 1,) * 3) if self.second_order else _NO_MASS
         outside[RTRI, 0, n] = goal_outside
-        _fill(bigram, V, T, outside, mass, *rest, np.int64(OUTSIDE), _NO_EDGES, _NO_EDGE_COUNT)
+        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE))
         return outside, mass
 
 
@@ -774,15 +810,15 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     announce_compile((_fill,), "the hook-trick chart kernels", "10 s")
     n = scores.n
     N = n + 1
-    inputs = Chart.fill(scores)._kernel_inputs  # the max chart: which items have a derivation
-    V = inputs[0]
+    chart = Chart.fill(scores)  # the max chart: which items have a derivation
+    V = chart._cells.V
     edges = np.empty((max_hyperedges(n), EDGE_COLUMNS))
     i, j = np.nonzero(V[SKIP, :, :, 0] != NEG)  # the axioms, before every rule instance
     edges[:len(i), 0] = (SKIP * N + i) * N + j
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _fill(scores.bigram, *inputs, np.int64(EMIT), edges, count)
+    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT))
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
