@@ -108,6 +108,12 @@ class ILPSolver(Solver):
     defaults: dict[str, dict[str, Any]] = {}  # backend settings per formulation
     lp_defaults: dict[str, dict[str, Any]] | None = None  # ... for the LP relaxations (None: no lp-* solvers)
 
+    install = "pip install --force-reinstall compbench (the open backends are among its dependencies)"
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return (self.library.partition(".")[0],)
+
     def info(self) -> dict[str, Any]:
         return {**super().info(), "formulation": self.formulation, "relaxation": self.relax}
 

@@ -20,7 +20,6 @@ class Gurobi(ILPSolver):
     backend = "gurobipy"
     description = "on Gurobi through gurobipy (the size-limited licence of the package index: small n only, or yours)"
     library = "gurobipy"
-    requires = ("gurobipy",)
     install = "pip install 'compbench[gurobi]'"
 
     def _run(self, model, time_limit, threads, settings):

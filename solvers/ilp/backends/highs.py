@@ -74,9 +74,6 @@ class Highs(ILPSolver):
     defaults = {"joint": HIGHS_JOINT_MIP, "dp": HIGHS_DP_MIP}
     lp_defaults = {"joint": {}, "dp": {"solver": "ipm"}}  # the dp LP by interior point, with crossover: a vertex
     library = "highspy"
-    requires = ("highspy",)
-    install = "pip install highspy==1.14.0 (a dependency of compbench: reinstall compbench)"
-
     def _run(self, model, time_limit, threads, settings):
         highspy = self._load()
         answer = run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings), model.is_mip)

@@ -26,9 +26,6 @@ class OrtoolsScip(ILPSolver):
     backend = "ortools+scip"
     description = "on SCIP through OR-Tools' pywraplp"
     library = "ortools.linear_solver.pywraplp"
-    requires = ("ortools",)
-    install = "pip install ortools==9.15.6755 (a dependency of compbench: reinstall compbench)"
-
     def _run(self, model, time_limit, threads, settings):
         pywraplp = self._load()
         solver = pywraplp.Solver.CreateSolver("SCIP")
@@ -71,9 +68,6 @@ class OrtoolsCpSat(ILPSolver):
     backend = "ortools+cp-sat"
     description = "on OR-Tools CP-SAT (objective scaled to integers, re-scored with the float scores)"
     library = "ortools.sat.python.cp_model"
-    requires = ("ortools",)
-    install = "pip install ortools==9.15.6755 (a dependency of compbench: reinstall compbench)"
-
     def _run(self, model, time_limit, threads, settings):
         cp_model = self._load()
         cp = cp_model.CpModel()

@@ -18,8 +18,7 @@ from .driver import ILPSolver, backend_answer, quiet_fds
 
 
 class _PulpILP(ILPSolver):
-    requires = ("pulp",)
-    install = "pip install 'pulp>=3.3,<3.4' (a dependency of compbench: reinstall compbench)"
+    library = "pulp"
 
     def _load(self):
         with contextlib.suppress(ImportError):
