@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 from typing import Sequence
 
 from ..io import InstanceError
@@ -37,9 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends a command as Ctrl-C does: finished results kept, workers and temporary files cleaned up."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one must not cut the clean-up short
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    saved = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         return args.func(args)
     except (UsageError, InstanceError, ProblemError) as exc:
@@ -56,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, saved)
 
 
 if __name__ == "__main__":
