@@ -559,7 +559,8 @@ def test_resume_to_larger_sizes_keeps_skipping(plugins: Path, tmp_path: Path) ->
     run_sweep(make_tasks(source_problems("gen:gaussian:4-5:1"), ["sleeper"], 0.5), run, grace=0.2)
     assert [r["status"] for r in results(run)] == ["optimal", "timeout"]
     started = time.monotonic()
-    counts = run_sweep(make_tasks(source_problems("gen:gaussian:6-7:1"), ["sleeper"], 0.5), run, resume=True)
+    counts = run_sweep(make_tasks(source_problems("gen:gaussian:6-7:1"), ["sleeper"], 0.5), run, resume=True,
+                       force=True)  # other sizes: mixed on purpose
     assert counts.get("skipped") == 2 and time.monotonic() - started < 10
 
 

@@ -87,13 +87,18 @@ def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
                              "'error' (default: physical memory divided by --jobs)")
 
 
+def user_memory_limit(args: argparse.Namespace) -> int | None:
+    """The memory limit per solve in MiB the user gave (checked), or None."""
+    if args.memory_limit is not None and args.memory_limit < 64:
+        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
+    return args.memory_limit
+
+
 def solve_memory_limit(args: argparse.Namespace) -> int:
     """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
     from ..limits import default_memory_limit
 
-    if args.memory_limit is not None and args.memory_limit < 64:
-        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
-    return args.memory_limit or default_memory_limit(getattr(args, "jobs", 1))
+    return user_memory_limit(args) or default_memory_limit(getattr(args, "jobs", 1))
 
 
 def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from ..harness.check import check
 from ..harness.plots import plot_runs
@@ -15,7 +17,8 @@ from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_ki
                              source_problems)
 from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
 from ..registry import list_solvers, split_solver_list
-from .common import UsageError, add_memory_limit_option, load_solver, solve_memory_limit, stdout_to_stderr
+from .common import (UsageError, add_memory_limit_option, load_solver, output_path, stdout_to_stderr,
+                     user_memory_limit)
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
@@ -87,18 +90,23 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
               memory_limit: int | None = None) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
-    ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
-    from ..harness.sweep import DaskExecutor, LocalExecutor, RecordWriter, environment
+    ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
+    ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
+    from ..harness.sweep import RecordWriter, environment, make_executor
+    from ..limits import default_memory_limit
 
     problems = _problems(source)
-    writer = RecordWriter(out) if out else None
-    if writer:
-        writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit}))
-    executor = (DaskExecutor(scheduler, grace, warmup_limit) if scheduler
-                else LocalExecutor(jobs, grace, warmup_limit))
+    with run_file_errors():
+        writer = RecordWriter(out) if out else None
+    executor = make_executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
+    memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
-        report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                       executor=executor, on_record=writer.write if writer else None)
+        with run_file_errors():
+            if writer:
+                writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit,
+                                          "solvers": solvers, "executor": executor.name, **executor.parallelism()}))
+            report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
+                           executor=executor, on_record=writer.write if writer else None)
     finally:
         executor.close()
         if writer:
@@ -114,14 +122,26 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     return 1 if report.failed else 0
 
 
+@contextlib.contextmanager
+def run_file_errors() -> Iterator[None]:
+    """A run file that cannot be written, is in use or does not match a resume: one line, exit 2."""
+    from ..harness.sweep import RunFileError
+
+    try:
+        yield
+    except RunFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out,
+    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir,
+                     args.out and str(output_path(args.out, what="run file")),
                      scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
-                     warmup_limit=args.warmup_limit, memory_limit=solve_memory_limit(args))
+                     warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args))
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -139,20 +159,29 @@ def bench_problems(args: argparse.Namespace) -> list:
 
 
 def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
+    """The sweep of ``bench`` (and of ``demo``): the memory limit per solve is the user's or the memory shared by the
+    solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
+    from ..harness.sweep import make_executor
+    from ..limits import default_memory_limit
+
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    memory_limit = solve_memory_limit(args)
-    settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
-                "instances": len(problems)}
+    out = str(output_path(out, what="run file"))
+    memory_limit = user_memory_limit(args)
+    executor = make_executor(args.executor, args.jobs, args.scheduler, args.grace, args.warmup_limit)
     try:
+        memory_limit = memory_limit or default_memory_limit(executor.slots)
+        settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
+                    "instances": len(problems), "jobs": args.jobs}
         tasks = make_tasks(problems, solvers, args.time_limit, memory_limit)
-        return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume,
-                         executor=args.executor, scheduler=args.scheduler, skip_fraction=args.skip_larger_after,
-                         grace=args.grace, warmup_limit=args.warmup_limit, settings=settings)
-    except FileExistsError as exc:
-        raise UsageError(str(exc)) from None
+        with run_file_errors():
+            return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume, executor=executor,
+                             skip_fraction=args.skip_larger_after, grace=args.grace, warmup_limit=args.warmup_limit,
+                             settings=settings, force=args.force)
+    finally:
+        executor.close()
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -212,7 +241,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_lines: list[str] = []
     status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
                        check_lines, grace=args.grace, warmup_limit=args.warmup_limit,
-                       memory_limit=solve_memory_limit(args))
+                       memory_limit=user_memory_limit(args))
     print("          (unsupported: the problem is outside what the solver declares, e.g. hook-dp takes free length "
           "only, brute-force n <= 12, Gurobi's bundled licence 2,000 variables)", flush=True)
     sweep_run = runs / "demo.jsonl"
@@ -302,3 +331,6 @@ def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> N
                         help="add sibling scores (solvers without second-order support answer unsupported)")
     _add_limit_options(parser, DEMO_TIME_LIMIT if demo else 60.0)
     parser.add_argument("--resume", action="store_true", help="skip (instance, solver) pairs already recorded")
+    parser.add_argument("--force", action="store_true",
+                        help="with --resume: continue a run file recorded with other solvers, sizes, kinds, limits or "
+                             "compbench version (mixing them in one run file)")

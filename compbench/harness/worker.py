@@ -414,6 +414,8 @@ def spawn(*args: Any, **kwargs: Any) -> subprocess.Popen:
 
 
 _local = threading.local()
+_children: list[SolveProcess] = []  # every thread's, for close_children
+_children_lock = threading.Lock()
 
 
 def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
@@ -422,8 +424,20 @@ def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
     worker = getattr(_local, "worker", None)
     if worker is None:
         worker = _local.worker = SolveProcess()
+        with _children_lock:
+            _children.append(worker)
     worker.grace, worker.warmup_limit = grace, warmup_limit
     return worker.run(task)
+
+
+def close_children() -> int:
+    """End the child processes :func:`run_in_child` started in this process (a Dask worker's, when a sweep ends) and
+    remove their scratch directories; a thread that runs a task again starts a new one.  Returns how many ran."""
+    with _children_lock:
+        running = [worker for worker in _children if worker._process is not None]
+        for worker in running:
+            worker.close()
+    return len(running)
 
 
 if __name__ == "__main__":
