@@ -499,6 +499,7 @@ def test_killing_a_sweep_leaves_no_process_and_no_file(plugins: Path, tmp_path: 
     if how == signal.SIGTERM:  # as Ctrl-C
         stderr = sweep.stderr.read().decode().strip()
         assert code == 130 and stderr.startswith("compbench: interrupted; finished results are kept"), stderr
+        assert read_records(run)[-1]["type"] == "end" and read_records(run)[-1]["interrupted"] is True
 
 
 def test_the_next_worker_removes_the_scratch_of_a_dead_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from ..io import InstanceError
 from ..problem import ProblemError
@@ -28,10 +28,17 @@ DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency
                "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """Bad arguments are refused in one line (exit 2), as every other bad input; ``--help`` shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(prog="compbench", description=DESCRIPTION)
+    parser = ArgumentParser(prog="compbench", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"compbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:

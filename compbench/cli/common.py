@@ -42,6 +42,32 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
     return out
 
 
+def output_directory(path: str | os.PathLike, what: str = "output") -> Path:
+    """Check an output directory before any work starts: created if missing; an existing file, or a directory that
+    cannot be written, is a :class:`UsageError`."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: is a file, expected a directory for the {what}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create the directory ({exc.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise UsageError(f"{out}: the directory is not writable")
+    return out
+
+
+def positive_seconds(value: str) -> float:
+    """An argparse type for a time limit: a finite number of seconds > 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {value!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value}")
+    return seconds
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""

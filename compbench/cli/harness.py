@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
 import sys
 import time
@@ -17,14 +18,15 @@ from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_ki
                              source_problems)
 from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
 from ..registry import list_solvers, split_solver_list
-from .common import (UsageError, add_memory_limit_option, load_solver, output_path, stdout_to_stderr,
-                     user_memory_limit)
+from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
+                     positive_seconds, stdout_to_stderr, user_memory_limit)
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
 DEMO_SIZES = "8:48:8"
 DEMO_PER_SIZE = 3
 DEMO_TIME_LIMIT = 5.0
+DEMO_OUT = "compbench-demo"  # in the current directory: nothing tracked is touched
 QUICK_CHECK_SET = "gen:gaussian+forbidden:1-5:1"
 QUICK_SIZES = "4:8:4"
 
@@ -53,13 +55,6 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _positive(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return number
-
-
 def _add_solver_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--solvers", metavar="A,B,...", help="comma-separated solver names")
@@ -67,12 +62,12 @@ def _add_solver_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
-    parser.add_argument("--time-limit", type=_positive, default=time_limit, metavar="S",
+    parser.add_argument("--time-limit", type=positive_seconds, default=time_limit, metavar="S",
                         help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
     parser.add_argument("--grace", type=float, default=GRACE_SECONDS, metavar="S",
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
-    parser.add_argument("--warmup-limit", type=_positive, default=WARMUP_SECONDS, metavar="S",
+    parser.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
                         help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
     add_memory_limit_option(parser)
 
@@ -199,13 +194,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _check_runs(runs: list[str]) -> None:
-    missing = [r for r in runs if not Path(r).is_file()]
-    if missing:
-        raise UsageError(f"no such run file: {', '.join(missing)}")
+    """Every file must be a run file (of bench, demo or check) with at least one result."""
+    from ..harness.sweep import read_records
+
+    for run in runs:
+        if not Path(run).is_file():
+            raise UsageError(f"no such run file: {run}")
+        try:
+            records = read_records(run)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{run}: not a run file ({exc})") from None
+        if not any(r["type"] in ("environment", "result") for r in records):
+            raise UsageError(f"{run}: not a run file (no environment or result record; run files come from bench, "
+                             "demo or check --out)")
+        if not any(r["type"] == "result" for r in records):
+            raise UsageError(f"{run}: an empty run (no results recorded yet)")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
+    output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
     print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
     return 0
@@ -213,16 +221,20 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
+    output_directory(args.out, "report")
     readme = write_report(args.runs, args.out, baseline=args.baseline)
     print(f"wrote {readme} (plots in {Path(args.out) / 'plots'})")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """Check every solver, run a short sweep, write the report, all under ``--out`` (default ``compbench-demo/`` in
+    the current directory, so that nothing tracked is touched); ``compbench demo --out reports`` regenerates the
+    report committed under reports/."""
     solvers = chosen_solvers(args)
-    out = Path(args.out)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+    out = output_directory(args.out, "demo")
+    runs = output_directory(out / "runs", "demo's run files")
+    print(f"demo: writing the check, the sweep and the report to {out}{os.sep}", flush=True)
     check_set = args.check_set or (QUICK_CHECK_SET if args.quick else DEMO_CHECK_SET)
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEMO_SIZES)
     args.per_size = args.per_size or (1 if args.quick else DEMO_PER_SIZE)
@@ -262,7 +274,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                     "```", *check_lines, "```", ""])
     print(f"demo 3/3: report {readme}, plots in {out / 'plots'}, agreement records in {check_run}")
     print(f"demo finished in {time.perf_counter() - started:.0f} s; agreement "
-          + ("FAILED (see above)" if status else "ok"))
+          + ("FAILED (see above)" if status else "ok") + f"; everything is in {out}{os.sep}")
     return status
 
 
@@ -306,7 +318,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)
-    demo.add_argument("--out", default="reports", help="output directory (default reports)")
+    demo.add_argument("--out", default=DEMO_OUT, help=f"output directory (default {DEMO_OUT} in the current directory; "
+                      "--out reports regenerates the report committed under reports/)")
     demo.add_argument("--check-set", metavar="SET", help=f"instances for the agreement check (default {DEMO_CHECK_SET})")
     demo.add_argument("--quick", action="store_true", help="a tiny run that takes seconds (for trying it out)")
     demo.set_defaults(func=cmd_demo)
