@@ -485,7 +485,8 @@ def test_killing_a_sweep_leaves_no_process_and_no_file(plugins: Path, tmp_path: 
     os.kill(sweep.pid, how)
     gone: dict[int, float] = {}
     while len(gone) < 2 and time.monotonic() < killed + 10:
-        gone.update({pid: time.monotonic() - killed for pid in (worker, helper) if pid not in gone and not running(pid)})
+        gone.update({pid: time.monotonic() - killed for pid in (worker, helper)
+                     if pid not in gone and not running(pid)})
         time.sleep(0.005)
     code = sweep.wait()
     print(f"{signal.Signals(how).name}: the worker outlived the bench by {gone.get(worker)} s, its child by "

@@ -222,7 +222,8 @@ def test_out_naming_an_existing_file_or_directory(tmp_path: Path, capsys: pytest
         assert one_error_line(capsys) == f"compbench: error: {run}: is a file, expected a directory for the {what}"
     for command in ([*BENCH, "--out", str(tmp_path)], ["check", "gen:gaussian:4:1", "--out", str(tmp_path)]):
         assert main(command) == 2
-        assert one_error_line(capsys) == f"compbench: error: {tmp_path}: is a directory, expected a file for the run file"
+        line = one_error_line(capsys)
+        assert line == f"compbench: error: {tmp_path}: is a directory, expected a file for the run file", line
 
 
 @pytest.mark.parametrize("limit", ["0", "-1", "nan", "inf"])

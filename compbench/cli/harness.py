@@ -318,8 +318,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)
-    demo.add_argument("--out", default=DEMO_OUT, help=f"output directory (default {DEMO_OUT} in the current directory; "
-                      "--out reports regenerates the report committed under reports/)")
+    demo.add_argument("--out", default=DEMO_OUT,
+                      help=f"output directory (default {DEMO_OUT} in the current directory; --out reports "
+                           "regenerates the report committed under reports/)")
     demo.add_argument("--check-set", metavar="SET", help=f"instances for the agreement check (default {DEMO_CHECK_SET})")
     demo.add_argument("--quick", action="store_true", help="a tiny run that takes seconds (for trying it out)")
     demo.set_defaults(func=cmd_demo)
