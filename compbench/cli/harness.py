@@ -193,13 +193,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_runs(runs: list[str]) -> None:
-    """Every file must be a run file (of bench, demo or check) with at least one result."""
+def _check_runs(runs: list[str], accuracy: bool = False) -> None:
+    """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
+    ``plot``) a ``compbench evaluate --json-out`` file."""
+    from ..harness.plots import read_accuracy
     from ..harness.sweep import read_records
 
     for run in runs:
         if not Path(run).is_file():
             raise UsageError(f"no such run file: {run}")
+        if accuracy and read_accuracy(run) is not None:
+            continue
         try:
             records = read_records(run)
         except (OSError, ValueError) as exc:
@@ -212,7 +216,7 @@ def _check_runs(runs: list[str]) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    _check_runs(args.runs)
+    _check_runs(args.runs, accuracy=True)
     output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
     print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
