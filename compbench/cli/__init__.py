@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
-from typing import Sequence
+import threading
+from typing import NoReturn, Sequence
 
 from ..io import InstanceError
 from ..problem import ProblemError
@@ -26,10 +28,17 @@ DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency
                "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """Bad arguments are refused in one line (exit 2), as every other bad input; ``--help`` shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(prog="compbench", description=DESCRIPTION)
+    parser = ArgumentParser(prog="compbench", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"compbench {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -37,9 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends a command as Ctrl-C does: finished results kept, workers and temporary files cleaned up."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second one must not cut the clean-up short
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    saved = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
         return args.func(args)
     except (UsageError, InstanceError, ProblemError) as exc:
@@ -56,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, saved)
 
 
 if __name__ == "__main__":

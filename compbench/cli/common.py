@@ -42,6 +42,32 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
     return out
 
 
+def output_directory(path: str | os.PathLike, what: str = "output") -> Path:
+    """Check an output directory before any work starts: created if missing; an existing file, or a directory that
+    cannot be written, is a :class:`UsageError`."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out}: is a file, expected a directory for the {what}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot create the directory ({exc.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise UsageError(f"{out}: the directory is not writable")
+    return out
+
+
+def positive_seconds(value: str) -> float:
+    """An argparse type for a time limit: a finite number of seconds > 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {value!r}") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value}")
+    return seconds
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
@@ -87,13 +113,18 @@ def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
                              "'error' (default: physical memory divided by --jobs)")
 
 
+def user_memory_limit(args: argparse.Namespace) -> int | None:
+    """The memory limit per solve in MiB the user gave (checked), or None."""
+    if args.memory_limit is not None and args.memory_limit < 64:
+        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
+    return args.memory_limit
+
+
 def solve_memory_limit(args: argparse.Namespace) -> int:
     """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
     from ..limits import default_memory_limit
 
-    if args.memory_limit is not None and args.memory_limit < 64:
-        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
-    return args.memory_limit or default_memory_limit(getattr(args, "jobs", 1))
+    return user_memory_limit(args) or default_memory_limit(getattr(args, "jobs", 1))
 
 
 def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,

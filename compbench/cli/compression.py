@@ -22,7 +22,8 @@ from ..corpora import CORPORA, CorpusError, read_corpus, split_corpus
 from ..io import write_instances
 from ..learning.tagger import PosTagger
 from ..problem import Length
-from .common import DEFAULT_SOLVER, UsageError, atomic_output, load_solver, output_path, read_model, stdout_to_stderr
+from .common import (DEFAULT_SOLVER, UsageError, atomic_output, load_solver, output_path, positive_seconds, read_model,
+                     stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
@@ -256,7 +257,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                           help="which part of the corpus (default test)")
     evaluate.add_argument("--max-n", type=int, help="only sentences with at most this many tokens")
-    evaluate.add_argument("--time-limit", type=float, metavar="S", help="per solve")
+    evaluate.add_argument("--time-limit", type=positive_seconds, metavar="S", help="per solve")
     evaluate.add_argument("--json-out", metavar="FILE", help="also write the results as JSON (for compbench plot)")
     evaluate.add_argument("--mbr", action="store_true", help="add minimum-Bayes-risk decoding of the joint model "
                                                                "(the kept set of highest expected token F1 under the "

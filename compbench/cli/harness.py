@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 from ..harness.check import check
 from ..harness.plots import plot_runs
@@ -15,13 +18,15 @@ from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_ki
                              source_problems)
 from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
 from ..registry import list_solvers, split_solver_list
-from .common import UsageError, add_memory_limit_option, load_solver, solve_memory_limit, stdout_to_stderr
+from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
+                     positive_seconds, stdout_to_stderr, user_memory_limit)
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
 DEMO_SIZES = "8:48:8"
 DEMO_PER_SIZE = 3
 DEMO_TIME_LIMIT = 5.0
+DEMO_OUT = "compbench-demo"  # in the current directory: nothing tracked is touched
 QUICK_CHECK_SET = "gen:gaussian+forbidden:1-5:1"
 QUICK_SIZES = "4:8:4"
 
@@ -50,13 +55,6 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _positive(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return number
-
-
 def _add_solver_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--solvers", metavar="A,B,...", help="comma-separated solver names")
@@ -64,12 +62,12 @@ def _add_solver_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
-    parser.add_argument("--time-limit", type=_positive, default=time_limit, metavar="S",
+    parser.add_argument("--time-limit", type=positive_seconds, default=time_limit, metavar="S",
                         help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
     parser.add_argument("--grace", type=float, default=GRACE_SECONDS, metavar="S",
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
-    parser.add_argument("--warmup-limit", type=_positive, default=WARMUP_SECONDS, metavar="S",
+    parser.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
                         help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
     add_memory_limit_option(parser)
 
@@ -87,18 +85,23 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
               memory_limit: int | None = None) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
-    ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there."""
-    from ..harness.sweep import DaskExecutor, LocalExecutor, RecordWriter, environment
+    ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
+    ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
+    from ..harness.sweep import RecordWriter, environment, make_executor
+    from ..limits import default_memory_limit
 
     problems = _problems(source)
-    writer = RecordWriter(out) if out else None
-    if writer:
-        writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit}))
-    executor = (DaskExecutor(scheduler, grace, warmup_limit) if scheduler
-                else LocalExecutor(jobs, grace, warmup_limit))
+    with run_file_errors():
+        writer = RecordWriter(out) if out else None
+    executor = make_executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
+    memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
-        report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                       executor=executor, on_record=writer.write if writer else None)
+        with run_file_errors():
+            if writer:
+                writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit,
+                                          "solvers": solvers, "executor": executor.name, **executor.parallelism()}))
+            report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
+                           executor=executor, on_record=writer.write if writer else None)
     finally:
         executor.close()
         if writer:
@@ -114,14 +117,26 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     return 1 if report.failed else 0
 
 
+@contextlib.contextmanager
+def run_file_errors() -> Iterator[None]:
+    """A run file that cannot be written, is in use or does not match a resume: one line, exit 2."""
+    from ..harness.sweep import RunFileError
+
+    try:
+        yield
+    except RunFileError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, args.out,
+    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir,
+                     args.out and str(output_path(args.out, what="run file")),
                      scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
-                     warmup_limit=args.warmup_limit, memory_limit=solve_memory_limit(args))
+                     warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args))
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -139,20 +154,29 @@ def bench_problems(args: argparse.Namespace) -> list:
 
 
 def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
+    """The sweep of ``bench`` (and of ``demo``): the memory limit per solve is the user's or the memory shared by the
+    solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
+    from ..harness.sweep import make_executor
+    from ..limits import default_memory_limit
+
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    memory_limit = solve_memory_limit(args)
-    settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
-                "instances": len(problems)}
+    out = str(output_path(out, what="run file"))
+    memory_limit = user_memory_limit(args)
+    executor = make_executor(args.executor, args.jobs, args.scheduler, args.grace, args.warmup_limit)
     try:
+        memory_limit = memory_limit or default_memory_limit(executor.slots)
+        settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
+                    "instances": len(problems), "jobs": args.jobs}
         tasks = make_tasks(problems, solvers, args.time_limit, memory_limit)
-        return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume,
-                         executor=args.executor, scheduler=args.scheduler, skip_fraction=args.skip_larger_after,
-                         grace=args.grace, warmup_limit=args.warmup_limit, settings=settings)
-    except FileExistsError as exc:
-        raise UsageError(str(exc)) from None
+        with run_file_errors():
+            return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume, executor=executor,
+                             skip_fraction=args.skip_larger_after, grace=args.grace, warmup_limit=args.warmup_limit,
+                             settings=settings, force=args.force)
+    finally:
+        executor.close()
 
 
 def _summary(counts: dict[str, int]) -> str:
@@ -169,14 +193,31 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_runs(runs: list[str]) -> None:
-    missing = [r for r in runs if not Path(r).is_file()]
-    if missing:
-        raise UsageError(f"no such run file: {', '.join(missing)}")
+def _check_runs(runs: list[str], accuracy: bool = False) -> None:
+    """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
+    ``plot``) a ``compbench evaluate --json-out`` file."""
+    from ..harness.plots import read_accuracy
+    from ..harness.sweep import read_records
+
+    for run in runs:
+        if not Path(run).is_file():
+            raise UsageError(f"no such run file: {run}")
+        if accuracy and read_accuracy(run) is not None:
+            continue
+        try:
+            records = read_records(run)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{run}: not a run file ({exc})") from None
+        if not any(r["type"] in ("environment", "result") for r in records):
+            raise UsageError(f"{run}: not a run file (no environment or result record; run files come from bench, "
+                             "demo or check --out)")
+        if not any(r["type"] == "result" for r in records):
+            raise UsageError(f"{run}: an empty run (no results recorded yet)")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    _check_runs(args.runs)
+    _check_runs(args.runs, accuracy=True)
+    output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
     print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
     return 0
@@ -184,16 +225,20 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
+    output_directory(args.out, "report")
     readme = write_report(args.runs, args.out, baseline=args.baseline)
     print(f"wrote {readme} (plots in {Path(args.out) / 'plots'})")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """Check every solver, run a short sweep, write the report, all under ``--out`` (default ``compbench-demo/`` in
+    the current directory, so that nothing tracked is touched); ``compbench demo --out reports`` regenerates the
+    report committed under reports/."""
     solvers = chosen_solvers(args)
-    out = Path(args.out)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+    out = output_directory(args.out, "demo")
+    runs = output_directory(out / "runs", "demo's run files")
+    print(f"demo: writing the check, the sweep and the report to {out}{os.sep}", flush=True)
     check_set = args.check_set or (QUICK_CHECK_SET if args.quick else DEMO_CHECK_SET)
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEMO_SIZES)
     args.per_size = args.per_size or (1 if args.quick else DEMO_PER_SIZE)
@@ -212,7 +257,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     check_lines: list[str] = []
     status = run_check(check_set, solvers, args.time_limit, args.jobs, str(out / "check-failures"), str(check_run),
                        check_lines, grace=args.grace, warmup_limit=args.warmup_limit,
-                       memory_limit=solve_memory_limit(args))
+                       memory_limit=user_memory_limit(args))
     print("          (unsupported: the problem is outside what the solver declares, e.g. hook-dp takes free length "
           "only, brute-force n <= 12, Gurobi's bundled licence 2,000 variables)", flush=True)
     sweep_run = runs / "demo.jsonl"
@@ -233,7 +278,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                     "```", *check_lines, "```", ""])
     print(f"demo 3/3: report {readme}, plots in {out / 'plots'}, agreement records in {check_run}")
     print(f"demo finished in {time.perf_counter() - started:.0f} s; agreement "
-          + ("FAILED (see above)" if status else "ok"))
+          + ("FAILED (see above)" if status else "ok") + f"; everything is in {out}{os.sep}")
     return status
 
 
@@ -277,7 +322,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)
-    demo.add_argument("--out", default="reports", help="output directory (default reports)")
+    demo.add_argument("--out", default=DEMO_OUT,
+                      help=f"output directory (default {DEMO_OUT} in the current directory; --out reports "
+                           "regenerates the report committed under reports/)")
     demo.add_argument("--check-set", metavar="SET", help=f"instances for the agreement check (default {DEMO_CHECK_SET})")
     demo.add_argument("--quick", action="store_true", help="a tiny run that takes seconds (for trying it out)")
     demo.set_defaults(func=cmd_demo)
@@ -302,3 +349,6 @@ def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> N
                         help="add sibling scores (solvers without second-order support answer unsupported)")
     _add_limit_options(parser, DEMO_TIME_LIMIT if demo else 60.0)
     parser.add_argument("--resume", action="store_true", help="skip (instance, solver) pairs already recorded")
+    parser.add_argument("--force", action="store_true",
+                        help="with --resume: continue a run file recorded with other solvers, sizes, kinds, limits or "
+                             "compbench version (mixing them in one run file)")

@@ -15,6 +15,7 @@ from ..problem import Length, Problem, ProblemError, Solution
 from ..records import solution_record
 from ..registry import list_solvers
 from .common import (DEFAULT_SOLVER, UsageError, add_memory_limit_option, atomic_output, load_solver, output_path,
+                     positive_seconds,
                      run_solver, run_solver_with_hard_limit, solve_memory_limit, stdout_to_stderr)
 
 
@@ -174,7 +175,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solve.add_argument("--min-length", type=int, metavar="LO", help="keep at least LO tokens (with --max-length)")
     solve.add_argument("--max-length", type=int, metavar="HI", help="keep at most HI tokens (with --min-length)")
     solve.add_argument("--all-lengths", action="store_true", help="also print the optimum for every length m")
-    solve.add_argument("--time-limit", type=float, metavar="S",
+    solve.add_argument("--time-limit", type=positive_seconds, metavar="S",
                        help="hard time limit per instance in seconds: the solve runs in a child process, killed a "
                             "grace period past it (also applies --memory-limit)")
     add_memory_limit_option(solve)

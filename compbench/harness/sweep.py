@@ -1,7 +1,11 @@
 """Sweeps: tasks over instance sets, executors (local process pool or Dask), JSONL records, resume, size skipping.
 
-A run file is JSON Lines: one ``{"type": "environment", ...}`` record each time a sweep starts or resumes, then one
-``{"type": "result", ...}`` record per (instance, solver) pair, appended and flushed as each solve finishes.
+A run file is JSON Lines: one ``{"type": "environment", ...}`` record each time a sweep starts or resumes (what the
+results depend on: versions, git commit, machine, load, settings), one ``{"type": "result", ...}`` record per
+(instance, solver) pair, appended and flushed as each solve finishes, and one ``{"type": "end", ...}`` record when
+that part of the sweep ends (the load then, the counts, whether it was interrupted).  Nothing written is ever
+rewritten: a sweep killed midway leaves a valid file without its end record, and ``--resume`` continues it.  Each
+record is one complete line or nothing; one command at a time writes a run file (an exclusive lock on it).
 
 >>> import tempfile, os
 >>> out = os.path.join(tempfile.mkdtemp(), "run.jsonl")
@@ -16,11 +20,14 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import datetime
+import errno
+import fcntl
 import json
 import os
 import platform
 import queue
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -34,16 +41,23 @@ from compbench.io import problem_to_dict, read_instance, read_instances, write_i
 from compbench.problem import Problem
 from compbench.registry import list_solvers
 
-from .worker import GRACE_SECONDS, THREAD_DEFAULTS, WARMUP_SECONDS, SolveProcess, run_in_child
+from .worker import GRACE_SECONDS, THREAD_DEFAULTS, WARMUP_SECONDS, SolveProcess, close_children, run_in_child
 
-PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "matplotlib", "tqdm", "dask",
-            "distributed")
+PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "gurobipy", "cplex", "xpress",
+            "coptpy", "scipy", "psutil", "matplotlib", "tqdm", "dask", "distributed")
+# What a run's results depend on: a resume that differs in one of them is refused unless forced.
+RUN_SETTINGS = ("solvers", "sizes", "kinds", "time_limit", "memory_limit", "compbench")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
                     "NUMEXPR_NUM_THREADS")
 
 
 class SpecError(ValueError):
     """A bad size range or generator spec."""
+
+
+class RunFileError(Exception):
+    """A run file that cannot be written, is in use by another command, or does not match a resume: one line naming
+    the file."""
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -192,8 +206,43 @@ def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: 
     return tasks
 
 
+def source_revision() -> dict[str, Any] | None:
+    """``{"commit", "dirty"}`` of the git checkout compbench runs from (its package directory sits at the top of
+    one), or None: installed from a wheel, git absent, or git failing (quietly, within seconds)."""
+    import compbench
+
+    root = Path(compbench.__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5)
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if commit.returncode != 0:
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None}
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or None where the system has none."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 def environment(settings: dict[str, Any]) -> dict[str, Any]:
-    """The environment record: package versions, CPU, thread settings, solvers, the command and the settings."""
+    """The environment record: compbench's version and git commit, package versions (every backend), CPU, cores,
+    memory, load average, thread settings, solvers, the command and the settings."""
+    from compbench.limits import physical_memory
+
     versions = {}
     for name in PACKAGES:
         try:
@@ -208,20 +257,67 @@ def environment(settings: dict[str, Any]) -> dict[str, Any]:
                 break
     except OSError:
         pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
     return {
         "type": "environment",
-        "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "started": _now(),
         "command": "compbench " + " ".join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
         else None,
+        "compbench": versions["compbench"],
+        "git": source_revision(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu": cpu,
         "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "memory_mb": physical_memory() >> 20,
+        "load_average": load_average(),
         "threads": {name: os.environ.get(name, THREAD_DEFAULTS.get(name)) for name in THREAD_VARIABLES},
         "packages": versions,
         "solvers": {info["name"]: info for info in list_solvers()},
         "settings": settings,
     }
+
+
+def end_record(counts: dict[str, int], interrupted: bool) -> dict[str, Any]:
+    """The record that closes one part of a sweep: when, the load average then, what it recorded."""
+    return {"type": "end", "ended": _now(), "load_average": load_average(), "interrupted": interrupted,
+            "counts": {k: v for k, v in sorted(counts.items()) if v}}
+
+
+def run_settings(tasks: list[dict]) -> dict[str, Any]:
+    """What the results of these tasks depend on (see RUN_SETTINGS): solvers, sizes, kinds, limits, version."""
+    def distinct(key: Any) -> list:
+        return list(dict.fromkeys(key(t) for t in tasks))
+
+    limits = {name: distinct(lambda t: t.get(name)) for name in ("time_limit", "memory_limit")}
+    return {"solvers": distinct(lambda t: t["solver"]), "sizes": sorted(distinct(lambda t: t["header"]["n"])),
+            "kinds": sorted(distinct(lambda t: t["header"]["kind"])),
+            **{name: values[0] if len(values) == 1 else values for name, values in limits.items()}}
+
+
+def resume_mismatch(path: Path, existing: list[dict], settings: dict[str, Any]) -> str | None:
+    """Why a resume with ``settings`` would mix different runs in ``path`` (the fields of RUN_SETTINGS that differ
+    from its latest environment record; fields an older file lacks are not compared), or None."""
+    headers = [r for r in existing if r.get("type") == "environment" and isinstance(r.get("settings"), dict)]
+    if not headers:
+        return None
+    recorded = {**headers[-1]["settings"], "compbench": headers[-1].get("compbench")
+                or (headers[-1].get("packages") or {}).get("compbench")}
+    current = {**settings, "compbench": metadata.version("compbench")}
+
+    def shown(value: Any) -> str:
+        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    differ = [f"{name} {shown(recorded[name])} there, {shown(current.get(name))} here" for name in RUN_SETTINGS
+              if recorded.get(name) is not None and recorded[name] != current.get(name)]
+    if not differ:
+        return None
+    return (f"{path}: this command differs from the run it resumes ({'; '.join(differ)}); pass --force to mix them "
+            "in one run file, or choose another --out")
 
 
 def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -242,25 +338,56 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 
 class RecordWriter:
-    """Appends records to a JSONL file, one flushed line each (a partial last line from a kill is dropped first)."""
+    """Appends records to a JSONL file under an exclusive lock (one writer per run file), each as one complete line
+    or not at all: the line is built first, written with one ``os.write`` and synced; on failure (a full disk) the
+    file is cut back to its previous size and :class:`RunFileError` names it.  A partial last line left by a kill is
+    dropped first; with ``fresh``, a file that already holds records is refused instead."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, fresh: bool = False):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            raise RunFileError(f"{self.path}: another compbench command is writing this run file (wait for it to "
+                               "finish, or choose another --out)") from None
+        try:
             data = self.path.read_bytes()
+            if fresh and data:
+                raise RunFileError(f"{self.path} exists (use --resume to continue it, or choose another --out)")
             if data and not data.endswith(b"\n"):
-                with self.path.open("r+b") as f:
-                    f.truncate(data.rfind(b"\n") + 1)
-        self._file = self.path.open("a", encoding="utf-8")
+                os.ftruncate(self._fd, data.rfind(b"\n") + 1)
+        except OSError as exc:
+            self.close()
+            raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
+        except RunFileError:
+            self.close()
+            raise
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, allow_nan=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = (json.dumps(record, allow_nan=False) + "\n").encode()
+        size = os.fstat(self._fd).st_size
+        try:
+            if os.write(self._fd, line) != len(line):  # a short write: the disk filled up during it
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                pass
+            raise RunFileError(f"{self.path}: cannot write a record ({exc.strerror or exc}); the records before it "
+                               "are kept") from None
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)  # releases the lock
+            self._fd = -1
 
 
 @dataclass
@@ -306,6 +433,8 @@ class SizeSkipper:
 class LocalExecutor:
     """A pool of ``jobs`` child processes (each solve under a hard limit); threads only wait on them."""
 
+    name = "local"
+
     def __init__(self, jobs: int, grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS):
         self.slots = jobs
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
@@ -328,6 +457,10 @@ class LocalExecutor:
         done, _ = concurrent.futures.wait(list(futures), return_when=concurrent.futures.FIRST_COMPLETED)
         return done
 
+    def parallelism(self) -> dict[str, Any]:
+        """How many solves run at once, for the run's environment record."""
+        return {"slots": self.slots}
+
     def close(self) -> None:
         for worker in self._workers:  # kills solves still running (after Ctrl-C): their results are not recorded
             worker.close()
@@ -335,20 +468,31 @@ class LocalExecutor:
 
 
 class DaskExecutor:
-    """The same tasks on a Dask distributed cluster; each Dask worker thread keeps its own child process."""
+    """The same tasks on a Dask distributed cluster; each Dask worker thread keeps its own child process, closed
+    (with its scratch directory) when the executor closes.  The cluster runs as many solves at once as its workers
+    have threads (``slots``)."""
+
+    name = "dask"
 
     def __init__(self, scheduler: Any, grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS):
         from distributed import Client
 
         self._own_client = not hasattr(scheduler, "submit")
         self.client = Client(scheduler) if self._own_client else scheduler
-        self.slots = max(1, sum(self.client.nthreads().values()))
+        self.threads = self.client.nthreads()
+        self.slots = max(1, sum(self.threads.values()))
         self.grace, self.warmup_limit = grace, warmup_limit
+        self._futures: list[Any] = []
 
     def submit(self, task: dict[str, Any]) -> Any:
         if "file" in task["problem"]:  # a remote worker cannot read this machine's files: send the instance itself
             task = {**task, "problem": problem_to_dict(read_instance(task["problem"]["file"]))}
-        return self.client.submit(run_in_child, task, self.grace, self.warmup_limit, pure=False)
+        future = self.client.submit(run_in_child, task, self.grace, self.warmup_limit, pure=False)
+        self._futures = [f for f in self._futures if not f.done()] + [future]
+        return future
+
+    def parallelism(self) -> dict[str, Any]:
+        return {"slots": self.slots, "workers": dict(self.threads)}
 
     def wait_any(self, futures: Iterable[Any]) -> set:
         from distributed import wait
@@ -357,8 +501,19 @@ class DaskExecutor:
         return set(done)
 
     def close(self) -> None:
+        try:
+            self.client.cancel([f for f in self._futures if not f.done()])
+            self.client.run(close_children)  # every worker's solve processes and their scratch directories
+        except Exception:  # a cluster already gone has nothing left to clean
+            pass
         if self._own_client:
             self.client.close()
+
+
+def make_executor(kind: str, jobs: int = 1, scheduler: Any = None, grace: float = GRACE_SECONDS,
+                  warmup_limit: float = WARMUP_SECONDS) -> LocalExecutor | DaskExecutor:
+    """``local``: ``jobs`` worker processes here; ``dask``: the cluster of ``scheduler`` (an address or a Client)."""
+    return DaskExecutor(scheduler, grace, warmup_limit) if kind == "dask" else LocalExecutor(jobs, grace, warmup_limit)
 
 
 def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
@@ -420,43 +575,60 @@ def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSki
 
 
 def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resume: bool = False,
-              executor: str = "local", scheduler: Any = None, skip_fraction: float = 0.5,
+              executor: str | LocalExecutor | DaskExecutor = "local", scheduler: Any = None, skip_fraction: float = 0.5,
               grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
-              settings: dict[str, Any] | None = None, show_progress: bool | None = None) -> dict[str, int]:
-    """Run every task not yet in ``out`` (with ``resume``), appending records; returns status counts."""
+              settings: dict[str, Any] | None = None, show_progress: bool | None = None,
+              force: bool = False) -> dict[str, int]:
+    """Run every task not yet in ``out`` (with ``resume``), appending records; returns status counts.
+
+    ``executor`` is ``local``, ``dask`` (made here, closed at the end) or an executor the caller made and closes.  A
+    resume whose solvers, sizes, kinds, limits or compbench version differ from the run file's is a
+    :class:`RunFileError` unless ``force``."""
     from tqdm import tqdm
 
     path = Path(out)
-    existing = read_records(path) if resume else []
-    if path.exists() and not resume and path.stat().st_size > 0:
-        raise FileExistsError(f"{path} exists (use --resume to continue it, or choose another --out)")
-    done = recorded_pairs(existing)
-    skipper = SizeSkipper(skip_fraction)
-    skipper.plan(tasks, existing)
-    for record in existing:
-        if record.get("type") == "result":
-            skipper.observe(record)
-    todo = [t for t in tasks if (t["header"]["instance"], t["solver"]) not in done]
-    writer = RecordWriter(path)
+    writer = RecordWriter(path, fresh=not resume)
+    pool, started, interrupted = None, False, True
     counts: dict[str, int] = defaultdict(int)
-    counts["resumed"] = len(tasks) - len(todo)
-    writer.write(environment({**(settings or {}), "executor": executor, "jobs": jobs, "tasks": len(tasks),
-                              "already_recorded": counts["resumed"], "skip_fraction": skip_fraction,
-                              "grace_seconds": grace}))
-    pool = (DaskExecutor(scheduler, grace, warmup_limit) if executor == "dask"
-            else LocalExecutor(jobs, grace, warmup_limit))
-    quiet = not sys.stderr.isatty() if show_progress is None else not show_progress
-    progress = tqdm(total=len(todo), disable=quiet, unit="solve", dynamic_ncols=True)
-
-    def on_record(record: dict[str, Any]) -> None:
-        writer.write(record)
-        counts[record["status"]] += 1
-        progress.update(1)
-
     try:
-        run_tasks(todo, pool, on_record, skipper, progress)
+        existing = read_records(path) if resume else []
+        current = run_settings(tasks)
+        why = None if force else resume_mismatch(path, existing, current)
+        if why:
+            raise RunFileError(why)
+        done = recorded_pairs(existing)
+        skipper = SizeSkipper(skip_fraction)
+        skipper.plan(tasks, existing)
+        for record in existing:
+            if record.get("type") == "result":
+                skipper.observe(record)
+        todo = [t for t in tasks if (t["header"]["instance"], t["solver"]) not in done]
+        counts["resumed"] = len(tasks) - len(todo)
+        pool = make_executor(executor, jobs, scheduler, grace, warmup_limit) if isinstance(executor, str) else executor
+        writer.write(environment({**(settings or {}), **current, "executor": pool.name, **pool.parallelism(),
+                                  "tasks": len(tasks), "already_recorded": counts["resumed"],
+                                  "skip_fraction": skip_fraction, "grace_seconds": grace}))
+        started = True
+        quiet = not sys.stderr.isatty() if show_progress is None else not show_progress
+        progress = tqdm(total=len(todo), disable=quiet, unit="solve", dynamic_ncols=True)
+
+        def on_record(record: dict[str, Any]) -> None:
+            writer.write(record)
+            counts[record["status"]] += 1
+            progress.update(1)
+
+        try:
+            run_tasks(todo, pool, on_record, skipper, progress)
+        finally:
+            progress.close()
+        interrupted = False
     finally:
-        progress.close()
-        pool.close()
+        if pool is not None and isinstance(executor, str):
+            pool.close()
+        if started:
+            try:
+                writer.write(end_record(counts, interrupted))
+            except RunFileError:  # the disk that refused a result refuses this too: the results stand without it
+                pass
         writer.close()
     return dict(counts)

@@ -19,6 +19,7 @@ by C libraries cannot corrupt it).
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import resource
@@ -160,29 +161,58 @@ def kill_process_tree(pid: int) -> None:
             pass
 
 
-def _die_with_parent() -> None:
-    """When the parent dies (a sweep killed with -9 included), kill this process's whole group: the worker and
-    whatever its backend started (CBC under PuLP), so that no solve outlives the sweep.  Linux sends SIGTERM
-    (PR_SET_PDEATHSIG); the worker leads its own process group."""
-    def die(*_: Any) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second signal must not interrupt the first kill
-        kill_process_tree(os.getpid())
+PR_SET_PDEATHSIG = 1
+PARENT_VARIABLE = "COMPBENCH_SWEEP_PID"  # the pid of the process a worker serves, set by SolveProcess
 
-    signal.signal(signal.SIGTERM, die)
+
+def parent_death_signal(sig: int) -> bool:
+    """Ask the kernel to send ``sig`` to this process when the thread that started it ends (Linux prctl); the
+    kernel delivers it even while C code runs.  False where that is not available."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
     except (OSError, AttributeError):
+        return False
+
+
+def _die_with_parent(parent: int) -> None:
+    """Tie this worker to the sweep: the kernel kills it (SIGKILL) when the sweep dies, whatever a backend is doing,
+    and a guard process forked here kills what the worker leaves behind when it dies (its process group: a backend's
+    children, CBC under PuLP) and removes the dead sweep's scratch directories."""
+    parent_death_signal(signal.SIGKILL)
+    if os.getppid() != parent:  # the sweep died before the request took effect
+        os._exit(1)
+    group, worker = os.getpgrp(), os.getpid()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # held until sigwait: no death can slip by
+    if os.fork():
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        return
+    try:  # the guard: out of the group it kills, holding none of the worker's pipes; waits for the worker's death
+        os.closerange(0, 2)
+        os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        os.setpgid(0, 0)
+        parent_death_signal(signal.SIGTERM)
+        if os.getppid() == worker:
+            signal.sigwait({signal.SIGTERM})
+        os.killpg(group, signal.SIGKILL)
+        scratch = os.environ.get("TMPDIR")
+        for _ in range(100):  # the sweep's death may still be under way: up to 1 s for it to end
+            if not _running(parent):
+                if scratch and Path(scratch).name.startswith(SCRATCH_PREFIX):
+                    _remove_orphaned_scratch(Path(scratch).parent)
+                break
+            time.sleep(0.01)
+    except OSError:
         pass
-    if os.getppid() == 1:  # the parent died before the request took effect
-        kill_process_tree(os.getpid())
+    finally:
+        os._exit(0)
 
 
 def main() -> None:
     """The child's loop: read a task line, answer ``{"warm": true}`` after a warm-up if asked, then the result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business: it kills us if needed
-    _die_with_parent()
+    _die_with_parent(int(os.environ.get(PARENT_VARIABLE) or os.getppid()))
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed to stdout (C banners included) goes to stderr
     sys.stdout = sys.stderr
@@ -224,10 +254,11 @@ class SolveProcess:
         _remove_orphaned_scratch()
         # the worker's own temporary directory (PuLP writes its .mps/.sol files there): removed with the worker
         self._scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
-        env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self._scratch}
-        self._process = subprocess.Popen([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self._stderr, env=env,
-                                         start_new_session=True)  # its own process group: see close()
+        env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self._scratch,
+               PARENT_VARIABLE: str(os.getpid())}
+        self._process = spawn([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=self._stderr, env=env,
+                              start_new_session=True)  # its own process group: see close()
         self._warmed = set()
         self._buffer = b""
 
@@ -345,19 +376,46 @@ SCRATCH_PREFIX = "compbench-worker-"
 _WARM_UPS: dict[str, bool] = {}
 
 
-def _remove_orphaned_scratch() -> None:
-    """Remove the scratch directories of workers whose parent (a sweep) no longer runs, e.g. after kill -9."""
-    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+def _remove_orphaned_scratch(base: Path | None = None) -> None:
+    """Remove the scratch directories (in ``base``, default the temporary directory) of sweeps that no longer run
+    (their name carries the sweep's pid; a zombie not yet reaped counts as gone), e.g. after kill -9."""
+    for path in Path(base or tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
         try:
             owner = int(path.name[len(SCRATCH_PREFIX):].split("-")[0])
-            os.kill(owner, 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except (ValueError, PermissionError):
+        except ValueError:
             continue
+        if not _running(owner):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Is process ``pid`` alive?  A zombie not yet reaped counts as gone, a process this user may not inspect as
+    alive."""
+    try:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return True
+
+
+_spawner: concurrent.futures.ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def spawn(*args: Any, **kwargs: Any) -> subprocess.Popen:
+    """``subprocess.Popen`` called from one thread that lives as long as this process: a worker's parent-death signal
+    fires when the *thread* that forked it ends, so no worker may come from a short-lived thread (a pool's, Dask's)."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="compbench-spawner")
+    return _spawner.submit(subprocess.Popen, *args, **kwargs).result()
 
 
 _local = threading.local()
+_children: list[SolveProcess] = []  # every thread's, for close_children
+_children_lock = threading.Lock()
 
 
 def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
@@ -366,8 +424,20 @@ def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
     worker = getattr(_local, "worker", None)
     if worker is None:
         worker = _local.worker = SolveProcess()
+        with _children_lock:
+            _children.append(worker)
     worker.grace, worker.warmup_limit = grace, warmup_limit
     return worker.run(task)
+
+
+def close_children() -> int:
+    """End the child processes :func:`run_in_child` started in this process (a Dask worker's, when a sweep ends) and
+    remove their scratch directories; a thread that runs a task again starts a new one.  Returns how many ran."""
+    with _children_lock:
+        running = [worker for worker in _children if worker._process is not None]
+        for worker in running:
+            worker.close()
+    return len(running)
 
 
 if __name__ == "__main__":

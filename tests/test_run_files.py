@@ -1,0 +1,239 @@
+"""Run files: what their header records, resume refusals, output faults (full disk, read-only directory, a second
+writer), Dask's share of memory, the demo's output directory, and the edges a new user hits (one line, exit 2)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import compbench
+from compbench.cli import main
+from compbench.harness import sweep
+from compbench.harness.sweep import RecordWriter, RunFileError, make_tasks, read_records, run_sweep, source_problems
+
+BENCH = ["bench", "--sizes", "4", "--per-size", "1", "--kinds", "gaussian", "--solvers", "brute-force",
+         "--time-limit", "5", "--memory-limit", "2048"]
+
+
+def one_error_line(capsys: pytest.CaptureFixture) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_the_header_records_what_results_depend_on(tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run_sweep(make_tasks(source_problems("gen:gaussian:4:1"), ["brute-force"], 30), run)
+    header, result, end = read_records(run)
+    assert header["type"] == "environment" and result["type"] == "result" and end["type"] == "end"
+    assert header["compbench"] == compbench.__version__ == header["packages"]["compbench"]
+    assert header["git"] is None or len(header["git"]["commit"]) == 40  # this checkout's commit, when run from one
+    assert {"numpy", "numba", "highspy", "pulp", "ortools", "gurobipy"} <= set(header["packages"])
+    assert header["packages"]["highspy"] and header["packages"]["numba"]
+    assert header["cpu"] and header["cpu_count"] >= 1 and header["memory_mb"] > 0
+    assert len(header["load_average"]) == 3 and len(end["load_average"]) == 3
+    assert header["settings"]["sizes"] == [4] and header["settings"]["slots"] == 1
+    assert end["counts"] == {"optimal": 1} and end["interrupted"] is False
+
+
+def test_the_git_commit_is_fast_and_silent_without_git_or_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capfd: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git program
+    started = time.monotonic()
+    revision = sweep.source_revision()
+    assert revision is None or not (Path(compbench.__file__).parent.parent / ".git").exists()
+    monkeypatch.setattr(compbench, "__file__", str(tmp_path / "site" / "compbench" / "__init__.py"))  # no checkout
+    assert sweep.source_revision() is None
+    assert time.monotonic() - started < 10 and capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("change", [["--solvers", "brute-force,hook-dp"], ["--sizes", "4,5"],
+                                    ["--kinds", "gaussian,forbidden"], ["--time-limit", "6"],
+                                    ["--memory-limit", "4096"], "version"])
+def test_resume_refuses_a_different_run(change: list[str] | str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main([*BENCH, "--out", str(run)]) == 0
+    capsys.readouterr()
+    command = [*BENCH, "--out", str(run), "--resume"]
+    if change == "version":
+        records = read_records(run)
+        records[0]["compbench"] = "0.0.1"
+        run.write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:
+        command += change
+    before = run.read_bytes()
+    assert main(command) == 2
+    line = one_error_line(capsys)
+    field = "compbench" if change == "version" else change[0][2:].replace("-", "_")
+    assert line.startswith(f"compbench: error: {run}: ") and f"{field} " in line and "--force" in line, line
+    assert run.read_bytes() == before  # nothing written
+    assert main(command + ["--force"]) == 0  # mixed on purpose
+    if change != "version":  # the latest part is the one compared
+        assert main([*BENCH, "--out", str(run), "--resume"]) == 2
+
+
+def fake_disk(run: Path, room: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes to ``run`` fail once ``room`` more bytes are written: a short write, then ENOSPC."""
+    real_write = os.write
+    left = [room]
+
+    def write(fd: int, data: bytes) -> int:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if target != str(run):
+            return real_write(fd, data)
+        if left[0] <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written = real_write(fd, bytes(data[: left[0]]))
+        left[0] -= written
+        return written
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("room", [0, 3000])
+def test_a_full_disk_never_leaves_a_cut_off_line(room: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    fake_disk(run, room, monkeypatch)
+    with pytest.raises(RunFileError, match=f"{run}: cannot write .*No space left on device"):
+        run_sweep(make_tasks(source_problems("gen:gaussian:4:3"), ["brute-force"], 30), run)
+    text = run.read_text()
+    assert text == "" or text.endswith("\n")
+    assert all(json.loads(line) for line in text.splitlines())
+    pandas = pytest.importorskip("pandas")
+    if text:
+        assert len(pandas.read_json(run, lines=True)) == len(text.splitlines())
+    run.unlink()
+    fake_disk(run, room, monkeypatch)
+    assert main([*BENCH, "--out", str(run)]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"compbench: error: {run}: cannot write") and "No space left on device" in line, line
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS])
+def test_a_read_only_directory_is_one_line(code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture) -> None:
+    # simulated (the tests may run as root, whom permissions do not stop): opening the run file fails
+    run = tmp_path / "ro" / "run.jsonl"
+    real_open = os.open
+
+    def refuse(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).startswith(str(run.parent)):
+            raise OSError(code, os.strerror(code), str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+    for command in ([*BENCH, "--out", str(run)], ["check", "gen:gaussian:4:1", "--solvers", "brute-force",
+                                                  "--out", str(run)]):
+        assert main(command) == 2
+        line = one_error_line(capsys)
+        assert line == f"compbench: error: {run}: cannot write the run file ({os.strerror(code)})", line
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_really_read_only_directory_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    directory = tmp_path / "ro"
+    directory.mkdir(mode=0o555)
+    assert main([*BENCH, "--out", str(directory / "run.jsonl")]) == 2
+    assert str(directory / "run.jsonl") in one_error_line(capsys)
+
+
+def test_one_writer_per_run_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main([*BENCH, "--out", str(run)]) == 0
+    capsys.readouterr()
+    before = run.read_bytes()
+    holder = RecordWriter(run)  # another command writing it
+    try:
+        for command in ([*BENCH, "--out", str(run), "--resume"], [*BENCH, "--out", str(run), "--resume", "--force"],
+                        ["check", "gen:gaussian:4:1", "--solvers", "brute-force", "--out", str(run)]):
+            assert main(command) == 2
+            assert "another compbench command is writing this run file" in one_error_line(capsys)
+    finally:
+        holder.close()
+    assert run.read_bytes() == before
+    assert main([*BENCH, "--out", str(run), "--resume"]) == 0  # free again
+
+
+def test_dask_shares_memory_by_the_clusters_threads_and_leaves_no_scratch(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    distributed = pytest.importorskip("distributed")
+    from compbench.limits import default_memory_limit
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # the cluster's workers put their solve processes' scratch here
+    run = tmp_path / "run.jsonl"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+        assert main(["bench", "--sizes", "4,5", "--per-size", "2", "--solvers", "brute-force", "--time-limit", "20",
+                     "--executor", "dask", "--scheduler", cluster.scheduler_address, "--out", str(run)]) == 0
+        left = [p.name for p in scratch.glob("compbench-worker-*")]
+        assert left == [], left  # closed while the cluster still runs
+    header = read_records(run)[0]
+    assert header["settings"]["slots"] == 2 and list(header["settings"]["workers"].values()) == [2]
+    assert header["settings"]["memory_limit"] == default_memory_limit(2)
+    assert {r["status"] for r in read_records(run) if r["type"] == "result"} == {"optimal"}
+
+
+def test_demo_writes_where_nothing_tracked_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "mpl"))
+    assert main(["demo", "--quick", "--solvers", "brute-force", "--sizes", "4", "--time-limit", "20"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "compbench-demo" in lines[0] and "compbench-demo" in lines[-1], (lines[0], lines[-1])
+    assert (tmp_path / "compbench-demo" / "README.md").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "mpl") == ["compbench-demo"]
+
+
+def test_plot_and_report_refuse_what_is_not_a_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    instances = tmp_path / "set.jsonl"
+    compbench.write_instances(instances, source_problems("gen:gaussian:4:1"))
+    text, binary, empty_run = tmp_path / "notes.txt", tmp_path / "data.bin", tmp_path / "empty.jsonl"
+    text.write_text("hello\n")
+    binary.write_bytes(bytes(range(256)))
+    empty_run.write_text(json.dumps(sweep.environment({})) + "\n")
+    for command in ("plot", "report"):
+        for path, why in ((instances, "not a run file"), (text, "not a run file"), (binary, "not a run file"),
+                          (empty_run, "an empty run")):
+            assert main([command, str(path), "--out", str(tmp_path / "out")]) == 2
+            line = one_error_line(capsys)
+            assert line.startswith(f"compbench: error: {path}: {why}"), line
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_naming_an_existing_file_or_directory(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main([*BENCH, "--out", str(run)]) == 0
+    capsys.readouterr()
+    for command in ("plot", "report", "demo"):
+        extra = [str(run)] if command != "demo" else ["--quick", "--solvers", "brute-force"]
+        assert main([command, *extra, "--out", str(run)]) == 2
+        what = {"plot": "plots"}.get(command, command)
+        assert one_error_line(capsys) == f"compbench: error: {run}: is a file, expected a directory for the {what}"
+    for command in ([*BENCH, "--out", str(tmp_path)], ["check", "gen:gaussian:4:1", "--out", str(tmp_path)]):
+        assert main(command) == 2
+        line = one_error_line(capsys)
+        assert line == f"compbench: error: {tmp_path}: is a directory, expected a file for the run file", line
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "nan", "inf"])
+@pytest.mark.parametrize("command", [["solve", "x.json"], ["check", "gen:gaussian:4:1"], ["bench", "--out", "x"],
+                                     ["demo"], ["evaluate", "--model", "m"]])
+def test_time_limit_must_be_positive_everywhere(command: list[str], limit: str,
+                                                capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command[0], "--time-limit", limit, *command[1:]])
+    assert exited.value.code == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"compbench {command[0]}: error: argument --time-limit:") and limit in line, line
+
