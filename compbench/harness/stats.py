@@ -254,3 +254,58 @@ def summary_by_kind(results: list[dict], infos: dict[str, dict], shift: float | 
         summary["by_kind"] = {kind: summarize([r for r in results if r.get("kind", "file") == kind], infos, shift)
                               for kind in summary["kinds"]}
     return summary
+
+
+FIT_MIN_SIZES = 4  # an exponent needs at least this many sizes,
+FIT_MIN_SPAN = 2.0  # spanning at least this factor in n,
+FIT_MIN_PER_SIZE = 3  # with at least this many instances per size (each size's median solved)
+
+
+def scaling_fit(times: dict[int, np.ndarray], *, samples: int = BOOTSTRAP_SAMPLES,
+                seed: int = SEED) -> tuple[float, float, float, int, int] | None:
+    """(exponent, low, high, first n, last n): the slope of log(median time) against log(n) over the sizes with at
+    least FIT_MIN_PER_SIZE instances whose median is a solved time, and a 95% bootstrap interval (instances resampled
+    within each size); None unless there are FIT_MIN_SIZES such sizes spanning a factor FIT_MIN_SPAN in n.
+
+    ``times``: per n, the counted times (unsolved at the limit, so a median at the limit is no solved time) and
+    ``inf`` never; pass only sizes whose median was solved.
+
+    >>> fit = scaling_fit({n: np.array([1e-6 * n ** 3] * 3) for n in (10, 15, 20, 30)})
+    >>> [round(v, 6) for v in fit[:3]], fit[3:]
+    ([3.0, 3.0, 3.0], (10, 30))
+    >>> scaling_fit({n: np.array([1.0] * 3) for n in (10, 12, 14, 16)}) is None  # less than a factor 2 in n
+    True
+    """
+    sizes = sorted(n for n, t in times.items() if n > 0 and len(t) >= FIT_MIN_PER_SIZE and np.all(np.asarray(t) > 0))
+    if len(sizes) < FIT_MIN_SIZES or sizes[-1] < FIT_MIN_SPAN * sizes[0]:
+        return None
+    x = np.log(sizes)
+    slope = float(np.polyfit(x, np.log([np.median(times[n]) for n in sizes]), 1)[0])
+    rng = np.random.default_rng(seed)
+    medians = np.array([np.median(rng.choice(np.asarray(times[n]), size=(samples, len(times[n]))), axis=1)
+                        for n in sizes])  # sizes x samples
+    slopes = np.polyfit(x, np.log(medians), 1)[0]
+    low, high = np.percentile(slopes, [2.5, 97.5])
+    return slope, float(low), float(high), sizes[0], sizes[-1]
+
+
+def annotate(results: list[dict]) -> list[dict]:
+    """Copies of the results with ``outcome`` (see :func:`outcome`) and ``counted`` (the time the statistics use:
+    the solve's time when solved, its limit when not, None when left out) added."""
+    kinds = outcomes(results)
+    seconds, _ = counted_times(results, kinds)
+    return [{**r, "outcome": kind, "counted": None if np.isnan(t) else float(t)}
+            for r, kind, t in zip(results, kinds, seconds)]
+
+
+def left_out_reason(records: list[dict]) -> str:
+    """Why a solver has no point among ``records``: e.g. ``unsupported: exact length is not supported`` (the first
+    unsupported message without the solver's name), else the outcome counts."""
+    for r in records:
+        if r.get("status") == "unsupported" and r.get("message"):
+            message = r["message"].split(": ", 1)[-1] if r["message"].startswith(r["solver"]) else r["message"]
+            return f"unsupported: {message.split(' (')[0].split('; ')[0][:70]}"
+    counts = defaultdict(int)
+    for r in records:
+        counts[r.get("outcome") or r.get("status")] += 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
