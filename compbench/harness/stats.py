@@ -309,3 +309,40 @@ def left_out_reason(records: list[dict]) -> str:
     for r in records:
         counts[r.get("outcome") or r.get("status")] += 1
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def compare_runs(a: list[dict], b: list[dict], shift: float | None = None) -> dict[str, dict[str, Any]]:
+    """Per solver, run ``b`` against run ``a`` over the instances both runs hold for it (neither left out): the SGM
+    ratio b / a with its bootstrap interval, the instances one solved and the other did not, and the instances whose
+    optimal objectives differ (``optimal`` in both, validated, not agreeing).
+
+    >>> run = lambda t, obj: [{"instance": "x", "solver": "s", "n": 3, "status": "optimal", "objective": obj,
+    ...                        "seconds": {"total": t}, "time_limit": 10.0}]
+    >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["s"]
+    >>> row["ratio"], row["objective_differs"]
+    (2.0, ['x'])
+    """
+    from compbench.agreement import objectives_agree
+
+    shift = default_shift(a + b) if shift is None else shift
+    first, second = annotate(a), annotate(b)
+    index = lambda rs: {(r["solver"], r["instance"]): r for r in rs if r["counted"] is not None}
+    ia, ib = index(first), index(second)
+    out: dict[str, dict[str, Any]] = {}
+    for solver in sorted({s for s, _ in ia} & {s for s, _ in ib}):
+        common = sorted(i for s, i in ia if s == solver and (s, i) in ib)
+        if not common:
+            continue
+        ra, rb = [ia[solver, i] for i in common], [ib[solver, i] for i in common]
+        ratio, low, high = bootstrap_ratio(np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb]),
+                                           shift)
+        differs = [i for i, x, y in zip(common, ra, rb) if x["outcome"] == y["outcome"] == "solved"
+                   and x["status"] == y["status"] == "optimal"
+                   and not objectives_agree(float(x["objective"]), float(y["objective"]))]
+        out[solver] = {"instances": len(common), "ratio": ratio, "low": low, "high": high, "shift_seconds": shift,
+                       "solved_a": sum(r["outcome"] == "solved" for r in ra),
+                       "solved_b": sum(r["outcome"] == "solved" for r in rb),
+                       "only_a": [i for i, x, y in zip(common, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
+                       "only_b": [i for i, x, y in zip(common, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
+                       "objective_differs": differs}
+    return out
