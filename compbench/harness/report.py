@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 from collections import defaultdict
@@ -125,16 +126,23 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
     reference = summary["reference"]
     lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | left out | SGM | "
              f"SGM / {reference} | paired ratio [95%] (instances) | PAR-2 |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    exact = sorted((s for s in rows if rows[s]["exact"]), key=lambda s: (rows[s]["sgm_scaled"] is None,
-                                                                         rows[s]["sgm_scaled"] or 0, s))
+    ratio = lambda s: 1.0 if s == reference else pairs[s]["ratio"] if s in pairs else math.inf
+    exact = sorted((s for s in rows if rows[s]["exact"]), key=lambda s: (ratio(s), s))  # fair order: paired ratio
+    fewer = False
     for solver in exact:
         row = rows[solver]
+        scaled = "-" if row["sgm_scaled"] is None else format(row["sgm_scaled"], ".3g")
+        if row["sgm_scaled"] is not None and reference and row["instances"] < rows[reference]["instances"]:
+            scaled, fewer = scaled + " †", True
         lines.append(f"| {solver} | {row['instances']} | {row['solved']} | {row['timeouts']} | {row['errors']} | "
                      f"{row['invalid']} | {row['contradicted']} | {row['unsupported'] + row['skipped']} | "
                      f"{_seconds(row['sgm_seconds']) if row['sgm_seconds'] is not None else '-'} | "
-                     f"{'-' if row['sgm_scaled'] is None else format(row['sgm_scaled'], '.3g')} | "
+                     f"{scaled} | "
                      f"{'1 (reference)' if solver == reference else _ratio(pairs.get(solver))} | "
                      f"{_seconds(row['par2_seconds']) if row['par2_seconds'] is not None else '-'} |")
+    if fewer:
+        lines += ["", f"† over fewer instances than {reference} (the others unsupported or skipped): not comparable; "
+                  "the paired ratio is (the rows are sorted by it)."]
     inexact = sorted(s for s in rows if not rows[s]["exact"])
     if inexact:
         lines += ["", "Inexact solvers (Lagrangian methods, LP relaxations): an answer is a proof only when they "
