@@ -1,11 +1,12 @@
-"""Plots of run files (matplotlib Agg, PNG and SVG): runtime, speed-up, certificates, gaps, agreement.
+"""Plots of run files (matplotlib Agg, PNG and SVG): performance profiles, cactus, scaling (``runtime``), speed-up,
+certificates, gaps, agreement; the statistics behind them are :mod:`compbench.harness.stats`'s.
 
 >>> import tempfile, os
 >>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 >>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
 >>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
 >>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))  # nothing else to show
-['runtime.png', 'speedup.png']
+['cactus.png', 'profile.png', 'runtime.png', 'speedup.png']
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "
                    "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
 JOINT_COLOURS = {"highs": "#67000d", "rcfix-highs": "#fdae61", "pulp-highs": "#c51b7d", "pulp-cbc": "#bf812d",
                  "ortools-scip": "#4d9221", "ortools-cpsat": "#4292c6", "gurobi": "#35978f"}
-LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#ce6dbd"}
+LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#b15928"}
 OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52", "#3182bd",
                  "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6")
 MARKERS = "o^vDsP<>Xph*"
@@ -112,8 +113,11 @@ def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
 
     sizes = sorted(set(sizes))
     ax.set_xscale("log")
-    step = max(1, len(sizes) // 10)
-    ax.xaxis.set_major_locator(FixedLocator(sizes[::step]))
+    ticks: list[int] = []
+    for n in sizes:  # labels at least 15% apart in n, so that neighbours never overprint
+        if not ticks or n >= 1.15 * ticks[-1]:
+            ticks.append(n)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
