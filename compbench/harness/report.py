@@ -31,9 +31,11 @@ PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved withi
 CAPTIONS = {
     "profile": "Dolan-Moré performance profile of the exact solvers, one panel per kind: the fraction of the "
                "instances a solver solved within a factor τ of the fastest time on that instance (τ on a log2 axis); "
-               "an instance it did not solve never counts, so a curve reaches 1 only if it solved every instance.",
-    "cactus": "Instances solved within t seconds (setup + solve) by each exact solver, one panel per kind; the "
-              "legend gives the number solved, the dotted lines the number of instances and the time limit.",
+               "an instance it did not solve (skipped and unsupported ones included) never counts, so a curve "
+               "reaches 1 only if it solved every instance.  Inexact solvers are named under the panel, not drawn.",
+    "cactus": "Instances solved within t seconds (setup + solve) by each exact solver, one panel per kind: a "
+              "curve's height at the limit is the number it solved; the dotted lines are the number of instances "
+              "and the time limit.",
     "runtime": "Median time per size, one panel per solver family and kind; a point is drawn where more than half "
                "of the size's instances were solved (unsolved counted at the limit, so the median is a solved "
                "time); the fastest exact solver of a panel (lowest SGM) is bold; the dotted line is the limit.  An "
