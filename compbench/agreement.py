@@ -28,6 +28,16 @@ def judge(problem: Problem, solution: Solution, reference: Solution | None = Non
             return f"invalid: {exc}"
     elif solution.status == Status.OPTIMAL:
         return "invalid: status optimal without a solution"
+    return contradiction(solution, reference, rtol)
+
+
+def contradiction(solution: Solution, reference: Solution | None, rtol: float = RTOL) -> str:
+    """``"ok"`` or ``"disagrees: <why>"``: does ``solution`` contradict a proven ``reference``?  (``judge`` without
+    the validation; for answers already validated, e.g. the records of a run file.)
+
+    >>> contradiction(Solution(Status.INFEASIBLE), Solution(Status.OPTIMAL, objective=2.0))
+    'disagrees: claims infeasible, reference optimum is 2.0'
+    """
     if reference is None or reference.status not in (Status.OPTIMAL, Status.INFEASIBLE):
         return "ok"
     if reference.status == Status.INFEASIBLE:

@@ -17,11 +17,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.harness.plots import fitted_exponent
 from compbench.harness.sweep import make_tasks, read_records, run_sweep, source_problems
 
 PLUGIN = textwrap.dedent('''
@@ -185,6 +185,14 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class ClaimsInfeasible(Base):
+        name = "claims-infeasible"
+        description = "says every problem is infeasible"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            return Solution(Status.INFEASIBLE)
+
+
     for fault in FAULTS:
         globals()[fault.replace("-", "_")] = type(fault, (Faulty,), {"name": fault, "description": fault})
 
@@ -203,7 +211,7 @@ PLUGIN = textwrap.dedent('''
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
                   "escaper": "Escaper", "holder": "Holder",
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
-                  "warmup-hanger": "WarmupHanger",
+                  "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
                   **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "fractional-heads", "not-a-solution",
                                                                   "segfaults", "exits", "hard-exits", "allocates",
                                                                   "prints-to-stdout")}}
@@ -351,7 +359,7 @@ def synthetic_run(path: Path) -> None:
             instance = f"gaussian-n{n}-s0-{i}"
             best = float(n + i)
             base = {"type": "result", "instance": instance, "n": n, "m": n // 2, "kind": "gaussian",
-                    "time_limit": 5.0, "bound": None, "validity": "ok"}
+                    "time_limit": 5.0, "bound": None, "validity": "ok", "kept": [1], "heads": [0]}
             lines.append({**base, "solver": "dp", "status": "optimal", "objective": best,
                           "seconds": {"total": 1e-5 * n ** 3 * (1 + 0.1 * i)}})
             ilp = {"status": "optimal", "objective": best, "seconds": {"total": 0.01 * n ** 2}}
@@ -370,7 +378,7 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     run = tmp_path / "synthetic.jsonl"
     synthetic_run(run)
     assert main(["plot", str(run), "--out", str(tmp_path / "plots")]) == 0
-    names = {"runtime", "speedup", "certificates", "gap", "agreement"}
+    names = {"profile", "cactus", "runtime", "speedup", "certificates", "gap", "agreement"}
     for name in names:
         for ext in ("png", "svg"):
             assert (tmp_path / "plots" / f"{name}.{ext}").stat().st_size > 1000
@@ -385,18 +393,68 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert main(["report", str(agreeing), "--out", str(tmp_path / "quiet")]) == 0
     quiet = (tmp_path / "quiet" / "README.md").read_text()
     assert "no heat map" in quiet and "No Lagrangian solver" in quiet  # the ILP's timeouts still have gaps
-    assert sorted(p.name for p in (tmp_path / "quiet" / "plots").glob("*.png")) == ["gap.png", "runtime.png",
-                                                                                  "speedup.png"]
-    assert "| lagr | 10 | 3 |" in readme and "| 67% |" in readme  # certificate rate: 2 of 3
-    assert "| greedy | yes" not in readme and "| greedy | no |" in readme
+    assert sorted(p.name for p in (tmp_path / "quiet" / "plots").glob("*.png")) == [
+        "cactus.png", "gap.png", "profile.png", "runtime.png", "speedup.png"]
+    assert "| lagr | 10 | 3 | 100 ms | 2 | 0 | 0 | 1 | 2/3 | - |" in readme  # 2 of 3 certified
+    assert "| greedy | yes" not in readme and "| greedy | no | - (?) | 12 | 0 | 0 | 0 | 0 | 1 | - |" in readme
     assert "| ilp-x | 40 | 3 | - | 0 | 3 |" in readme  # three timeouts, no median time
-    assert "| dp | 40 | 3 | 704 ms | 3 | 0 | 0 | 0 | - | 3/3 | - |" in readme  # median of 1e-5 n^3 (1 + 0.1 i)
+    assert "| dp | 40 | 3 | 704 ms | 3 | 0 | 0 | 0 | - | - |" in readme  # median of 1e-5 n^3 (1 + 0.1 i)
+    # the statistics: ilp-x's timeouts at n = 40 count at the 5 s limit; greedy (inexact) is reported apart
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert summary["reference"] == "dp" and summary["shift_seconds"] == pytest.approx(0.005)
+    ilp = summary["solvers"]["ilp-x"]
+    times = [0.01 * n ** 2 for n in (10, 20, 30) for _ in range(3)] + [5.0] * 3
+    assert ilp["sgm_seconds"] == pytest.approx(np.exp(np.mean(np.log(np.array(times) + 0.005))) - 0.005)
+    assert ilp["par2_seconds"] == pytest.approx((sum(times[:9]) + 3 * 10.0) / 12)
+    assert "| greedy | 12 | 0 | 11 | 0 | 1 |" in readme  # its wrong optimal claim: contradicted, not proof
 
 
-def test_fitted_exponent() -> None:
-    sizes = [10, 20, 30, 40, 50, 60]
-    assert fitted_exponent(sizes, [1e-6 * n ** 3 for n in sizes]) == pytest.approx(3.0)
-    assert fitted_exponent([10, 20], [1.0, 8.0]) is None
+def test_solved_means_validated_in_bench_report_and_summary(plugins: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    """A plug-in that claims infeasible wrongly and one that returns invalid trees: never solved, anywhere."""
+    run = tmp_path / "run.jsonl"
+    status = main(["bench", "--instances", "gen:gaussian:5-6:2", "--solvers", "brute-force,claims-infeasible,"
+                   "invalid-tree", "--out", str(run), "--time-limit", "30"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "FAIL claims-infeasible on gaussian-n5-s0-0: disagrees: claims infeasible" in out
+    assert "FAIL invalid-tree on gaussian-n5-s0-0: invalid: " in out
+    summary_line = next(line for line in out.splitlines() if line.startswith("bench: "))
+    assert "solved 4," in summary_line and "contradicted 4" in summary_line and "invalid 4" in summary_line
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    liar, broken, oracle = (summary["solvers"][s] for s in ("claims-infeasible", "invalid-tree", "brute-force"))
+    assert (liar["solved"], liar["contradicted"], broken["solved"], broken["invalid"]) == (0, 4, 0, 4)
+    assert oracle["solved"] == 4 and summary["reference"] == "brute-force" and oracle["sgm_scaled"] == 1.0
+    assert liar["sgm_seconds"] == pytest.approx(30.0, rel=0.01)  # every instance counted at the limit
+    assert set(liar) == set(oracle)  # the same keys for every solver
+    readme = (tmp_path / "report" / "README.md").read_text()
+    assert "| claims-infeasible | yes | - (?) | 4 | 0 | 0 | 0 | 0 | 4 | - |" in readme
+
+
+def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    synthetic_run(a)
+    records = [json.loads(line) for line in a.read_text().splitlines()]
+    slower = [{**r, "seconds": {"total": 2 * r["seconds"]["total"]}} if r.get("solver") == "dp" else r
+              for r in records]
+    b.write_text("".join(json.dumps(r) + "\n" for r in slower))
+    assert main(["compare", str(a), str(b), "--shift", "1e-9"]) == 0
+    out = capsys.readouterr().out
+    dp = next(line for line in out.splitlines() if line.startswith("dp "))
+    assert dp.split()[1:5] == ["12", "2", "[2,", "2]"]  # twice as slow on all 12 instances
+    assert main(["compare", str(a), str(b)]) == 0  # the default shift (5 ms) damps the ratio of the fastest solves
+    dp = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("dp "))
+    assert 1.8 < float(dp.split()[2]) < 2
+    wrong = [{**r, "objective": r["objective"] + 1} if r.get("solver") == "dp" and r["n"] == 10 else r
+             for r in records]
+    c.write_text("".join(json.dumps(r) + "\n" for r in wrong))
+    assert main(["compare", str(a), str(c)]) == 1
+    assert "DIFFERS dp on gaussian-n10-s0-0" in capsys.readouterr().out
+    assert main(["compare", str(a), str(tmp_path / "missing.jsonl")]) == 2
+    (tmp_path / "empty.jsonl").write_text("not json\n")
+    assert main(["compare", str(a), str(tmp_path / "empty.jsonl")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 2  # one line each
 
 
 def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -607,13 +665,15 @@ def test_every_faulty_solver_is_recorded_as_what_it_is(plugins: Path, tmp_path: 
     if command == "check":
         status = main(["check", "gen:gaussian:5:1", "--solvers", solvers, "--out", str(run),
                        "--repro-dir", str(tmp_path / "repro"), *limits])
-        assert status == 1  # the wrong answers fail the check
-        out = capsys.readouterr().out
-        verdicts = {line.split()[1]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("FAIL ")}
-        assert set(verdicts) == {"wrong-objective", "wrong-optimum", "invalid-tree"}
     else:
-        assert main(["bench", "--instances", "gen:gaussian:5:1", "--solvers", solvers, "--out", str(run),
-                     *limits]) == 0
+        status = main(["bench", "--instances", "gen:gaussian:5:1", "--solvers", solvers, "--out", str(run), *limits])
+    assert status == 1  # the wrong answers fail the check, and the bench (judged as check judges them)
+    out = capsys.readouterr().out
+    verdicts = {line.split()[1]: line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("FAIL ")}
+    assert set(verdicts) == {"wrong-objective", "wrong-optimum", "invalid-tree"}
+    if command == "bench":  # solved means validated: only brute force and prints-to-stdout count
+        summary = next(line for line in out.splitlines() if line.startswith("bench: "))
+        assert "solved 2," in summary and "invalid 2" in summary and "contradicted 1" in summary, summary
     got = {r["solver"]: r for r in results(run)}
     reference = got.pop("brute-force")
     assert reference["status"] == "optimal"
@@ -621,10 +681,7 @@ def test_every_faulty_solver_is_recorded_as_what_it_is(plugins: Path, tmp_path: 
         record = got[solver]
         assert record["status"] == status, (solver, record)
         assert message in record.get("message", ""), (solver, record)
-        if command == "check":
-            assert verdicts.get(solver, "ok").startswith(verdict), (solver, verdicts)
-        elif verdict.startswith("invalid"):  # bench judges validity only, without a reference
-            assert record["validity"].startswith("invalid"), (solver, record)
+        assert verdicts.get(solver, "ok").startswith(verdict), (solver, verdicts)
     assert 2.0 <= got["sleeper"]["seconds"]["wall"] <= 3.5  # killed at 2 s + 0.5 s grace (+ a loaded machine's delay)
     assert "memory limit is 1000 MiB" in got["allocates"]["message"]
     assert got["prints-to-stdout"]["objective"] == reference["objective"]

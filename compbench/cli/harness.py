@@ -1,4 +1,4 @@
-"""The harness subcommands: ``check``, ``bench``, ``plot``, ``report`` and ``demo``."""
+"""The harness subcommands: ``check``, ``bench``, ``plot``, ``report``, ``compare`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -183,14 +183,65 @@ def _summary(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
 
 
+def judged_summary(run: str) -> tuple[str, list[str]]:
+    """The outcomes of every result of a run file (solved: validated and not contradicted, see harness.stats) and a
+    FAIL line, as ``check`` prints them, for each invalid or contradicted answer."""
+    from ..harness.plots import load_runs
+    from ..harness.stats import OUTCOMES, judge_results, outcomes
+
+    results, _ = load_runs([run])
+    kinds = outcomes(results)
+    fails = [f"FAIL {solver} on {instance}: {verdict}" for (instance, solver), verdict in
+             sorted(judge_results(results).items()) if verdict != "ok"]
+    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     solvers = chosen_solvers(args)
     problems = bench_problems(args)
     started = time.perf_counter()
     counts = run_bench(args, solvers, problems, args.out)
-    print(f"bench: {len(problems)} instances x {len(solvers)} solvers in {time.perf_counter() - started:.0f} s: "
-          f"{_summary(counts)}; results in {args.out}")
-    return 0
+    judged, fails = judged_summary(args.out)
+    print("\n".join(fails + [f"bench: {len(problems)} instances x {len(solvers)} solvers in "
+                             f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "
+                             f"{judged}; results in {args.out}"]))
+    if fails:
+        print(f"agreement: {len(fails)} failure(s): invalid or contradicted answers count as unsolved")
+    return 1 if fails else 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ..harness.plots import load_runs
+    from ..harness.stats import compare_runs
+
+    _check_runs([args.a, args.b])
+    runs = []
+    for path in (args.a, args.b):
+        results, _ = load_runs([path])
+        if not results:
+            raise UsageError(f"{path}: no result records (not a run file of bench, demo or check)")
+        runs.append(results)
+    rows = compare_runs(*runs, shift=args.shift)
+    if not rows:
+        raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
+    shift = next(iter(rows.values()))["shift_seconds"]
+    print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold; time ratio B/A of "
+          f"shifted geometric means (shift {shift:g} s, unsolved at the limit) with a 95% bootstrap interval")
+    print(f"{'solver':<28}{'instances':>10}{'B/A':>9}{'95% interval':>20}{'solved A':>10}{'solved B':>10}")
+    differ = 0
+    for solver, row in rows.items():
+        interval = f"[{row['low']:.3g}, {row['high']:.3g}]"
+        print(f"{solver:<28}{row['instances']:>10}{row['ratio']:>9.3g}{interval:>20}{row['solved_a']:>10}"
+              f"{row['solved_b']:>10}")
+    for solver, row in rows.items():
+        for key, what in (("only_a", "solved in A only"), ("only_b", "solved in B only")):
+            if row[key]:
+                print(f"  {solver}: {what}: {', '.join(row[key][:8])}" + (" ..." if len(row[key]) > 8 else ""))
+        for instance in row["objective_differs"]:
+            differ += 1
+            print(f"DIFFERS {solver} on {instance}: the optimal objectives of A and B disagree")
+    print("compare: " + (f"{differ} optimal objective(s) differ" if differ else "every optimal objective agrees"))
+    return 1 if differ else 0
 
 
 def _check_runs(runs: list[str], accuracy: bool = False) -> None:
@@ -226,7 +277,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     _check_runs(args.runs)
     output_directory(args.out, "report")
-    readme = write_report(args.runs, args.out, baseline=args.baseline)
+    readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
     print(f"wrote {readme} (plots in {Path(args.out) / 'plots'})")
     return 0
 
@@ -266,9 +317,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     problems = bench_problems(args)
     print(f"demo 2/3: sweep of {len(problems)} {args.kinds} instances (n in {args.sizes}, {args.per_size} per size, "
           f"time limit {args.time_limit:g} s, {args.jobs} jobs) -> {sweep_run}", flush=True)
-    counts = run_bench(args, solvers, problems, str(sweep_run))
-    print(f"          {_summary(counts)}")
-    if counts.get("skipped"):
+    run_bench(args, solvers, problems, str(sweep_run))
+    judged, fails = judged_summary(str(sweep_run))
+    print("\n".join(f"          {line}" for line in fails + [judged]))
+    if "skipped" in judged:
         print("          (skipped: once more than half of a solver's instances of one size time out, its larger sizes "
               "are skipped)")
     command = "compbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["demo"] else None
@@ -296,7 +348,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chk.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
     chk.set_defaults(func=cmd_check)
 
-    bench = subparsers.add_parser("bench", help="runtime sweep over sizes and kinds, recorded as JSONL")
+    bench = subparsers.add_parser(
+        "bench", help="runtime sweep over sizes and kinds, recorded as JSONL (exit 1 on invalid or contradicted answers)",
+        description="Runtime sweep over sizes and kinds, recorded as JSONL.  Every answer of the run file is then judged "
+                    "as check judges it: an invalid answer, or an optimal/infeasible claim another answer on the same "
+                    "instance contradicts, is printed as a FAIL line and never counts as solved.  Exit status: 0, or "
+                    "1 when there was such an answer, 2 on bad input.")
     _add_sweep_options(bench)
     bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
     bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
@@ -318,7 +375,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
     report.add_argument("--out", default="reports", help="output directory (default reports)")
     report.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
+    report.add_argument("--shift", type=positive_seconds, metavar="S",
+                        help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
     report.set_defaults(func=cmd_report)
+
+    compare = subparsers.add_parser(
+        "compare", help="compare two run files solver by solver (exit 1 if an optimal objective differs)",
+        description="Per solver, over the instances both run files hold for it: the ratio B/A of shifted geometric "
+                    "mean times with a 95%% bootstrap interval, the instances one run solved and the other did not, "
+                    "and any optimal objective that differs.  Exit status: 0; 1 if an optimal objective differs; 2 "
+                    "for a file that is missing or holds no results.")
+    compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
+    compare.add_argument("b", metavar="B.jsonl", help="the second run")
+    compare.add_argument("--shift", type=positive_seconds, metavar="S",
+                         help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
+    compare.set_defaults(func=cmd_compare)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.agreement import judge, objectives_agree
+from compbench.agreement import contradiction, judge, objectives_agree
 from compbench.io import problem_to_dict
 from compbench.problem import Problem, Solution, Status
 from compbench.records import record_solution
@@ -52,6 +52,29 @@ def verdicts(problem: Problem, records: list[dict[str, Any]]) -> dict[str, str]:
             continue
         reference = Solution(Status.OPTIMAL, objective=float(best["objective"])) if best is not None else None
         out[record["solver"]] = judge(problem, record_solution(record, problem.n), reference)
+    return out
+
+
+def record_verdicts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """``verdicts`` for records already validated (their ``validity``, as a run file holds them): each record's own
+    validity, else whether it contradicts the best valid solution found on that problem (``contradiction``).
+
+    >>> ok = {"n": 2, "heads": [0], "kept": [1], "validity": "ok"}
+    >>> record_verdicts([{**ok, "solver": "a", "status": "optimal", "objective": 2.0},
+    ...                  {"n": 2, "solver": "b", "status": "infeasible", "objective": None}])["b"]
+    'disagrees: claims infeasible, reference optimum is 2.0'
+    """
+    best = best_valid(records)
+    reference = Solution(Status.OPTIMAL, objective=float(best["objective"])) if best is not None else None
+    out = {}
+    for record in records:
+        validity = record.get("validity", "ok")
+        if validity == "ok":
+            try:
+                validity = contradiction(record_solution(record, record["n"]), reference)
+            except ValueError as exc:  # kept and heads that describe no tree
+                validity = f"invalid: {exc}"
+        out[record["solver"]] = validity
     return out
 
 

@@ -1,11 +1,12 @@
-"""Plots of run files (matplotlib Agg, PNG and SVG): runtime, speed-up, certificates, gaps, agreement.
+"""Plots of run files (matplotlib Agg, PNG and SVG): performance profiles, cactus, scaling (``runtime``), speed-up,
+certificates, gaps, agreement; the statistics behind them are :mod:`compbench.harness.stats`'s.
 
 >>> import tempfile, os
 >>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 >>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
 >>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
 >>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))  # nothing else to show
-['runtime.png', 'speedup.png']
+['cactus.png', 'profile.png', 'runtime.png', 'speedup.png']
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from .check import agreement_matrix
+from .stats import (annotate, is_exact, left_out_reason, profile_fractions, profile_ratios, scaling_fit,
+                    reference_solver, summarize, time_limit_of)
 from .sweep import read_records
 
-SOLVED = ("optimal", "infeasible", "feasible")
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
 THEORY = {"hook-dp": "3", "resource-dp": "5 (n^3 d^2)", "signature-dp": "6", "bisection": "3 per iteration",
           "bisection-exact": "3 per iteration", "ql-subgradient": "3 per iteration", "brute-force": "exponential"}
@@ -62,33 +64,47 @@ def family(solver: str) -> str:
     return "ilp" if solver.startswith("ilp") else "dp"
 
 
-# Colours, the same in every figure: one per dynamic program, and one per MIP backend shared by both formulations
-# (the family's line style tells them apart); a solver with options in brackets keeps its colour, square markers.
-DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca02c", "bisection-exact": "#98df8a",
-              "signature-dp": "#9467bd", "ql-subgradient": "#c5b0d5", "brute-force": "#7f7f7f"}
+# Colours, the same in every figure and report: one per solver (the dp and the joint formulation of one MIP backend
+# get different hues as well as their family's line style); a variant with options in brackets is a darker shade of
+# its solver's colour with its own marker; plug-ins get a colour by a stable hash of their name.
+DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca02c", "bisection-exact": "#00441b",
+              "signature-dp": "#9467bd", "ql-subgradient": "#e7298a", "brute-force": "#7f7f7f"}
 BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "#e377c2", "pulp-cbc": "#8c564b",
                    "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
-LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#9e9ac8"}
+JOINT_COLOURS = {"highs": "#67000d", "rcfix-highs": "#fdae61", "pulp-highs": "#c51b7d", "pulp-cbc": "#bf812d",
+                 "ortools-scip": "#4d9221", "ortools-cpsat": "#4292c6", "gurobi": "#35978f"}
+LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#b15928"}
 OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52", "#3182bd",
                  "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6")
+MARKERS = "o^vDsP<>Xph*"
 
 
 def solver_colour(solver: str) -> Any:
-    """A solver's colour in every figure (see DP_COLOURS and BACKEND_COLOURS; plug-ins by a stable hash); a
-    variant with options in brackets gets a lighter shade of its solver's colour."""
+    """A solver's colour in every figure (see DP_COLOURS, BACKEND_COLOURS for the dp formulation, JOINT_COLOURS for
+    the joint one); a variant with options in brackets gets a darker shade of its solver's colour (a lighter one of
+    a dark colour)."""
     from matplotlib.colors import to_rgb
 
     base = solver.partition("[")[0]
     colour = DP_COLOURS.get(base) or LP_COLOURS.get(base)
-    for prefix in ("ilp-dp-", "ilp-"):
-        if colour is None and base.startswith(prefix) and base[len(prefix):] in BACKEND_COLOURS:
-            colour = BACKEND_COLOURS[base[len(prefix):]]
+    for prefix, table in (("ilp-dp-", BACKEND_COLOURS), ("ilp-", JOINT_COLOURS)):
+        if colour is None and base.startswith(prefix) and base[len(prefix):] in table:
+            colour = table[base[len(prefix):]]
     colour = to_rgb(colour or OTHER_COLOURS[sum(map(ord, base)) % len(OTHER_COLOURS)])
-    return tuple(0.55 * c + 0.45 for c in colour) if base != solver else colour
+    if base == solver:
+        return colour
+    dark = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2] < 0.4  # a dark colour's variant is lighter
+    return tuple(0.5 * c + 0.5 for c in colour) if dark else tuple(0.6 * c for c in colour)
 
 
 def solver_marker(solver: str) -> str:
-    return "s" if "[" in solver else "o"
+    """A solver's marker in every figure: a stable pick by name (a variant with options picks by its full name)."""
+    return MARKERS[sum(map(ord, solver)) % len(MARKERS)]
+
+
+def solver_style(solver: str) -> dict[str, Any]:
+    """Colour, line style (its family's) and marker of a solver: pass as ``ax.plot(..., **solver_style(s))``."""
+    return {"color": solver_colour(solver), "linestyle": FAMILY_STYLE[family(solver)], "marker": solver_marker(solver)}
 
 
 def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
@@ -97,8 +113,11 @@ def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
 
     sizes = sorted(set(sizes))
     ax.set_xscale("log")
-    step = max(1, len(sizes) // 10)
-    ax.xaxis.set_major_locator(FixedLocator(sizes[::step]))
+    ticks: list[int] = []
+    for n in sizes:  # labels at least 15% apart in n, so that neighbours never overprint
+        if not ticks or n >= 1.15 * ticks[-1]:
+            ticks.append(n)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -110,43 +129,6 @@ def theory(solver: str, infos: dict[str, dict]) -> str:
     if solver.startswith(("ilp-", "lp-")):
         return "none" if solver.startswith("ilp-") else "poly"
     return infos.get(solver, {}).get("complexity") or "?"
-
-
-def runtime(record: dict) -> float | None:
-    seconds = record.get("seconds") or {}
-    value = seconds.get("total", seconds.get("wall"))
-    return float(value) if value is not None else None
-
-
-def by_solver_size(results: list[dict], statuses: tuple[str, ...] = SOLVED) -> dict[str, dict[int, list[float]]]:
-    """Runtimes of the records with one of ``statuses``, per solver and n."""
-    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        t = runtime(r)
-        if r.get("status") in statuses and t is not None:
-            out[r["solver"]][r["n"]].append(max(t, 1e-7))
-    return out
-
-
-def fitted_exponent(sizes: list[int], medians: list[float]) -> float | None:
-    """Slope of log(median time) against log(n) (see :func:`fit_points`); None with too few sizes."""
-    fit = fit_points(sizes, medians)
-    return None if fit is None else fit[0]
-
-
-def fit_points(sizes: list[int], medians: list[float], min_sizes: int = 3) -> tuple[float, int, int] | None:
-    """(slope, first n, last n) of log(median time) against log(n); with 6 sizes or more over the larger half only
-    (small sizes measure overhead).  None with fewer than ``min_sizes`` sizes."""
-    points = [(n, t) for n, t in zip(sizes, medians) if n > 0 and t > 0]
-    if len(points) < min_sizes:
-        return None
-    if len(points) >= 6:
-        points = points[len(points) // 2:]
-    x = np.log([n for n, _ in points])
-    y = np.log([t for _, t in points])
-    if np.ptp(x) == 0:
-        return None
-    return float(np.polyfit(x, y, 1)[0]), points[0][0], points[-1][0]
 
 
 def _figure(title: str, ncols: int = 1):
@@ -164,10 +146,11 @@ def _save(fig: Any, out: Path, name: str) -> list[str]:
     import matplotlib.pyplot as plt
 
     paths = []
-    fig.tight_layout()
+    if not fig.legends:  # a figure with a shared legend was laid out before it was placed
+        fig.tight_layout()
     for ext in ("png", "svg"):
         path = out / f"{name}.{ext}"
-        fig.savefig(path, dpi=110, bbox_inches="tight")  # nothing clipped: legends sit outside the axes
+        fig.savefig(path, dpi=200, bbox_inches="tight")  # nothing clipped: legends sit outside the axes
         paths.append(str(path))
     plt.close(fig)
     return paths
@@ -179,118 +162,278 @@ def _note(ax: Any, text: str) -> None:
     ax.set_yticks([])
 
 
+FAMILY_TITLES = {"dp": "dynamic programs", "ilp-dp": "ILPs on the DP's polytope", "ilp": "joint ILPs",
+                 "lp": "LP relaxations (inexact)"}
+
+
+def _grid(nrows: int, ncols: int, width: float = 3.4, height: float = 2.6) -> tuple[Any, np.ndarray]:
+    """A figure of nrows x ncols panels, each ``width`` x ``height`` inches (a paper column is about 3.4 in)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context({"font.size": 7}):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes
+
+
+def _small(ax: Any, legend: bool = True) -> None:
+    ax.tick_params(labelsize=6)
+    ax.yaxis.label.set_size(7)
+    ax.title.set_size(7)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=5.5, loc="best", handlelength=2.5, framealpha=0.8)
+
+
+def _kinds(results: list[dict]) -> list[str]:
+    return sorted({r.get("kind", "file") for r in results})
+
+
+def _family_order(solver: str) -> tuple[int, str]:
+    return list(FAMILY_STYLE).index(family(solver)), solver
+
+
+def _not_drawn(ax: Any, names: list[str], what: str = "no point", label: str = "") -> None:
+    """Name under the panel (in its x label, so the layout makes room) the solvers missing from it and why."""
+    import textwrap
+
+    note = "\n".join(textwrap.wrap(f"{what}: " + "; ".join(names), 75)) if names else ""
+    ax.set_xlabel(label + ("\n" + note if note else ""), fontsize=5.5 if note else 7)
+
+
+def _shared_legend(fig: Any, axes: Any, ncol: int = 3) -> None:
+    """One legend below all panels: a solver keeps its colour, line style and marker in every panel."""
+    handles: dict[str, Any] = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.tight_layout()
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=ncol, fontsize=6, handlelength=3.0, frameon=False)
+
+
+def scaling_points(records: list[dict]) -> tuple[dict[int, np.ndarray], dict[int, tuple[int, int]]]:
+    """Per n, the counted times of one solver (unsolved at the limit) at the sizes where more than half were solved
+    (so the median is a solved time), and per n (solved, ran)."""
+    by_n: dict[int, list[dict]] = defaultdict(list)
+    for r in records:
+        if r["counted"] is not None:
+            by_n[r["n"]].append(r)
+    counts = {n: (sum(r["outcome"] == "solved" for r in rs), len(rs)) for n, rs in by_n.items()}
+    times = {n: np.array([r["counted"] for r in rs]) for n, rs in by_n.items() if 2 * counts[n][0] > counts[n][1]}
+    return times, counts
+
+
 def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    fig, (ax,) = _figure("Runtime per instance vs n (median, inter-quartile band; x = timeouts at the limit)")
-    times = by_solver_size(results)
-    timeouts: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        if r.get("status") == "timeout":
-            timeouts[r["solver"]][r["n"]].append(float(r.get("time_limit") or runtime(r) or 1.0))
-    solvers = sorted(set(times) | set(timeouts), key=lambda s: (list(FAMILY_STYLE).index(family(s)), s))
-    colors = {s: solver_colour(s) for s in solvers}
-    for solver in solvers:
-        sizes = sorted(n for n in times[solver] if n > 0)
-        if sizes:
-            q = np.array([np.percentile(times[solver][n], [25, 50, 75]) for n in sizes])
-            # a fit only over sizes with at least 3 instances, and at least 4 such sizes
-            enough = [i for i, n in enumerate(sizes) if len(times[solver][n]) >= 3]
-            fit = fit_points([sizes[i] for i in enough], [q[i, 1] for i in enough], min_sizes=4)
-            fitted = f"n^{fit[0]:.1f} over n = {fit[1]}-{fit[2]}" if fit else "no fit (too few sizes)"
-            label = f"{solver}: {fitted}; theory {theory(solver, infos)}"
-            ax.plot(sizes, q[:, 1], FAMILY_STYLE[family(solver)], marker=solver_marker(solver), color=colors[solver],
-                    label=label, markersize=3)
-            ax.fill_between(sizes, q[:, 0], q[:, 2], color=colors[solver], alpha=0.2)
-        marks = sorted(timeouts[solver].items())
-        if marks:
-            ax.scatter([n for n, _ in marks], [max(v) for _, v in marks], marker="x", s=60, color=colors[solver],
-                       label=f"{solver}: timeouts ({sum(len(v) for _, v in marks)})" if not sizes else None)
-            for n, v in marks:
-                ax.annotate(str(len(v)), (n, max(v)), textcoords="offset points", xytext=(4, 4), fontsize=7,
-                            color=colors[solver])
-    absent = sorted({r["solver"] for r in results} - set(solvers))
-    if absent:  # say why a solver has no curve
-        reasons = []
-        for solver in absent:
-            statuses = defaultdict(int)
-            for r in results:
-                if r["solver"] == solver:
-                    statuses[r.get("status")] += 1
-            reasons.append(f"{solver} ({', '.join(f'{k} {v}' for k, v in sorted(statuses.items()))})")
-        fig.text(0.01, 0.01, "no solved instance, not drawn: " + "; ".join(reasons), fontsize=7, wrap=True)
-    if not solvers:
-        _note(ax, "no completed solves in these runs")
-    else:
-        integer_log_axis(ax, [n for s in solvers for n in (*times[s], *timeouts[s]) if n > 0])
-        ax.set_yscale("log")
-        ax.set_xlabel("n (tokens)")
-        ax.set_ylabel("seconds (setup + solve)")
-        ax.grid(True, which="both", alpha=0.3)
-        fig.set_size_inches(13.0, 6.0)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
-                  title="solid: DP, dashed: ILP over the DP's polytope,\ndotted: joint ILP, dash-dot: LP only",
-                  title_fontsize=7)
+    """Scaling: median time against n, a block of panels per kind, one panel per solver family (y shared in a
+    kind); the fastest exact solver of each panel (see ``stats.reference_solver``) bold."""
+    kinds = _kinds(results)
+    families = [f for f in FAMILY_STYLE if any(family(r["solver"]) == f for r in results)]
+    ncols = min(2, len(families))
+    per_kind = -(-len(families) // ncols)
+    fig, axes = _grid(len(kinds) * per_kind, ncols, width=3.5, height=2.7)
+    limit = time_limit_of(results)
+    for block, kind in enumerate(kinds):
+        of_kind = [r for r in results if r.get("kind", "file") == kind]
+        panels = [axes[block * per_kind + i // ncols, i % ncols] for i in range(per_kind * ncols)]
+        for ax in panels[len(families):]:
+            ax.set_visible(False)
+        drawn = []
+        for ax, fam in zip(panels, families):
+            solvers = sorted({r["solver"] for r in of_kind if family(r["solver"]) == fam})
+            mine = [r for r in of_kind if r["solver"] in solvers]
+            rows = summarize(mine, infos)["solvers"] if mine else {}
+            fastest = reference_solver(rows)
+            missing, sizes = [], []
+            for solver in solvers:
+                records = [r for r in mine if r["solver"] == solver]
+                times, _ = scaling_points(records)
+                if not times:
+                    missing.append(f"{solver} ({left_out_reason(records)})")
+                    continue
+                ns = sorted(times)
+                sizes += ns
+                fit = scaling_fit(times)
+                label = solver + ("" if rows[solver]["exact"] else " (inexact)")
+                if fit:
+                    label += f": n^{fit[0]:.1f} [{fit[1]:.1f}, {fit[2]:.1f}]"
+                ax.plot(ns, [np.median(times[n]) for n in ns], **solver_style(solver), markersize=3,
+                        lw=2.2 if solver == fastest else 0.9, label=label)
+            ax.set_title(f"{FAMILY_TITLES[fam]}, {kind}")
+            _not_drawn(ax, missing, label="n (tokens)")
+            ax.set_ylabel("median seconds")
+            if sizes:
+                integer_log_axis(ax, sizes)
+                ax.set_yscale("log")
+                ax.grid(True, which="major", alpha=0.3)
+                drawn.append(ax)
+            else:
+                _note(ax, "no size with more than half solved")
+            _small(ax, legend=False)
+        if drawn:  # one scale per kind: every size of the kind, times up to the limit (dotted)
+            low = min(ax.get_ylim()[0] for ax in drawn)
+            high = max([ax.get_ylim()[1] for ax in drawn] + [1.6 * limit if limit else 0])
+            for ax in drawn:
+                all_sizes = [r["n"] for r in of_kind if r["n"] > 0]
+                integer_log_axis(ax, all_sizes)
+                ax.set_xlim(min(all_sizes) / 1.08, max(all_sizes) * 1.08)
+                ax.set_ylim(low, high)
+                if limit:
+                    ax.axhline(limit, color="gray", lw=0.6, ls=(0, (1, 2)))
+                ax.legend(fontsize=5, loc="best", handlelength=2.5, framealpha=0.85)
     return _save(fig, out, "runtime")
 
 
-def baselines_per_size(results: list[dict], infos: dict[str, dict]) -> tuple[dict[int, str], str]:
-    """Per n, the fastest (median) ILP solver that proved every instance of that size; without any ILP the slowest
-    exact solver that did; and a sentence saying which rule chose them."""
-    groups: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for r in results:
-        groups[r["solver"], r["n"]].append(r)
-    chosen: dict[int, str] = {}
-    any_ilp = any(s.startswith("ilp") for s, _ in groups)
-    for n in sorted({n for _, n in groups}):
-        proven = {}
-        for (solver, size), records in groups.items():
-            times = [runtime(r) for r in records if r.get("status") in ("optimal", "infeasible")]
-            if size == n and len(times) == len(records) and None not in times:
-                proven[solver] = float(np.median(times))
-        ilps = {s: t for s, t in proven.items() if s.startswith("ilp")}
-        exact = {s: t for s, t in proven.items() if infos.get(s.partition("[")[0], {}).get("exact", True)
-                 and s != "brute-force"}
-        if ilps:
-            chosen[n] = min(ilps, key=ilps.get)
-        elif exact and not any_ilp:
-            chosen[n] = max(exact, key=exact.get)
-    why = ("baseline per n: the fastest ILP that proved every instance of that size (named under the axis)" if any_ilp
-           else "baseline per n: the slowest exact solver that proved every instance (no ILP in these runs)")
-    return chosen, why
+def profile_matrix(records: list[dict], solvers: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Instances x solvers times for a performance profile: the time where solved, inf where not (including
+    left-out solves of a solver that ran other instances); the instances are those of ``records``."""
+    instances = sorted({r["instance"] for r in records})
+    index = {i: k for k, i in enumerate(instances)}
+    times = np.full((len(instances), len(solvers)), np.inf)
+    column = {s: j for j, s in enumerate(solvers)}
+    for r in records:
+        if r["solver"] in column and r["outcome"] == "solved":
+            times[index[r["instance"]], column[r["solver"]]] = max(r["counted"], 1e-9)
+    return times, instances
+
+
+def _profile_solvers(records: list[dict], infos: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """The exact solvers that ran at least one of the records' instances, and notes naming the others with the
+    reason (and the solvers unsupported on some instances, which count as unsolved there; skipped ones always do)."""
+    solvers = sorted({r["solver"] for r in records}, key=_family_order)
+    shown, inexact, left, partly = [], [], [], []
+    for solver in solvers:
+        mine = [r for r in records if r["solver"] == solver]
+        unsupported = sum(r["outcome"] == "unsupported" for r in mine)
+        if not is_exact(solver, infos):
+            inexact.append(solver)
+        elif all(r["counted"] is None for r in mine):
+            left.append(f"{solver} ({left_out_reason(mine)})")
+        else:
+            shown.append(solver)
+            if unsupported:
+                partly.append(f"{solver} {unsupported}")
+    notes = left + ([f"inexact: {', '.join(inexact)}"] if inexact else [])
+    if partly:
+        notes.append(f"unsupported on some instances (counted unsolved): {', '.join(partly)}")
+    return shown, notes
+
+
+def plot_profile(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
+    """Dolan-More performance profiles of the exact solvers, one panel per kind."""
+    kinds = _kinds(results)
+    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    for ax, kind in zip(axes[0], kinds):
+        records = [r for r in results if r.get("kind", "file") == kind]
+        solvers, left = _profile_solvers(records, infos)
+        times, instances = profile_matrix(records, solvers)
+        ratios = profile_ratios(times)
+        finite = ratios[np.isfinite(ratios)]
+        top = max(2.0, float(finite.max()) * 1.5) if finite.size else 2.0
+        taus = np.unique(np.concatenate([[1.0, top], finite]))
+        fractions = profile_fractions(ratios, taus)
+        for j, solver in enumerate(solvers):
+            ax.step(taus, fractions[j], where="post", **{**solver_style(solver), "marker": None}, lw=1.0,
+                    label=solver)
+        ax.set_xscale("log", base=2)
+        ax.set_xlim(1.0, top)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel(f"fraction of the {len(instances)} instances")
+        ax.set_title(f"performance profile, {kind}")
+        ax.grid(True, alpha=0.3)
+        _not_drawn(ax, left, "not in the profile", "τ: time within a factor τ of the best")
+        _small(ax, legend=False)
+    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    return _save(fig, out, "profile")
+
+
+def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
+    """Instances solved within t seconds against t (an ECDF of solved times), exact solvers, one panel per kind."""
+    kinds = _kinds(results)
+    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    limit = time_limit_of(results)
+    for ax, kind in zip(axes[0], kinds):
+        records = [r for r in results if r.get("kind", "file") == kind]
+        solvers, left = _profile_solvers(records, infos)
+        total = len({r["instance"] for r in records})
+        for solver in solvers:
+            t = np.sort([r["counted"] for r in records if r["solver"] == solver and r["outcome"] == "solved"])
+            if t.size:
+                ax.step(np.concatenate([t, [limit or t[-1]]]), np.concatenate([np.arange(1, t.size + 1), [t.size]]),
+                        where="post", **{**solver_style(solver), "marker": None}, lw=1.0, label=solver)
+        ax.axhline(total, color="gray", lw=0.6, ls=(0, (1, 2)))
+        if limit:
+            ax.axvline(limit, color="gray", lw=0.6, ls=(0, (1, 2)))
+        ax.set_xscale("log")
+        ax.set_ylabel(f"instances solved (of {total})")
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_title(f"solved within t, {kind}")
+        ax.grid(True, alpha=0.3)
+        _not_drawn(ax, left, "not drawn", "t: seconds (setup + solve)")
+        _small(ax, legend=False)
+    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    return _save(fig, out, "cactus")
+
+
+def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
+    """The default speed-up baseline: the fastest exact ILP (see ``stats.reference_solver``); without an ILP, the
+    exact solver with the highest SGM."""
+    rows = summarize(results, infos)["solvers"]
+    ilp = reference_solver({s: row for s, row in rows.items() if family(s) in ("ilp", "ilp-dp")})
+    if ilp is not None:
+        return ilp
+    exact = {s: row["sgm_seconds"] for s, row in rows.items() if row["exact"] and row["sgm_seconds"] is not None}
+    return max(exact, key=exact.get) if exact else None
+
+
+def speedups(records: list[dict], baseline: str) -> dict[str, dict[int, list[float]]]:
+    """Per solver and n, time(baseline) / time(solver) over the instances the baseline solved, the solver's unsolved
+    counted at its limit (a timeout costs), its left-out solves omitted."""
+    base = {r["instance"]: r["counted"] for r in records if r["solver"] == baseline and r["outcome"] == "solved"}
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r["solver"] != baseline and r["instance"] in base and r["counted"] is not None:
+            out[r["solver"]][r["n"]].append(max(base[r["instance"]], 1e-9) / max(r["counted"], 1e-9))
+    return out
 
 
 def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baseline: str | None = None) -> list[str]:
-    if baseline is None:
-        chosen, why = baselines_per_size(results, infos)
-    else:
-        chosen, why = {r["n"]: baseline for r in results}, f"baseline {baseline} (chosen)"
-    fig, (ax,) = _figure(f"Speed-up over the baseline, per instance both solved (median)\n{why}")
-    base = {r["instance"]: runtime(r) for r in results if r["solver"] == chosen.get(r["n"])
-            and r.get("status") in ("optimal", "infeasible")}
-    ratios: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        t = runtime(r)
-        if r["solver"] != chosen.get(r["n"]) and r["instance"] in base and r.get("status") in SOLVED and t:
-            ratios[r["solver"]][r["n"]].append(base[r["instance"]] / max(t, 1e-7))
-    if not ratios:
-        _note(ax, f"{why}\nno instance solved by both the baseline and another solver")
-        return _save(fig, out, "speedup")
-    for solver in sorted(ratios, key=lambda s: (list(FAMILY_STYLE).index(family(s)), s)):
-        ns = sorted(ratios[solver])
-        ax.plot(ns, [np.median(ratios[solver][n]) for n in ns], FAMILY_STYLE[family(solver)],
-                marker=solver_marker(solver), color=solver_colour(solver), label=solver, markersize=3)
-    ax.axhline(1.0, color="gray", lw=0.8)
-    sizes = sorted({n for s in ratios.values() for n in s})
-    integer_log_axis(ax, sizes)
-    ax.set_yscale("log")
-    ax.set_xlabel("n (tokens); the baseline at each n below it", labelpad=34)
-    ax.set_ylabel("time(baseline) / time(solver)")
-    ax.grid(True, which="both", alpha=0.3)
-    for n in sizes:  # which solver was the baseline at each size
-        if n in chosen:
-            ax.annotate(chosen[n], (n, 0), xycoords=("data", "axes fraction"), xytext=(0, -30),
-                        textcoords="offset points", fontsize=7, rotation=15, ha="center", color="dimgray")
-    fig.set_size_inches(13.0, 6.0)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    """Median speed-up of each exact solver over one baseline per n, one panel per kind; a hollow marker where a
+    line stops before the panel's largest size."""
+    baseline = baseline or speedup_baseline(results, infos)
+    kinds = _kinds(results)
+    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    for ax, kind in zip(axes[0], kinds):
+        records = [r for r in results if r.get("kind", "file") == kind]
+        ratios = speedups(records, baseline) if baseline else {}
+        solvers, left = _profile_solvers([r for r in records if r["solver"] != baseline], infos)
+        left = [s for s in left if "counted unsolved" not in s]  # the speed-up leaves them out
+        last = max((n for r in ratios.values() for n in r), default=None)
+        for solver in solvers:
+            if not ratios.get(solver):
+                left.append(f"{solver} (no instance the baseline solved)")
+                continue
+            ns = sorted(ratios[solver])
+            style = solver_style(solver)
+            ax.plot(ns, [np.median(ratios[solver][n]) for n in ns], **style, markersize=3, lw=1.0, label=solver)
+            if ns[-1] != last:  # where the line stops: a large hollow marker
+                ax.plot(ns[-1:], [np.median(ratios[solver][ns[-1]])], marker=style["marker"], markersize=8,
+                        markerfacecolor="none", color=style["color"], lw=0)
+        ax.axhline(1.0, color="gray", lw=0.8)
+        sizes = sorted({n for r in ratios.values() for n in r})
+        if sizes:
+            integer_log_axis(ax, sizes)
+            ax.set_yscale("log")
+        else:
+            _note(ax, "no instance solved by the baseline")
+        ax.set_ylabel(f"time({baseline}) / time(solver)")
+        ax.set_title(f"speed-up over {baseline}, {kind}")
+        ax.grid(True, which="major", alpha=0.3)
+        _not_drawn(ax, left, "not drawn", "n (tokens)")
+        _small(ax, legend=False)
+    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
     return _save(fig, out, "speedup")
 
 
@@ -324,30 +467,41 @@ def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
 
 
 def plot_certificates(results: list[dict], out: Path) -> list[str]:
-    """Certificate rate and iterations of the Lagrangian solvers; nothing is drawn when none of them ran."""
+    """Per solver and n, how many instances were certified (markers labelled k/N, no line: a few instances per size
+    are counts, not a curve) and the median iterations; nothing is drawn when no solver reported either."""
     certs, iters = certificate_stats(results)
     if not certs and not iters:
         return []
-    fig, (left, right) = _figure("Lagrangian solvers: how often the optimum is certified, and the work it takes", 2)
-    markers = "osD^v<>"
-    for ax, data, reduce in ((left, certs, lambda v: 100.0 * np.mean(v)), (right, iters, np.median)):
-        for i, solver in enumerate(sorted(data)):
+    fig, axes = _grid(1, 2, width=3.6, height=2.8)
+    left, right = axes[0]
+    solvers = sorted(set(certs) | set(iters))
+    for ax, data in ((left, certs), (right, iters)):
+        sizes = sorted({n for s in data.values() for n in s})
+        step = min(np.diff(np.log(sizes)), default=0.3) * 0.6 / max(1, len(solvers))  # dodge solvers apart in n
+        for i, solver in enumerate(solvers):
+            if solver not in data:
+                continue
             ns = sorted(data[solver])
-            counts = sorted({len(data[solver][n]) for n in ns})
-            per = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-            ax.plot(ns, [reduce(data[solver][n]) for n in ns], FAMILY_STYLE[family(solver)],
-                    color=solver_colour(solver), marker=markers[i % len(markers)], markersize=7 - 2 * (i % 3),
-                    alpha=0.85, label=f"{solver} ({per} instances per n)")
+            xs = [n * math.exp(step * (i - (len(solvers) - 1) / 2)) for n in ns]
+            style = {**solver_style(solver), "linestyle": "none"}
+            if data is certs:
+                ys = [100.0 * np.mean(data[solver][n]) for n in ns]
+                ax.plot(xs, ys, **style, markersize=4, label=solver)
+                for x, y, n in zip(xs, ys, ns):
+                    ax.annotate(f"{sum(data[solver][n])}/{len(data[solver][n])}", (x, y), xytext=(0, 4 + 6 * (i % 3)),
+                                textcoords="offset points", fontsize=5, ha="center", color=style["color"])
+            else:
+                ax.plot(xs, [np.median(data[solver][n]) for n in ns], **style, markersize=4, label=solver)
         if not data:
             _note(ax, "no solver reported this")
             continue
-        integer_log_axis(ax, [n for s in data.values() for n in s])
+        integer_log_axis(ax, sizes)
         ax.set_xlabel("n (tokens)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        _small(ax)
     left.set_ylabel("certified (% of the instances of that size)")
-    right.set_ylabel("iterations (median)")
-    left.set_ylim(-5, 105)
+    right.set_ylabel("iterations (median per size)")
+    left.set_ylim(-8, 118)
     return _save(fig, out, "certificates")
 
 
@@ -371,23 +525,26 @@ def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dic
 
 
 def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    """Objective gaps of the answers not proven optimal; nothing is drawn when there is none."""
+    """Objective gaps of the answers not proven optimal (mean per size: line; largest: hollow marker); nothing is
+    drawn when there is none."""
     gaps = {s: sizes for s, sizes in objective_gaps(results, infos).items()
             if any(v > 0 for values in sizes.values() for v in values)}
     if not gaps:
         return []
-    fig, (ax,) = _figure("Objective gap of the answers not proven optimal: (optimum - value) / max(1, |optimum|)\n"
-                         "(line: mean over the instances of that size; triangle: the largest)")
-    for solver, sizes in sorted(gaps.items()):
+    fig, axes = _grid(1, 1, width=4.6, height=3.0)
+    ax = axes[0, 0]
+    for solver, sizes in sorted(gaps.items(), key=lambda item: _family_order(item[0])):
         ns = sorted(sizes)
-        ax.plot(ns, [np.mean(sizes[n]) for n in ns], FAMILY_STYLE[family(solver)], marker="o",
-                color=solver_colour(solver), label=solver, markersize=3)
-        ax.plot(ns, [np.max(sizes[n]) for n in ns], "^", color=solver_colour(solver))
+        style = solver_style(solver)
+        ax.plot(ns, [np.mean(sizes[n]) for n in ns], **style, markersize=3, lw=1.0, label=solver)
+        ax.plot(ns, [np.max(sizes[n]) for n in ns], marker=style["marker"], markerfacecolor="none", markersize=5,
+                color=style["color"], lw=0)
     integer_log_axis(ax, [n for s in gaps.values() for n in s])
     ax.set_xlabel("n (tokens)")
-    ax.set_ylabel("relative gap")
+    ax.set_ylabel("(optimum - value) / max(1, |optimum|)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    _small(ax, legend=False)
+    ax.legend(fontsize=5.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, handlelength=2.5)
     return _save(fig, out, "gap")
 
 
@@ -409,6 +566,9 @@ def plot_agreement(results: list[dict], out: Path) -> list[str]:
     else:
         _note(ax, "no optimal claims in these runs")
     return _save(fig, out, "agreement")
+
+
+RUN_PLOTS = ("profile", "cactus", "runtime", "speedup", "certificates", "gap", "agreement")
 
 
 def read_accuracy(path: str | os.PathLike) -> dict | None:
@@ -472,11 +632,14 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
         return written
     results, environments = load_runs(paths)
     infos = solver_infos(environments)
-    for name in ("runtime", "speedup", "certificates", "gap", "agreement"):  # no stale figure of an earlier run
+    for name in RUN_PLOTS:  # no stale figure of an earlier run
         for ext in ("png", "svg"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
-    written += plot_runtime(results, infos, out)
-    written += plot_speedup(results, infos, out, baseline)
+    judged = annotate(results)
+    written += plot_profile(judged, infos, out)
+    written += plot_cactus(judged, infos, out)
+    written += plot_runtime(judged, infos, out)
+    written += plot_speedup(judged, infos, out, baseline)
     written += plot_certificates(results, out)
     written += plot_gaps(results, infos, out)
     written += plot_agreement(results, out)

@@ -1,0 +1,348 @@
+"""The statistics of run files, one home for report, plots, compare and bench: what counts as solved, the shifted
+geometric mean (SGM), PAR-2, bootstrap intervals of SGM ratios, and performance-profile data.
+
+What counts as solved: an ``optimal`` or ``infeasible`` answer that passed validation (its ``validity`` is ``ok``)
+and that no other answer on the same instance contradicts (``check.record_verdicts``: an optimum below the best valid
+objective any solver found, an ``infeasible`` claim beside a valid solution, a bound below that objective).
+
+Times: ``seconds.total`` of each result (setup + solve).  An instance a solver ran but did not solve (timeout, error,
+invalid or contradicted answer, or ``feasible`` without a proof) counts at its time limit; ``unsupported`` and
+``skipped`` solves are left out of the time statistics and counted apart.
+
+>>> times = np.array([1.0, 4.0])
+>>> round(sgm(times, shift=1.0), 6)  # exp(mean(log(2), log(5))) - 1 = sqrt(10) - 1
+2.162278
+>>> par2(np.array([1.0, 9.0]), solved=np.array([True, False]), limits=np.array([5.0, 5.0]))
+5.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Iterable
+
+import numpy as np
+
+from .check import record_verdicts
+
+PROVEN = ("optimal", "infeasible")
+LEFT_OUT = ("unsupported", "skipped")
+# outcome of one result: solved, or why not
+OUTCOMES = ("solved", "unproven", "timeout", "error", "invalid", "contradicted", "unsupported", "skipped")
+SHIFT_FRACTION = 1e-3  # the default shift: this fraction of the time limit (MIPLIB 2017: 10 s over 2 h, ~1/720)
+BOOTSTRAP_SAMPLES = 2000
+SEED = 0
+
+
+def base_name(solver: str) -> str:
+    """A solver's registered name (``ilp-highs[tighten=false]`` -> ``ilp-highs``)."""
+    return solver.partition("[")[0]
+
+
+def is_exact(solver: str, infos: dict[str, dict]) -> bool:
+    """Whether the run header's solver infos call the solver exact (unknown solvers are taken as exact)."""
+    return bool(infos.get(base_name(solver), {}).get("exact", True))
+
+
+def runtime(record: dict) -> float | None:
+    """``seconds.total`` of a result (``seconds.wall`` when there is no total), or None."""
+    seconds = record.get("seconds") or {}
+    value = seconds.get("total", seconds.get("wall"))
+    return float(value) if value is not None else None
+
+
+def judge_results(results: Iterable[dict]) -> dict[tuple[str, str], str]:
+    """The verdict (``ok``, ``invalid: ...`` or ``disagrees: ...``) of each (instance, solver) of one run."""
+    by_instance: dict[str, list[dict]] = defaultdict(list)
+    for r in results:
+        by_instance[r["instance"]].append(r)
+    return {(instance, solver): verdict for instance, records in by_instance.items()
+            for solver, verdict in record_verdicts(records).items()}
+
+
+def outcome(record: dict, verdict: str = "ok") -> str:
+    """One of OUTCOMES: ``solved`` only for a validated, uncontradicted ``optimal`` or ``infeasible`` answer.
+
+    >>> outcome({"status": "optimal"}), outcome({"status": "optimal"}, "disagrees: ..."), outcome({"status": "feasible"})
+    ('solved', 'contradicted', 'unproven')
+    """
+    status = record.get("status")
+    if status in LEFT_OUT:
+        return status
+    if verdict.startswith("invalid"):
+        return "invalid"
+    if verdict != "ok":
+        return "contradicted"
+    if status in ("timeout", "error"):
+        return status
+    return "solved" if status in PROVEN else "unproven"
+
+
+def outcomes(results: list[dict]) -> list[str]:
+    """The outcome of each result, in order (judged against the other answers on the same instance)."""
+    verdicts = judge_results(results)
+    return [outcome(r, verdicts.get((r["instance"], r["solver"]), "ok")) for r in results]
+
+
+def time_limit_of(results: Iterable[dict]) -> float | None:
+    """The largest time limit of the results (None when no solve had one)."""
+    limits = [float(r["time_limit"]) for r in results if r.get("time_limit") is not None]
+    return max(limits) if limits else None
+
+
+def default_shift(results: list[dict]) -> float:
+    """SHIFT_FRACTION of the largest time limit (1 ms without one): 5 ms for a 5 s limit, 60 ms for 60 s."""
+    limit = time_limit_of(results)
+    return SHIFT_FRACTION * limit if limit else 1e-3
+
+
+def counted_times(results: list[dict], kinds: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, solved) per result for the time statistics: a solved result's time, an unsolved one's limit (its
+    own time when it had no limit, or when that is longer); left-out results are NaN."""
+    fallback = time_limit_of(results)
+    seconds = np.full(len(results), np.nan)
+    solved = np.zeros(len(results), dtype=bool)
+    for i, (r, kind) in enumerate(zip(results, kinds)):
+        if kind in LEFT_OUT:
+            continue
+        t = runtime(r)
+        if kind == "solved" and t is not None:
+            seconds[i], solved[i] = max(t, 0.0), True
+        else:
+            limit = r.get("time_limit") if r.get("time_limit") is not None else fallback
+            seconds[i] = max(float(limit) if limit is not None else 0.0, t or 0.0)
+    return seconds, solved
+
+
+def sgm(seconds: np.ndarray, shift: float) -> float:
+    """Shifted geometric mean exp(mean(log(t + shift))) - shift (NaN for no times).
+
+    >>> round(sgm(np.array([0.0, 0.99]), shift=0.01), 6)  # exp(mean(log(0.01), log(1))) - 0.01
+    0.09
+    """
+    seconds = np.asarray(seconds, dtype=float)
+    if seconds.size == 0:
+        return math.nan
+    return float(max(0.0, np.exp(np.mean(np.log(seconds + shift))) - shift))
+
+
+def par2(seconds: np.ndarray, solved: np.ndarray, limits: np.ndarray) -> float:
+    """PAR-2: the mean time with each unsolved instance counted at twice its limit."""
+    seconds, limits = np.asarray(seconds, dtype=float), np.asarray(limits, dtype=float)
+    return float(np.mean(np.where(solved, seconds, 2.0 * limits))) if seconds.size else math.nan
+
+
+def bootstrap_ratio(a: np.ndarray, b: np.ndarray, shift: float, *, samples: int = BOOTSTRAP_SAMPLES,
+                    seed: int = SEED) -> tuple[float, float, float]:
+    """sgm(b) / sgm(a) over paired times (the same instances), and a 95% percentile bootstrap interval from
+    ``samples`` resamples of the instances (seeded: the same numbers every time).
+
+    >>> ratio, low, high = bootstrap_ratio(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0, 9.0]), 0.0)
+    >>> round(ratio, 3), low <= ratio <= high
+    (2.06, True)
+    """
+    a, b = np.asarray(a, dtype=float) + shift, np.asarray(b, dtype=float) + shift
+    if a.size == 0:
+        return math.nan, math.nan, math.nan
+    ratio = (np.exp(np.mean(np.log(b))) - shift) / (np.exp(np.mean(np.log(a))) - shift)
+    picks = np.random.default_rng(seed).integers(0, a.size, size=(samples, a.size))
+    sampled = ((np.exp(np.log(b)[picks].mean(axis=1)) - shift) / (np.exp(np.log(a)[picks].mean(axis=1)) - shift))
+    low, high = np.percentile(sampled, [2.5, 97.5])
+    return float(ratio), float(low), float(high)
+
+
+def profile_ratios(seconds: np.ndarray) -> np.ndarray:
+    """Dolan-More performance ratios: instances x solvers times (inf: not solved) over each instance's best time;
+    inf where the solver did not solve the instance (or nobody did).
+
+    >>> profile_ratios(np.array([[1.0, 2.0], [4.0, np.inf]])).tolist()
+    [[1.0, 2.0], [1.0, inf]]
+    """
+    seconds = np.asarray(seconds, dtype=float)
+    best = np.min(seconds, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.where(np.isfinite(seconds), seconds / np.maximum(best, 1e-9), np.inf)
+    return np.where(np.isfinite(best), ratios, np.inf)
+
+
+def profile_fractions(ratios: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """Per solver (column) and tau, the fraction of instances solved within a factor tau of the best.
+
+    >>> profile_fractions(np.array([[1.0, 2.0], [1.0, np.inf]]), np.array([1.0, 2.0])).tolist()
+    [[1.0, 1.0], [0.0, 0.5]]
+    """
+    ratios = np.asarray(ratios, dtype=float)
+    return (ratios[:, :, None] <= np.asarray(taus)[None, None, :]).mean(axis=0)
+
+
+def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool) -> dict[str, Any]:
+    """The statistics of one solver's results (``kinds``: their outcomes); the same keys for every solver."""
+    counts = {k: kinds.count(k) for k in OUTCOMES}
+    seconds, solved = counted_times(records, kinds)
+    ran = ~np.isnan(seconds)
+    limits = np.array([float(r["time_limit"]) if r.get("time_limit") is not None else seconds[i]
+                       for i, r in enumerate(records)])
+    return {"exact": exact, "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
+            "errors": counts["error"], "invalid": counts["invalid"], "contradicted": counts["contradicted"],
+            "unproven": counts["unproven"], "unsupported": counts["unsupported"], "skipped": counts["skipped"],
+            "sgm_seconds": _finite(sgm(seconds[ran], shift)), "shift_seconds": shift, "sgm_scaled": None,
+            "par2_seconds": _finite(par2(seconds[ran], solved[ran], limits[ran]))}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def reference_solver(rows: dict[str, dict]) -> str | None:
+    """The fastest exact solver (lowest SGM) among those that ran the most instances (none left out), else among
+    all exact solvers with an SGM."""
+    exact = {s: row for s, row in rows.items() if row["exact"] and row["sgm_seconds"] is not None}
+    most = max((row["instances"] for row in exact.values()), default=0)
+    full = {s: row for s, row in exact.items() if row["instances"] == most} or exact
+    return min(full, key=lambda s: (full[s]["sgm_seconds"], s), default=None)
+
+
+def paired_times(results: list[dict], kinds: list[str], a: str, b: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Counted times of solvers ``a`` and ``b`` on the instances both ran (neither left out), and those instances."""
+    seconds, _ = counted_times(results, kinds)
+    by: dict[str, dict[str, float]] = defaultdict(dict)
+    for r, t in zip(results, seconds):
+        if r["solver"] in (a, b) and not np.isnan(t):
+            by[r["instance"]][r["solver"]] = t
+    common = sorted(i for i, times in by.items() if a in times and b in times)
+    return (np.array([by[i][a] for i in common]), np.array([by[i][b] for i in common]), common)
+
+
+def summarize(results: list[dict], infos: dict[str, dict], shift: float | None = None) -> dict[str, Any]:
+    """``{"shift_seconds", "time_limit", "kinds", "reference", "solvers": {NAME: row}, "pairs": [...]}``: per solver
+    the counts, SGM (scaled so that ``reference``, the fastest exact solver, is 1) and PAR-2; ``pairs``: each other
+    solver's SGM over the reference's, on the instances both ran, with a 95% bootstrap interval.  Pools every kind
+    of the results (``kinds`` names them): call it per kind for per-kind statistics.
+    """
+    shift = default_shift(results) if shift is None else shift
+    kinds = outcomes(results)
+    by_solver: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(results):
+        by_solver[r["solver"]].append(i)
+    rows = {s: solver_row([results[i] for i in idx], [kinds[i] for i in idx], shift, is_exact(s, infos))
+            for s, idx in sorted(by_solver.items())}
+    reference = reference_solver(rows)
+    pairs = []
+    if reference is not None:
+        for solver, row in rows.items():
+            if row["sgm_seconds"] is not None:
+                row["sgm_scaled"] = row["sgm_seconds"] / max(rows[reference]["sgm_seconds"], 1e-12)
+            if solver == reference:
+                continue
+            a, b, common = paired_times(results, kinds, reference, solver)
+            if common:
+                ratio, low, high = bootstrap_ratio(a, b, shift)
+                pairs.append({"solver": solver, "reference": reference, "instances": len(common), "ratio": ratio,
+                              "low": low, "high": high, "exact": row["exact"]})
+    return {"shift_seconds": shift, "time_limit": time_limit_of(results),
+            "kinds": sorted({r.get("kind", "file") for r in results}), "reference": reference, "solvers": rows,
+            "pairs": pairs, "bootstrap": {"samples": BOOTSTRAP_SAMPLES, "seed": SEED, "interval": 0.95}}
+
+
+def summary_by_kind(results: list[dict], infos: dict[str, dict], shift: float | None = None) -> dict[str, Any]:
+    """``summarize`` of all results (``kinds`` says which are pooled) and, when there are several kinds, of each kind
+    under ``by_kind`` (the same shift everywhere)."""
+    shift = default_shift(results) if shift is None else shift
+    summary = summarize(results, infos, shift)
+    if len(summary["kinds"]) > 1:
+        summary["by_kind"] = {kind: summarize([r for r in results if r.get("kind", "file") == kind], infos, shift)
+                              for kind in summary["kinds"]}
+    return summary
+
+
+FIT_MIN_SIZES = 4  # an exponent needs at least this many sizes,
+FIT_MIN_SPAN = 2.0  # spanning at least this factor in n,
+FIT_MIN_PER_SIZE = 3  # with at least this many instances per size (each size's median solved)
+
+
+def scaling_fit(times: dict[int, np.ndarray], *, samples: int = BOOTSTRAP_SAMPLES,
+                seed: int = SEED) -> tuple[float, float, float, int, int] | None:
+    """(exponent, low, high, first n, last n): the slope of log(median time) against log(n) over the sizes with at
+    least FIT_MIN_PER_SIZE instances whose median is a solved time, and a 95% bootstrap interval (instances resampled
+    within each size); None unless there are FIT_MIN_SIZES such sizes spanning a factor FIT_MIN_SPAN in n.
+
+    ``times``: per n, the counted times (unsolved at the limit, so a median at the limit is no solved time) and
+    ``inf`` never; pass only sizes whose median was solved.
+
+    >>> fit = scaling_fit({n: np.array([1e-6 * n ** 3] * 3) for n in (10, 15, 20, 30)})
+    >>> [round(v, 6) for v in fit[:3]], fit[3:]
+    ([3.0, 3.0, 3.0], (10, 30))
+    >>> scaling_fit({n: np.array([1.0] * 3) for n in (10, 12, 14, 16)}) is None  # less than a factor 2 in n
+    True
+    """
+    sizes = sorted(n for n, t in times.items() if n > 0 and len(t) >= FIT_MIN_PER_SIZE and np.all(np.asarray(t) > 0))
+    if len(sizes) < FIT_MIN_SIZES or sizes[-1] < FIT_MIN_SPAN * sizes[0]:
+        return None
+    x = np.log(sizes)
+    slope = float(np.polyfit(x, np.log([np.median(times[n]) for n in sizes]), 1)[0])
+    rng = np.random.default_rng(seed)
+    medians = np.array([np.median(rng.choice(np.asarray(times[n]), size=(samples, len(times[n]))), axis=1)
+                        for n in sizes])  # sizes x samples
+    slopes = np.polyfit(x, np.log(medians), 1)[0]
+    low, high = np.percentile(slopes, [2.5, 97.5])
+    return slope, float(low), float(high), sizes[0], sizes[-1]
+
+
+def annotate(results: list[dict]) -> list[dict]:
+    """Copies of the results with ``outcome`` (see :func:`outcome`) and ``counted`` (the time the statistics use:
+    the solve's time when solved, its limit when not, None when left out) added."""
+    kinds = outcomes(results)
+    seconds, _ = counted_times(results, kinds)
+    return [{**r, "outcome": kind, "counted": None if np.isnan(t) else float(t)}
+            for r, kind, t in zip(results, kinds, seconds)]
+
+
+def left_out_reason(records: list[dict]) -> str:
+    """Why a solver has no point among ``records``: e.g. ``unsupported: exact length is not supported`` (the first
+    unsupported message without the solver's name), else the outcome counts."""
+    for r in records:
+        if r.get("status") == "unsupported" and r.get("message"):
+            message = r["message"].split(": ", 1)[-1] if r["message"].startswith(r["solver"]) else r["message"]
+            return f"unsupported: {message.split(' (')[0].split('; ')[0][:70]}"
+    counts = defaultdict(int)
+    for r in records:
+        counts[r.get("outcome") or r.get("status")] += 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def compare_runs(a: list[dict], b: list[dict], shift: float | None = None) -> dict[str, dict[str, Any]]:
+    """Per solver, run ``b`` against run ``a`` over the instances both runs hold for it (neither left out): the SGM
+    ratio b / a with its bootstrap interval, the instances one solved and the other did not, and the instances whose
+    optimal objectives differ (``optimal`` in both, validated, not agreeing).
+
+    >>> run = lambda t, obj: [{"instance": "x", "solver": "s", "n": 3, "status": "optimal", "objective": obj,
+    ...                        "seconds": {"total": t}, "time_limit": 10.0}]
+    >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["s"]
+    >>> row["ratio"], row["objective_differs"]
+    (2.0, ['x'])
+    """
+    from compbench.agreement import objectives_agree
+
+    shift = default_shift(a + b) if shift is None else shift
+    first, second = annotate(a), annotate(b)
+    index = lambda rs: {(r["solver"], r["instance"]): r for r in rs if r["counted"] is not None}
+    ia, ib = index(first), index(second)
+    out: dict[str, dict[str, Any]] = {}
+    for solver in sorted({s for s, _ in ia} & {s for s, _ in ib}):
+        common = sorted(i for s, i in ia if s == solver and (s, i) in ib)
+        if not common:
+            continue
+        ra, rb = [ia[solver, i] for i in common], [ib[solver, i] for i in common]
+        ratio, low, high = bootstrap_ratio(np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb]),
+                                           shift)
+        differs = [i for i, x, y in zip(common, ra, rb) if x["outcome"] == y["outcome"] == "solved"
+                   and x["status"] == y["status"] == "optimal"
+                   and not objectives_agree(float(x["objective"]), float(y["objective"]))]
+        out[solver] = {"instances": len(common), "ratio": ratio, "low": low, "high": high, "shift_seconds": shift,
+                       "solved_a": sum(r["outcome"] == "solved" for r in ra),
+                       "solved_b": sum(r["outcome"] == "solved" for r in rb),
+                       "only_a": [i for i, x, y in zip(common, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
+                       "only_b": [i for i, x, y in zip(common, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
+                       "objective_differs": differs}
+    return out

@@ -1,0 +1,79 @@
+"""The statistics of run files against hand-computed values (compbench.harness.stats)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from compbench.harness.stats import (bootstrap_ratio, outcomes, par2, profile_fractions, profile_ratios, scaling_fit,
+                                     sgm, summarize)
+
+
+def result(instance: str, solver: str, status: str, seconds: float, objective: float | None = 1.0,
+           validity: str = "ok") -> dict:
+    heads = {"kept": [1], "heads": [0]} if objective is not None else {}
+    return {"type": "result", "instance": instance, "solver": solver, "n": 3, "kind": "gaussian", "status": status,
+            "objective": objective, "bound": None, "seconds": {"total": seconds}, "time_limit": 10.0,
+            "validity": validity, **heads}
+
+
+def test_sgm_with_a_shift_and_par2() -> None:
+    assert sgm(np.array([1.0, 4.0]), shift=1.0) == pytest.approx(math.sqrt(2 * 5) - 1)
+    assert sgm(np.array([1.0, 4.0]), shift=0.0) == pytest.approx(2.0)
+    assert par2(np.array([1.0, 4.0, 9.0]), np.array([True, True, False]), np.full(3, 10.0)) == pytest.approx(25 / 3)
+
+
+def test_summary_counts_unsolved_at_the_limit_and_scales_by_the_fastest_exact_solver() -> None:
+    results = [result("a", "slow", "optimal", 1.0), result("b", "slow", "optimal", 4.0),
+               result("c", "slow", "timeout", 10.4, None), result("d", "slow", "unsupported", 0.0, None),
+               *(result(i, "fast", "optimal", 0.5) for i in "abcd")]
+    summary = summarize(results, {}, shift=1.0)
+    slow, fast = summary["solvers"]["slow"], summary["solvers"]["fast"]
+    # times 1, 4 and the timeout at its own 10.4 s (longer than the 10 s limit); unsupported left out
+    assert (slow["instances"], slow["solved"], slow["timeouts"], slow["unsupported"]) == (3, 2, 1, 1)
+    assert slow["sgm_seconds"] == pytest.approx((2 * 5 * 11.4) ** (1 / 3) - 1)
+    assert slow["par2_seconds"] == pytest.approx((1 + 4 + 20) / 3)
+    assert summary["reference"] == "fast" and fast["sgm_scaled"] == 1.0
+    assert slow["sgm_scaled"] == pytest.approx(slow["sgm_seconds"] / 0.5)
+    (pair,) = summary["pairs"]  # over the 3 instances both ran
+    assert pair["instances"] == 3 and pair["ratio"] == pytest.approx(slow["sgm_seconds"] / 0.5)
+    assert set(slow) == set(fast)
+
+
+def test_what_counts_as_solved() -> None:
+    results = [result("a", "oracle", "optimal", 1.0, 5.0), result("a", "liar", "infeasible", 1.0, None),
+               result("a", "low", "optimal", 1.0, 4.0), result("a", "broken", "optimal", 1.0, 6.0, "invalid: a cycle"),
+               result("a", "lagrangian", "feasible", 1.0, 5.0)]
+    assert outcomes(results) == ["solved", "contradicted", "contradicted", "invalid", "unproven"]
+    summary = summarize(results, {"lagrangian": {"exact": False}}, shift=1.0)
+    assert summary["solvers"]["liar"]["sgm_seconds"] == pytest.approx(10.0)  # counted at the limit
+    assert summary["solvers"]["lagrangian"]["exact"] is False and summary["reference"] == "oracle"
+
+
+def test_performance_profile_fractions() -> None:
+    times = np.array([[1.0, 2.0, np.inf], [3.0, 1.5, np.inf], [np.inf, np.inf, np.inf]])
+    ratios = profile_ratios(times)
+    assert ratios.tolist() == [[1.0, 2.0, math.inf], [2.0, 1.0, math.inf], [math.inf] * 3]
+    fractions = profile_fractions(ratios, np.array([1.0, 1.9, 2.0, 1e9]))
+    assert fractions[0].tolist() == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3])  # never 1: one instance unsolved
+    assert fractions[2].tolist() == [0.0] * 4
+
+
+def test_bootstrap_interval_is_seeded_and_contains_the_estimate() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.1, 1.0, 30)
+    b = a * rng.uniform(1.5, 2.5, 30)
+    first, second = bootstrap_ratio(a, b, 0.01), bootstrap_ratio(a, b, 0.01)
+    assert first == second
+    ratio, low, high = first
+    assert low < ratio < high and 1.5 < ratio < 2.5
+
+
+def test_exponents_need_four_sizes_over_a_factor_two_with_three_instances_each() -> None:
+    cubic = {n: np.array([1e-6 * n ** 3 * f for f in (0.9, 1.0, 1.1)]) for n in (10, 14, 20, 28)}
+    slope, low, high, first, last = scaling_fit(cubic)
+    assert slope == pytest.approx(3.0) and low <= slope <= high and (first, last) == (10, 28)
+    assert scaling_fit({n: t for n, t in cubic.items() if n != 28}) is None  # three sizes
+    assert scaling_fit({n: t[:2] for n, t in cubic.items()}) is None  # two instances per size
