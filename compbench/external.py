@@ -125,7 +125,8 @@ class ExecSolver(Solver):
                 if code is None:
                     from .harness.worker import kill_process_tree
 
-                    kill_process_tree(process.pid)
+                    kill_process_tree(process.pid)  # its descendants, and its group when it leads one
+                    process.kill()
                     process.wait()
                 elif own_group:  # what it left running in its group
                     _kill_group(process.pid)
