@@ -49,7 +49,8 @@ def resolve_program(path: str) -> Path:
         raise KeyError("exec: needs a program path (exec:PATH)")
     program = Path(path).absolute()
     if not program.is_file():
-        raise KeyError(f"exec:{path}: no such program ({program} is {'a directory' if program.is_dir() else 'missing'})")
+        what = "a directory" if program.is_dir() else "missing"
+        raise KeyError(f"exec:{path}: no such program ({program} is {what})")
     if not os.access(program, os.X_OK):
         raise KeyError(f"exec:{path}: {program} is not executable (chmod +x it)")
     return program
@@ -140,8 +141,11 @@ def read_answer(run: Run, n: int) -> Solution:
     wrong (with the stderr tail) when it crashed or printed no valid answer."""
     note = _stderr_note(run.stderr_tail)
     if run.code < 0:
-        name = signal.Signals(-run.code).name if -run.code in signal.valid_signals() else "?"
-        raise SolverError(f"killed by signal {-run.code} ({name}){_memory_note()}{note}")
+        try:
+            name = f" ({signal.Signals(-run.code).name})"
+        except ValueError:  # a real-time signal
+            name = ""
+        raise SolverError(f"killed by signal {-run.code}{name}{_memory_note()}{note}")
     if run.code > 0:
         raise SolverError(f"exited with status {run.code}{_memory_note()}{note}")
     if len(run.stdout) > OUTPUT_LIMIT:
