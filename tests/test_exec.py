@@ -293,3 +293,13 @@ def test_the_readme_exec_example_runs(tmp_path: Path) -> None:
                         compbench.generate("gaussian", 4, seed=seed, length=None, second_order=seed % 3 == 0)):
             solution = solver.solve(problem)
             assert solution.status.value in ("feasible", "unsupported") and judge(problem, solution) == "ok"
+
+
+def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:
+    path = python_program(tmp_path, "greedy-for-memory", "block = bytearray(1 << 30)\nprint('{}')")
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(EXAMPLE), "--solver", f"exec:{path}",
+                             "--time-limit", "20", "--memory-limit", "300", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    record = json.loads(result.stdout)
+    assert record["status"] == "error" and "exited with status 1 (its address space is capped at 300 MiB)" in \
+        record["message"] and record["message"].endswith("MemoryError")
