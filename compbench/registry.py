@@ -234,8 +234,13 @@ def split_solver_list(text: str) -> list[str]:
 def get_solver(name: str, **options: Any) -> Solver:
     """The registered solver called ``name`` (``options`` go to its constructor).
 
-    ``name`` may fix solve options in brackets: ``get_solver("ilp-highs[tighten=true]")``.
+    ``name`` may fix solve options in brackets: ``get_solver("ilp-highs[tighten=true]")``; ``exec:PATH`` is the
+    program PATH as a solver (:class:`compbench.external.ExecSolver`).
     """
+    if name.startswith("exec:"):
+        from .external import ExecSolver
+
+        return ExecSolver(name[len("exec:"):], **options)
     base, solve_options = parse_solver_spec(name)
     eps = _entry_points()
     if base not in eps:

@@ -213,6 +213,7 @@ def main() -> None:
     """The child's loop: read a task line, answer ``{"warm": true}`` after a warm-up if asked, then the result."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business: it kills us if needed
     _die_with_parent(int(os.environ.get(PARENT_VARIABLE) or os.getppid()))
+    os.environ["COMPBENCH_WORKER"] = str(os.getpid())  # exec: programs stay in this process group (compbench.external)
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed to stdout (C banners included) goes to stderr
     sys.stdout = sys.stderr

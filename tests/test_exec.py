@@ -1,0 +1,305 @@
+"""``exec:PATH``: a program as a solver.  The programs here are written into tmp_path and do not import compbench."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+import compbench
+from compbench.agreement import judge
+from compbench.cli import main
+from compbench.harness.sweep import read_records
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "instances" / "ex1.json"
+
+# Keeps token 1 under the root; reports the time limit it was given in its stats.
+TRIVIAL = r'''#!/usr/bin/env python3
+import json, os, sys
+
+p = json.load(open(sys.argv[1]))
+s = p["scores"]
+n = len(s["arc"]) - 1
+num = lambda x: float("-inf") if x is None else x
+value = num((s.get("token") or [0.0] * n)[0]) + num(s["arc"][0][1])
+value += num(s["bigram"][0][1]) + num(s["bigram"][1][n + 1])
+print("trivial: done", file=sys.stderr)
+print(json.dumps({"status": "feasible", "objective": value, "kept": [1], "heads": [0],
+                  "stats": {"limit": os.environ.get("COMPBENCH_TIME_LIMIT")}}))
+'''
+
+# Every head assignment, for n <= 6: the optimum, all scores (sibling ones included), both root modes, every length.
+BRUTE_FORCE = r'''#!/usr/bin/env python3
+import itertools, json, math, sys
+
+p = json.load(open(sys.argv[1]))
+s = p["scores"]
+n = len(s["arc"]) - 1
+if n > 6:
+    print(json.dumps({"status": "unsupported", "message": f"n = {n} > 6"}))
+    sys.exit()
+num = lambda x: -math.inf if x is None else x
+token = [num(x) for x in s.get("token") or [0.0] * n]
+sibling = {(h, a, k): num(v) for h, a, k, v in s.get("sibling", [])}
+length = p["length"]
+lo, hi = (0, n) if length is None else (length, length) if isinstance(length, int) else (length["min"], length["max"])
+
+
+def descends(heads, j, h):
+    while j != 0:
+        j = heads[j]
+        if j == h:
+            return True
+    return h == 0
+
+
+def is_tree(heads, kept):
+    for k in kept:
+        node, steps = k, 0
+        while node != 0:
+            node, steps = heads[node], steps + 1
+            if steps > n:
+                return False
+    return all(descends(heads, j, heads[k]) for k in kept for j in kept if min(heads[k], k) < j < max(heads[k], k))
+
+
+def value(heads, kept):
+    total = sum(token[k - 1] + num(s["arc"][heads[k]][k]) for k in kept)
+    sequence = [0, *kept, n + 1]
+    total += sum(num(s["bigram"][a][b]) for a, b in zip(sequence, sequence[1:]))
+    for h in (0, *kept):
+        modifiers = [k for k in kept if heads[k] == h]
+        for side in ([k for k in modifiers if k > h], [k for k in reversed(modifiers) if k < h]):
+            total += sum(sibling.get((h, a, k), 0.0) for a, k in zip((h, *side), side))
+    return total
+
+
+best = None
+for size in range(lo, hi + 1):
+    for kept in itertools.combinations(range(1, n + 1), size):
+        for choice in itertools.product((0, *kept), repeat=size):
+            heads = dict(zip(kept, choice))
+            if any(h == k for k, h in heads.items()) or (p["single_root"] and kept and choice.count(0) != 1):
+                continue
+            if is_tree(heads, kept):
+                v = value(heads, kept)
+                if v > -math.inf and (best is None or v > best[0]):
+                    best = (v, list(kept), [heads[k] for k in kept])
+if best is None:
+    print(json.dumps({"status": "infeasible"}))
+else:
+    print(json.dumps({"status": "optimal", "objective": best[0], "kept": best[1], "heads": best[2]}))
+'''
+
+# Hangs with a child of its own (a shell script); writes its pid and its child's first.
+HANG = '''#!/bin/sh
+sleep 120 &
+echo "$$ $!" > "$(dirname "$0")/pids"
+sleep 120
+'''
+
+
+def program(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def python_program(directory: Path, name: str, body: str) -> Path:
+    return program(directory, name, "#!/usr/bin/env python3\nimport json, os, signal, sys\n" + body + "\n")
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def group_members(pgid: int) -> list[int]:
+    """The processes of group ``pgid`` still running (a zombie waiting for its reaper is not)."""
+    members = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == pgid and not gone(process.pid):
+                members.append(process.pid)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return members
+
+
+def test_a_program_answers_through_the_api(tmp_path: Path) -> None:
+    solver = compbench.get_solver(f"exec:{program(tmp_path, 'trivial', TRIVIAL)}")
+    problem = compbench.read_instance(EXAMPLE).replace(length=compbench.Length.exact(1))
+    solution = solver.solve(problem, time_limit=20)
+    assert solution.status == compbench.Status.FEASIBLE and solution.kept.tolist() == [1]
+    assert judge(problem, solution) == "ok"
+    assert solution.stats["limit"] == "20.0" and set(solution.seconds) == {"setup", "solve", "total"}
+    assert solver.solve(problem).stats["limit"] is None  # no limit: the variable is absent
+    assert solver.exact and solver.info()["program"] == str(tmp_path / "trivial")
+
+
+def test_a_relative_path_resolves_against_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    program(tmp_path, "trivial", TRIVIAL)
+    monkeypatch.chdir(tmp_path)
+    solver = compbench.get_solver("exec:./trivial")
+    assert solver.name == "exec:./trivial" and solver.program == tmp_path / "trivial"
+
+
+def test_a_missing_or_non_executable_program_is_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text(TRIVIAL)
+    for path, why in ((tmp_path / "missing", "no such program"), (tmp_path / "plain", "not executable"),
+                      (tmp_path, "a directory")):
+        with pytest.raises(KeyError, match=why):
+            compbench.get_solver(f"exec:{path}")
+        result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(EXAMPLE), "--solver", f"exec:{path}"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2 and why in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+FAILURES = [  # (program body, status, what the message says)
+    ("print('dying', file=sys.stderr); sys.exit(3)", "error", "exited with status 3; stderr: dying"),
+    ("print('segfault ahead', file=sys.stderr); sys.stderr.flush(); os.kill(os.getpid(), signal.SIGSEGV)", "error",
+     "killed by signal 11 (SIGSEGV); stderr: segfault ahead"),
+    ("print('the answer is 42'); print('debug', file=sys.stderr)", "error", "stdout is not one JSON object"),
+    ("pass", "error", "printed nothing on stdout; no stderr"),
+    ("print(json.dumps([1, 2]))", "error", "stdout is a JSON list, not an object"),
+    ("print(json.dumps({'objective': 1.0}))", "error", "the answer has no status"),
+    ("print(json.dumps({'status': 'best'}))", "error", "status 'best' is not one of optimal"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [1, 2], 'heads': [0]}))", "error",
+     "do not describe tokens of 1..3"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [7], 'heads': [0]}))", "error",
+     "do not describe tokens of 1..3"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [1]}))", "error", "gives kept without heads"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [1], 'heads': [0.5]}))", "error",
+     "heads must be a list of integers"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [2, 1], 'heads': [0, 0]}))", "error",
+     "is not increasing"),
+    ("print(json.dumps({'status': 'feasible', 'objective': 'lots', 'kept': [1], 'heads': [0]}))", "error",
+     "could not convert string to float"),
+    ("print(json.dumps({'status': 'feasible', 'kept': [1], 'heads': [0]}))", "error", "without its objective"),
+    ("print(json.dumps({'status': 'unsupported', 'message': 'no sibling scores'}))", "unsupported",
+     "no sibling scores"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "says"), FAILURES, ids=[f[2][:30] for f in FAILURES])
+def test_each_failure_is_classified_and_named(tmp_path: Path, body: str, status: str, says: str) -> None:
+    path = python_program(tmp_path, "faulty", body)
+    solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE), time_limit=30)
+    assert solution.status.value == status and says in solution.message
+    if status == "error":
+        assert solution.message.startswith(f"exec:{path}: ")
+    if "debug" in body:
+        assert solution.message.endswith("stderr: debug")
+
+
+def test_a_program_that_cannot_be_started_is_an_error(tmp_path: Path) -> None:
+    path = program(tmp_path, "no-shebang", "print('hi')\n")
+    solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
+    assert solution.status.value == "error" and "cannot be run (Exec format error)" in solution.message
+
+
+def test_a_hang_is_killed_at_the_limit_with_its_process_group(tmp_path: Path) -> None:
+    solver = compbench.get_solver(f"exec:{program(tmp_path, 'hang.sh', HANG)}")
+    started = time.monotonic()
+    solution = solver.solve(compbench.read_instance(EXAMPLE), time_limit=1.0)
+    assert time.monotonic() - started < 4.0
+    assert solution.status.value == "timeout" and "killed after" in solution.message
+    assert "time limit 1 s + 0.5 s grace" in solution.message
+    shell, child = map(int, (tmp_path / "pids").read_text().split())
+    assert gone(shell) and gone(child)
+    assert group_members(shell) == []  # the program led its own process group: nothing of it is left running
+
+
+def test_a_hang_under_the_worker_is_killed_with_it(tmp_path: Path) -> None:
+    """``solve --time-limit``: the program runs inside the worker's process group; its overrun is still a timeout
+    and leaves nothing running.  (It answers the worker's warm-up on a tiny problem, then hangs.)"""
+    path = python_program(tmp_path, "hangs-later", textwrap.dedent('''
+        if len(json.load(open(sys.argv[1]))["scores"]["arc"]) <= 5:
+            print(json.dumps({"status": "unsupported"}))
+            sys.exit()
+        child = __import__("subprocess").Popen(["sleep", "120"])
+        open(os.path.join(os.path.dirname(sys.argv[0]), "pids"), "w").write(f"{os.getpid()} {child.pid}")
+        print("hanging", file=sys.stderr, flush=True)
+        signal.pause()
+    '''))
+    problem = compbench.generate("gaussian", 6, seed=0, length=3)
+    instance = tmp_path / "n6.json"
+    compbench.write_instance(instance, problem)
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(instance), "--solver", f"exec:{path}",
+                             "--time-limit", "1", "--json"], capture_output=True, text=True, timeout=120)
+    record = json.loads(result.stdout)
+    assert record["status"] == "timeout" and "stderr: hanging" in record["message"], record
+    assert all(gone(int(pid)) for pid in (tmp_path / "pids").read_text().split())
+
+
+def test_brute_force_program_agrees_with_brute_force_in_check(tmp_path: Path) -> None:
+    path = program(tmp_path, "bf", BRUTE_FORCE)
+    status = main(["check", "gen:gaussian+integer-ties+forbidden:3-5:1:0:mixed", "--solvers",
+                   f"exec:{path},brute-force", "--time-limit", "30", "--repro-dir", str(tmp_path / "repro"),
+                   "--out", str(tmp_path / "check.jsonl")])
+    assert status == 0
+    results = [r for r in read_records(tmp_path / "check.jsonl") if r["type"] == "result"]
+    mine = [r for r in results if r["solver"] == f"exec:{path}"]
+    assert len(mine) == len(results) // 2 and all(r["validity"] == "ok" for r in mine)
+    assert {r["status"] for r in mine} <= {"optimal", "infeasible"}
+
+
+def test_brute_force_program_passes_the_conformance_kit(tmp_path: Path) -> None:
+    from compbench.testing import check_solver
+
+    check_solver(f"exec:{program(tmp_path, 'bf', BRUTE_FORCE)}", max_n=4, max_examples=25, seed=0)
+
+
+def test_bench_records_an_exec_solver_under_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program(tmp_path, "bf", BRUTE_FORCE)
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--instances", "gen:gaussian:4-5:1", "--solvers", "exec:./bf,brute-force",
+                 "--time-limit", "30", "--out", "run.jsonl"]) == 0
+    results = [r for r in read_records(tmp_path / "run.jsonl") if r["type"] == "result"]
+    mine = [r for r in results if r["solver"] == "exec:./bf"]
+    assert len(mine) == 2 and all(r["status"] == "optimal" and r["validity"] == "ok" for r in mine)
+    assert len(results) == 4
+    assert main(["report", "run.jsonl", "--out", "report"]) == 0
+    assert "| exec:./bf | yes |" in (tmp_path / "report" / "README.md").read_text()
+
+
+def test_the_readme_exec_example_runs(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = [block for block in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+              if block.startswith("#!/usr/bin/env python3")]
+    assert len(blocks) == 1, "README.md has one exec example (a python block starting with a #! line)"
+    assert "compbench" not in blocks[0]
+    path = program(tmp_path, "my-solver", blocks[0])
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(EXAMPLE), "--solver", f"exec:{path}",
+                             "--json"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "feasible"
+    solver = compbench.get_solver(f"exec:{path}")
+    for seed in range(6):  # valid (or honestly unsupported / none found) on every kind of problem
+        for problem in (compbench.generate("forbidden", 5, seed=seed, length=2, single_root=seed % 2 == 0),
+                        compbench.generate("gaussian", 4, seed=seed, length=None, second_order=seed % 3 == 0)):
+            solution = solver.solve(problem)
+            assert solution.status.value in ("feasible", "unsupported") and judge(problem, solution) == "ok"
+
+
+def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:
+    path = python_program(tmp_path, "greedy-for-memory", "block = bytearray(1 << 30)\nprint('{}')")
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(EXAMPLE), "--solver", f"exec:{path}",
+                             "--time-limit", "20", "--memory-limit", "300", "--json"],
+                            capture_output=True, text=True, timeout=120)
+    record = json.loads(result.stdout)
+    assert record["status"] == "error" and "exited with status 1 (its address space is capped at 300 MiB)" in \
+        record["message"] and record["message"].endswith("MemoryError")
