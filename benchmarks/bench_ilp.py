@@ -28,9 +28,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import compbench
-from compbench.harness.plots import FAMILY_STYLE, family, integer_log_axis, solver_colour, solver_marker
+from compbench.harness.styles import FAMILY_STYLE, family, integer_log_axis, solver_colour, solver_marker
 from compbench.harness.report import fastest_ilp_per_size
-from compbench.harness.sweep import make_tasks, read_records, run_sweep
+from compbench.harness.runfiles import read_records
+from compbench.harness.sweep import make_tasks, run_sweep
 
 SOLVERS = [
     "resource-dp", "bisection-exact",

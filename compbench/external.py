@@ -124,7 +124,7 @@ class ExecSolver(Solver):
                 pass
             finally:  # an overrun, or an interrupt of the caller: the program does not outlive the call
                 if code is None:
-                    from .harness.worker import kill_process_tree
+                    from .processes import kill_process_tree
 
                     kill_process_tree(process.pid)  # its descendants, and its group when it leads one
                     process.kill()

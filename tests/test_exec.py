@@ -17,7 +17,7 @@ import pytest
 import compbench
 from compbench.agreement import judge
 from compbench.cli import main
-from compbench.harness.sweep import read_records
+from compbench.harness.runfiles import read_records
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "instances" / "ex1.json"

@@ -22,7 +22,8 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.harness.sweep import make_tasks, read_records, run_sweep, source_problems
+from compbench.harness.runfiles import read_records
+from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 
 PLUGIN = textwrap.dedent('''
     import os

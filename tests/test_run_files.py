@@ -13,8 +13,9 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.harness import sweep
-from compbench.harness.sweep import RecordWriter, RunFileError, make_tasks, read_records, run_sweep, source_problems
+from compbench.harness import runfiles
+from compbench.harness.runfiles import RecordWriter, RunFileError, read_records
+from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 
 BENCH = ["bench", "--sizes", "4", "--per-size", "1", "--kinds", "gaussian", "--solvers", "brute-force",
          "--time-limit", "5", "--memory-limit", "2048"]
@@ -45,10 +46,10 @@ def test_the_git_commit_is_fast_and_silent_without_git_or_a_checkout(tmp_path: P
                                                                       capfd: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no git program
     started = time.monotonic()
-    revision = sweep.source_revision()
+    revision = runfiles.source_revision()
     assert revision is None or not (Path(compbench.__file__).parent.parent / ".git").exists()
     monkeypatch.setattr(compbench, "__file__", str(tmp_path / "site" / "compbench" / "__init__.py"))  # no checkout
-    assert sweep.source_revision() is None
+    assert runfiles.source_revision() is None
     assert time.monotonic() - started < 10 and capfd.readouterr() == ("", "")
 
 
@@ -201,7 +202,7 @@ def test_plot_and_report_refuse_what_is_not_a_run(tmp_path: Path, capsys: pytest
     text, binary, empty_run = tmp_path / "notes.txt", tmp_path / "data.bin", tmp_path / "empty.jsonl"
     text.write_text("hello\n")
     binary.write_bytes(bytes(range(256)))
-    empty_run.write_text(json.dumps(sweep.environment({})) + "\n")
+    empty_run.write_text(json.dumps(runfiles.environment({})) + "\n")
     for command in ("plot", "report"):
         for path, why in ((instances, "not a run file"), (text, "not a run file"), (binary, "not a run file"),
                           (empty_run, "an empty run")):

@@ -21,8 +21,8 @@ from ..problem import ProblemError
 from .common import UsageError
 
 # Modules that add subcommands (each has register(subparsers)).
-COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.compression",
-                   "compbench.cli.parser", "compbench.cli.accuracy_report")
+COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.export",
+                   "compbench.cli.compression", "compbench.cli.parser", "compbench.cli.accuracy_report")
 
 DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
                "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")

@@ -87,7 +87,8 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
     ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
-    from ..harness.sweep import RecordWriter, environment, make_executor
+    from ..harness.runfiles import RecordWriter, environment
+    from ..harness.sweep import make_executor
     from ..limits import default_memory_limit
 
     problems = _problems(source)
@@ -120,7 +121,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
 @contextlib.contextmanager
 def run_file_errors() -> Iterator[None]:
     """A run file that cannot be written, is in use or does not match a resume: one line, exit 2."""
-    from ..harness.sweep import RunFileError
+    from ..harness.runfiles import RunFileError
 
     try:
         yield
@@ -248,7 +249,7 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file."""
     from ..harness.plots import read_accuracy
-    from ..harness.sweep import read_records
+    from ..harness.runfiles import read_records
 
     for run in runs:
         if not Path(run).is_file():

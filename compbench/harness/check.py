@@ -114,7 +114,7 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def _safe(name: str) -> str:
+def safe_file_name(name: str) -> str:
     """A file-name part for ``name``: safe characters, at most 60 of them, and a hash of the whole name when
     anything was replaced or cut (so ``a/b`` and ``a_b`` never share a file)."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
@@ -131,7 +131,7 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
     strip = lambda r: {k: r.get(k) for k in ("solver", "status", "objective", "bound", "kept", "heads", "message")}
     data["check"] = {"solver": solver, "verdict": verdict, "answer": strip(record),
                      "reference": strip(reference) if reference is not None else None}
-    path = directory / f"{_safe(problem.id or 'instance')}--{_safe(solver)}.json"
+    path = directory / f"{safe_file_name(problem.id or 'instance')}--{safe_file_name(solver)}.json"
     path.write_text(json.dumps(data, allow_nan=False, indent=1) + "\n", encoding="utf-8")
     return path
 

@@ -23,7 +23,9 @@ import numpy as np
 from .check import agreement_matrix
 from .stats import (annotate, is_exact, left_out_reason, profile_fractions, profile_ratios, scaling_fit,
                     reference_solver, summarize, time_limit_of)
-from .sweep import read_records
+from .runfiles import read_records
+from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, grid, integer_log_axis, name_missing,
+                     new_figure, note, save_figure, shared_legend, small_print, solver_style)
 
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
 THEORY = {"hook-dp": "3", "resource-dp": "5 (n^3 d^2)", "signature-dp": "6", "bisection": "3 per iteration",
@@ -50,79 +52,6 @@ def solver_infos(environments: list[dict]) -> dict[str, dict]:
     return infos
 
 
-# One line style per solver family, the same in every figure: the dynamic programs solid, the ILP over the DP's own
-# polytope dashed, the joint ILP dotted, the LP relaxations dash-dot.
-FAMILY_STYLE = {"dp": "-", "ilp-dp": "--", "ilp": ":", "lp": "-."}
-
-
-def family(solver: str) -> str:
-    """``lp``, ``ilp-dp`` (the dp formulation), ``ilp`` (the joint model) or ``dp`` (everything else)."""
-    if solver.startswith("lp-"):
-        return "lp"
-    if solver.startswith("ilp-dp") or "formulation=dp" in solver:
-        return "ilp-dp"
-    return "ilp" if solver.startswith("ilp") else "dp"
-
-
-# Colours, the same in every figure and report: one per solver (the dp and the joint formulation of one MIP backend
-# get different hues as well as their family's line style); a variant with options in brackets is a darker shade of
-# its solver's colour with its own marker; plug-ins get a colour by a stable hash of their name.
-DP_COLOURS = {"resource-dp": "#1f77b4", "hook-dp": "#17becf", "bisection": "#2ca02c", "bisection-exact": "#00441b",
-              "signature-dp": "#9467bd", "ql-subgradient": "#e7298a", "brute-force": "#7f7f7f"}
-BACKEND_COLOURS = {"highs": "#d62728", "rcfix-highs": "#ff7f0e", "pulp-highs": "#e377c2", "pulp-cbc": "#8c564b",
-                   "ortools-scip": "#bcbd22", "ortools-cpsat": "#393b79", "gurobi": "#637939"}
-JOINT_COLOURS = {"highs": "#67000d", "rcfix-highs": "#fdae61", "pulp-highs": "#c51b7d", "pulp-cbc": "#bf812d",
-                 "ortools-scip": "#4d9221", "ortools-cpsat": "#4292c6", "gurobi": "#35978f"}
-LP_COLOURS = {"lp-dp-highs": "#7b4173", "lp-joint-highs": "#b15928"}
-OTHER_COLOURS = ("#5254a3", "#8ca252", "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#e7ba52", "#3182bd",
-                 "#e6550d", "#31a354", "#756bb1", "#636363", "#9c9ede", "#cedb9c", "#e7969c", "#de9ed6", "#6baed6")
-MARKERS = "o^vDsP<>Xph*"
-
-
-def solver_colour(solver: str) -> Any:
-    """A solver's colour in every figure (see DP_COLOURS, BACKEND_COLOURS for the dp formulation, JOINT_COLOURS for
-    the joint one); a variant with options in brackets gets a darker shade of its solver's colour (a lighter one of
-    a dark colour)."""
-    from matplotlib.colors import to_rgb
-
-    base = solver.partition("[")[0]
-    colour = DP_COLOURS.get(base) or LP_COLOURS.get(base)
-    for prefix, table in (("ilp-dp-", BACKEND_COLOURS), ("ilp-", JOINT_COLOURS)):
-        if colour is None and base.startswith(prefix) and base[len(prefix):] in table:
-            colour = table[base[len(prefix):]]
-    colour = to_rgb(colour or OTHER_COLOURS[sum(map(ord, base)) % len(OTHER_COLOURS)])
-    if base == solver:
-        return colour
-    dark = 0.299 * colour[0] + 0.587 * colour[1] + 0.114 * colour[2] < 0.4  # a dark colour's variant is lighter
-    return tuple(0.5 * c + 0.5 for c in colour) if dark else tuple(0.6 * c for c in colour)
-
-
-def solver_marker(solver: str) -> str:
-    """A solver's marker in every figure: a stable pick by name (a variant with options picks by its full name)."""
-    return MARKERS[sum(map(ord, solver)) % len(MARKERS)]
-
-
-def solver_style(solver: str) -> dict[str, Any]:
-    """Colour, line style (its family's) and marker of a solver: pass as ``ax.plot(..., **solver_style(s))``."""
-    return {"color": solver_colour(solver), "linestyle": FAMILY_STYLE[family(solver)], "marker": solver_marker(solver)}
-
-
-def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
-    """A log-scale n axis labelled with the plain sizes measured (no 2x10^1)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator, ScalarFormatter
-
-    sizes = sorted(set(sizes))
-    ax.set_xscale("log")
-    ticks: list[int] = []
-    for n in sizes:  # labels at least 15% apart in n, so that neighbours never overprint
-        if not ticks or n >= 1.15 * ticks[-1]:
-            ticks.append(n)
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_minor_formatter(NullFormatter())
-
-
 def theory(solver: str, infos: dict[str, dict]) -> str:
     if solver in THEORY:
         return THEORY[solver]
@@ -131,87 +60,8 @@ def theory(solver: str, infos: dict[str, dict]) -> str:
     return infos.get(solver, {}).get("complexity") or "?"
 
 
-def _figure(title: str, ncols: int = 1):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, ncols, figsize=(7.5 * ncols, 5.0), squeeze=False)
-    fig.suptitle(title)
-    return fig, list(axes[0])
-
-
-def _save(fig: Any, out: Path, name: str) -> list[str]:
-    import matplotlib.pyplot as plt
-
-    paths = []
-    if not fig.legends:  # a figure with a shared legend was laid out before it was placed
-        fig.tight_layout()
-    for ext in ("png", "svg"):
-        path = out / f"{name}.{ext}"
-        fig.savefig(path, dpi=200, bbox_inches="tight")  # nothing clipped: legends sit outside the axes
-        paths.append(str(path))
-    plt.close(fig)
-    return paths
-
-
-def _note(ax: Any, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, wrap=True)
-    ax.set_xticks([])
-    ax.set_yticks([])
-
-
-FAMILY_TITLES = {"dp": "dynamic programs", "ilp-dp": "ILPs on the DP's polytope", "ilp": "joint ILPs",
-                 "lp": "LP relaxations (inexact)"}
-
-
-def _grid(nrows: int, ncols: int, width: float = 3.4, height: float = 2.6) -> tuple[Any, np.ndarray]:
-    """A figure of nrows x ncols panels, each ``width`` x ``height`` inches (a paper column is about 3.4 in)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with plt.rc_context({"font.size": 7}):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
-    return fig, axes
-
-
-def _small(ax: Any, legend: bool = True) -> None:
-    ax.tick_params(labelsize=6)
-    ax.yaxis.label.set_size(7)
-    ax.title.set_size(7)
-    if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=5.5, loc="best", handlelength=2.5, framealpha=0.8)
-
-
 def _kinds(results: list[dict]) -> list[str]:
     return sorted({r.get("kind", "file") for r in results})
-
-
-def _family_order(solver: str) -> tuple[int, str]:
-    return list(FAMILY_STYLE).index(family(solver)), solver
-
-
-def _not_drawn(ax: Any, names: list[str], what: str = "no point", label: str = "") -> None:
-    """Name under the panel (in its x label, so the layout makes room) the solvers missing from it and why."""
-    import textwrap
-
-    note = "\n".join(textwrap.wrap(f"{what}: " + "; ".join(names), 75)) if names else ""
-    ax.set_xlabel(label + ("\n" + note if note else ""), fontsize=5.5 if note else 7)
-
-
-def _shared_legend(fig: Any, axes: Any, ncol: int = 3) -> None:
-    """One legend below all panels: a solver keeps its colour, line style and marker in every panel."""
-    handles: dict[str, Any] = {}
-    for ax in np.ravel(axes):
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    fig.tight_layout()
-    if handles:
-        fig.legend(list(handles.values()), list(handles), loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                   ncol=ncol, fontsize=6, handlelength=3.0, frameon=False)
 
 
 def scaling_points(records: list[dict]) -> tuple[dict[int, np.ndarray], dict[int, tuple[int, int]]]:
@@ -233,7 +83,7 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
     families = [f for f in FAMILY_STYLE if any(family(r["solver"]) == f for r in results)]
     ncols = min(2, len(families))
     per_kind = -(-len(families) // ncols)
-    fig, axes = _grid(len(kinds) * per_kind, ncols, width=3.5, height=2.7)
+    fig, axes = grid(len(kinds) * per_kind, ncols, width=3.5, height=2.7)
     limit = time_limit_of(results)
     for block, kind in enumerate(kinds):
         of_kind = [r for r in results if r.get("kind", "file") == kind]
@@ -262,7 +112,7 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
                 ax.plot(ns, [np.median(times[n]) for n in ns], **solver_style(solver), markersize=3,
                         lw=2.2 if solver == fastest else 0.9, label=label)
             ax.set_title(f"{FAMILY_TITLES[fam]}, {kind}")
-            _not_drawn(ax, missing, label="n (tokens)")
+            name_missing(ax, missing, label="n (tokens)")
             ax.set_ylabel("median seconds")
             if sizes:
                 integer_log_axis(ax, sizes)
@@ -270,8 +120,8 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
                 ax.grid(True, which="major", alpha=0.3)
                 drawn.append(ax)
             else:
-                _note(ax, "no size with more than half solved")
-            _small(ax, legend=False)
+                note(ax, "no size with more than half solved")
+            small_print(ax, legend=False)
         if drawn:  # one scale per kind: every size of the kind, times up to the limit (dotted)
             low = min(ax.get_ylim()[0] for ax in drawn)
             high = max([ax.get_ylim()[1] for ax in drawn] + [1.6 * limit if limit else 0])
@@ -283,7 +133,7 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
                 if limit:
                     ax.axhline(limit, color="gray", lw=0.6, ls=(0, (1, 2)))
                 ax.legend(fontsize=5, loc="best", handlelength=2.5, framealpha=0.85)
-    return _save(fig, out, "runtime")
+    return save_figure(fig, out, "runtime")
 
 
 def profile_matrix(records: list[dict], solvers: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -302,7 +152,7 @@ def profile_matrix(records: list[dict], solvers: list[str]) -> tuple[np.ndarray,
 def _profile_solvers(records: list[dict], infos: dict[str, dict]) -> tuple[list[str], list[str]]:
     """The exact solvers that ran at least one of the records' instances, and notes naming the others with the
     reason (and the solvers unsupported on some instances, which count as unsolved there; skipped ones always do)."""
-    solvers = sorted({r["solver"] for r in records}, key=_family_order)
+    solvers = sorted({r["solver"] for r in records}, key=family_order)
     shown, inexact, left, partly = [], [], [], []
     for solver in solvers:
         mine = [r for r in records if r["solver"] == solver]
@@ -324,7 +174,7 @@ def _profile_solvers(records: list[dict], infos: dict[str, dict]) -> tuple[list[
 def plot_profile(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
     """Dolan-More performance profiles of the exact solvers, one panel per kind."""
     kinds = _kinds(results)
-    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
     for ax, kind in zip(axes[0], kinds):
         records = [r for r in results if r.get("kind", "file") == kind]
         solvers, left = _profile_solvers(records, infos)
@@ -343,16 +193,16 @@ def plot_profile(results: list[dict], infos: dict[str, dict], out: Path) -> list
         ax.set_ylabel(f"fraction of the {len(instances)} instances")
         ax.set_title(f"performance profile, {kind}")
         ax.grid(True, alpha=0.3)
-        _not_drawn(ax, left, "not in the profile", "τ: time within a factor τ of the best")
-        _small(ax, legend=False)
-    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
-    return _save(fig, out, "profile")
+        name_missing(ax, left, "not in the profile", "τ: time within a factor τ of the best")
+        small_print(ax, legend=False)
+    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    return save_figure(fig, out, "profile")
 
 
 def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
     """Instances solved within t seconds against t (an ECDF of solved times), exact solvers, one panel per kind."""
     kinds = _kinds(results)
-    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
     limit = time_limit_of(results)
     for ax, kind in zip(axes[0], kinds):
         records = [r for r in results if r.get("kind", "file") == kind]
@@ -371,10 +221,10 @@ def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path) -> list[
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.set_title(f"solved within t, {kind}")
         ax.grid(True, alpha=0.3)
-        _not_drawn(ax, left, "not drawn", "t: seconds (setup + solve)")
-        _small(ax, legend=False)
-    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
-    return _save(fig, out, "cactus")
+        name_missing(ax, left, "not drawn", "t: seconds (setup + solve)")
+        small_print(ax, legend=False)
+    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    return save_figure(fig, out, "cactus")
 
 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
@@ -404,7 +254,7 @@ def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baselin
     line stops before the panel's largest size."""
     baseline = baseline or speedup_baseline(results, infos)
     kinds = _kinds(results)
-    fig, axes = _grid(1, len(kinds), width=3.4, height=3.0)
+    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
     for ax, kind in zip(axes[0], kinds):
         records = [r for r in results if r.get("kind", "file") == kind]
         ratios = speedups(records, baseline) if baseline else {}
@@ -427,14 +277,14 @@ def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baselin
             integer_log_axis(ax, sizes)
             ax.set_yscale("log")
         else:
-            _note(ax, "no instance solved by the baseline")
+            note(ax, "no instance solved by the baseline")
         ax.set_ylabel(f"time({baseline}) / time(solver)")
         ax.set_title(f"speed-up over {baseline}, {kind}")
         ax.grid(True, which="major", alpha=0.3)
-        _not_drawn(ax, left, "not drawn", "n (tokens)")
-        _small(ax, legend=False)
-    _shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
-    return _save(fig, out, "speedup")
+        name_missing(ax, left, "not drawn", "n (tokens)")
+        small_print(ax, legend=False)
+    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    return save_figure(fig, out, "speedup")
 
 
 CERTIFICATE_KEYS = ("certificate", "certified", "converged")  # what Lagrangian solvers call "optimality proven"
@@ -472,7 +322,7 @@ def plot_certificates(results: list[dict], out: Path) -> list[str]:
     certs, iters = certificate_stats(results)
     if not certs and not iters:
         return []
-    fig, axes = _grid(1, 2, width=3.6, height=2.8)
+    fig, axes = grid(1, 2, width=3.6, height=2.8)
     left, right = axes[0]
     solvers = sorted(set(certs) | set(iters))
     for ax, data in ((left, certs), (right, iters)):
@@ -493,16 +343,16 @@ def plot_certificates(results: list[dict], out: Path) -> list[str]:
             else:
                 ax.plot(xs, [np.median(data[solver][n]) for n in ns], **style, markersize=4, label=solver)
         if not data:
-            _note(ax, "no solver reported this")
+            note(ax, "no solver reported this")
             continue
         integer_log_axis(ax, sizes)
         ax.set_xlabel("n (tokens)")
         ax.grid(True, alpha=0.3)
-        _small(ax)
+        small_print(ax)
     left.set_ylabel("certified (% of the instances of that size)")
     right.set_ylabel("iterations (median per size)")
     left.set_ylim(-8, 118)
-    return _save(fig, out, "certificates")
+    return save_figure(fig, out, "certificates")
 
 
 def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dict[int, list[float]]]:
@@ -531,9 +381,9 @@ def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[st
             if any(v > 0 for values in sizes.values() for v in values)}
     if not gaps:
         return []
-    fig, axes = _grid(1, 1, width=4.6, height=3.0)
+    fig, axes = grid(1, 1, width=4.6, height=3.0)
     ax = axes[0, 0]
-    for solver, sizes in sorted(gaps.items(), key=lambda item: _family_order(item[0])):
+    for solver, sizes in sorted(gaps.items(), key=lambda item: family_order(item[0])):
         ns = sorted(sizes)
         style = solver_style(solver)
         ax.plot(ns, [np.mean(sizes[n]) for n in ns], **style, markersize=3, lw=1.0, label=solver)
@@ -543,16 +393,16 @@ def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[st
     ax.set_xlabel("n (tokens)")
     ax.set_ylabel("(optimum - value) / max(1, |optimum|)")
     ax.grid(True, alpha=0.3)
-    _small(ax, legend=False)
+    small_print(ax, legend=False)
     ax.legend(fontsize=5.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, handlelength=2.5)
-    return _save(fig, out, "gap")
+    return save_figure(fig, out, "gap")
 
 
 def plot_agreement(results: list[dict], out: Path) -> list[str]:
     solvers, both, agree = agreement_matrix(results)
     if not solvers or np.array_equal(agree, both):  # nothing disagrees: the report says so in one line
         return []
-    fig, (ax,) = _figure("Agreement of optimal claims: share of common instances with equal objectives")
+    fig, (ax,) = new_figure("Agreement of optimal claims: share of common instances with equal objectives")
     if solvers:
         rate = np.divide(agree, both, out=np.full(both.shape, np.nan), where=both > 0)
         image = ax.imshow(rate, vmin=0.0, vmax=1.0, cmap="RdYlGn")
@@ -564,8 +414,8 @@ def plot_agreement(results: list[dict], out: Path) -> list[str]:
                 ax.text(j, i, text, ha="center", va="center", fontsize=7)
         fig.colorbar(image, ax=ax, label="agreeing share")
     else:
-        _note(ax, "no optimal claims in these runs")
-    return _save(fig, out, "agreement")
+        note(ax, "no optimal claims in these runs")
+    return save_figure(fig, out, "agreement")
 
 
 RUN_PLOTS = ("profile", "cactus", "runtime", "speedup", "certificates", "gap", "agreement")
@@ -584,7 +434,7 @@ def read_accuracy(path: str | os.PathLike) -> dict | None:
 
 def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
     """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate record (corpus and length)."""
-    fig, (rate_ax, time_ax) = _figure("token F1 against human compressions (test split)\n(hollow: an inexact "
+    fig, (rate_ax, time_ax) = new_figure("token F1 against human compressions (test split)\n(hollow: an inexact "
                                       "solver's F1 over the sentences it answered, i.e. certified)", ncols=2)
     fig.set_size_inches(16.0, 7.0)
     for index, (path, data) in enumerate(records.items()):
@@ -613,7 +463,7 @@ def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
         ax.set_ylabel("token F1 (per-sentence macro average)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
-    return _save(fig, out, "accuracy")
+    return save_figure(fig, out, "accuracy")
 
 
 def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseline: str | None = None) -> list[str]:

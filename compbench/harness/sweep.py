@@ -1,11 +1,5 @@
-"""Sweeps: tasks over instance sets, executors (local process pool or Dask), JSONL records, resume, size skipping.
-
-A run file is JSON Lines: one ``{"type": "environment", ...}`` record each time a sweep starts or resumes (what the
-results depend on: versions, git commit, machine, load, settings), one ``{"type": "result", ...}`` record per
-(instance, solver) pair, appended and flushed as each solve finishes, and one ``{"type": "end", ...}`` record when
-that part of the sweep ends (the load then, the counts, whether it was interrupted).  Nothing written is ever
-rewritten: a sweep killed midway leaves a valid file without its end record, and ``--resume`` continues it.  Each
-record is one complete line or nothing; one command at a time writes a run file (an exclusive lock on it).
+"""Sweeps: tasks over instance sets, executors (local process pool or Dask), resume, size skipping; the records go
+to a run file (:mod:`.runfiles`).
 
 >>> import tempfile, os
 >>> out = os.path.join(tempfile.mkdtemp(), "run.jsonl")
@@ -19,45 +13,27 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
-import datetime
-import errno
-import fcntl
-import json
 import os
-import platform
 import queue
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.generate import KINDS, generate
 from compbench.io import problem_to_dict, read_instance, read_instances, write_instances
 from compbench.problem import Problem
-from compbench.registry import list_solvers
 
-from .worker import GRACE_SECONDS, THREAD_DEFAULTS, WARMUP_SECONDS, SolveProcess, close_children, run_in_child
-
-PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "gurobipy", "cplex", "xpress",
-            "coptpy", "scipy", "psutil", "matplotlib", "tqdm", "dask", "distributed")
-# What a run's results depend on: a resume that differs in one of them is refused unless forced.
-RUN_SETTINGS = ("solvers", "sizes", "kinds", "time_limit", "memory_limit", "compbench")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
+from .runfiles import (RecordWriter, RunFileError, environment, end_record, read_records, recorded_pairs,
+                       result_record, resume_mismatch, run_settings)
+from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, close_children, run_in_child
 
 
 class SpecError(ValueError):
     """A bad size range or generator spec."""
-
-
-class RunFileError(Exception):
-    """A run file that cannot be written, is in use by another command, or does not match a resume: one line naming
-    the file."""
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -206,190 +182,6 @@ def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: 
     return tasks
 
 
-def source_revision() -> dict[str, Any] | None:
-    """``{"commit", "dirty"}`` of the git checkout compbench runs from (its package directory sits at the top of
-    one), or None: installed from a wheel, git absent, or git failing (quietly, within seconds)."""
-    import compbench
-
-    root = Path(compbench.__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
-    try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                timeout=5)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if commit.returncode != 0:
-        return None
-    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None}
-
-
-def load_average() -> list[float] | None:
-    """The 1, 5 and 15 minute load averages, or None where the system has none."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def environment(settings: dict[str, Any]) -> dict[str, Any]:
-    """The environment record: compbench's version and git commit, package versions (every backend), CPU, cores,
-    memory, load average, thread settings, solvers, the command and the settings."""
-    from compbench.limits import physical_memory
-
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count()
-    return {
-        "type": "environment",
-        "started": _now(),
-        "command": "compbench " + " ".join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
-        else None,
-        "compbench": versions["compbench"],
-        "git": source_revision(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": usable,
-        "memory_mb": physical_memory() >> 20,
-        "load_average": load_average(),
-        "threads": {name: os.environ.get(name, THREAD_DEFAULTS.get(name)) for name in THREAD_VARIABLES},
-        "packages": versions,
-        "solvers": {info["name"]: info for info in list_solvers()},
-        "settings": settings,
-    }
-
-
-def end_record(counts: dict[str, int], interrupted: bool) -> dict[str, Any]:
-    """The record that closes one part of a sweep: when, the load average then, what it recorded."""
-    return {"type": "end", "ended": _now(), "load_average": load_average(), "interrupted": interrupted,
-            "counts": {k: v for k, v in sorted(counts.items()) if v}}
-
-
-def run_settings(tasks: list[dict]) -> dict[str, Any]:
-    """What the results of these tasks depend on (see RUN_SETTINGS): solvers, sizes, kinds, limits, version."""
-    def distinct(key: Any) -> list:
-        return list(dict.fromkeys(key(t) for t in tasks))
-
-    limits = {name: distinct(lambda t: t.get(name)) for name in ("time_limit", "memory_limit")}
-    return {"solvers": distinct(lambda t: t["solver"]), "sizes": sorted(distinct(lambda t: t["header"]["n"])),
-            "kinds": sorted(distinct(lambda t: t["header"]["kind"])),
-            **{name: values[0] if len(values) == 1 else values for name, values in limits.items()}}
-
-
-def resume_mismatch(path: Path, existing: list[dict], settings: dict[str, Any]) -> str | None:
-    """Why a resume with ``settings`` would mix different runs in ``path`` (the fields of RUN_SETTINGS that differ
-    from its latest environment record; fields an older file lacks are not compared), or None."""
-    headers = [r for r in existing if r.get("type") == "environment" and isinstance(r.get("settings"), dict)]
-    if not headers:
-        return None
-    recorded = {**headers[-1]["settings"], "compbench": headers[-1].get("compbench")
-                or (headers[-1].get("packages") or {}).get("compbench")}
-    current = {**settings, "compbench": metadata.version("compbench")}
-
-    def shown(value: Any) -> str:
-        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
-
-    differ = [f"{name} {shown(recorded[name])} there, {shown(current.get(name))} here" for name in RUN_SETTINGS
-              if recorded.get(name) is not None and recorded[name] != current.get(name)]
-    if not differ:
-        return None
-    return (f"{path}: this command differs from the run it resumes ({'; '.join(differ)}); pass --force to mix them "
-            "in one run file, or choose another --out")
-
-
-def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every complete record of a run file (a line cut short by a kill is ignored)."""
-    records = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return records
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and "type" in record:
-            records.append(record)
-    return records
-
-
-class RecordWriter:
-    """Appends records to a JSONL file under an exclusive lock (one writer per run file), each as one complete line
-    or not at all: the line is built first, written with one ``os.write`` and synced; on failure (a full disk) the
-    file is cut back to its previous size and :class:`RunFileError` names it.  A partial last line left by a kill is
-    dropped first; with ``fresh``, a file that already holds records is refused instead."""
-
-    def __init__(self, path: str | os.PathLike, fresh: bool = False):
-        self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(self._fd)
-            raise RunFileError(f"{self.path}: another compbench command is writing this run file (wait for it to "
-                               "finish, or choose another --out)") from None
-        try:
-            data = self.path.read_bytes()
-            if fresh and data:
-                raise RunFileError(f"{self.path} exists (use --resume to continue it, or choose another --out)")
-            if data and not data.endswith(b"\n"):
-                os.ftruncate(self._fd, data.rfind(b"\n") + 1)
-        except OSError as exc:
-            self.close()
-            raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
-        except RunFileError:
-            self.close()
-            raise
-
-    def write(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, allow_nan=False) + "\n").encode()
-        size = os.fstat(self._fd).st_size
-        try:
-            if os.write(self._fd, line) != len(line):  # a short write: the disk filled up during it
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            os.fsync(self._fd)
-        except OSError as exc:
-            try:
-                os.ftruncate(self._fd, size)
-            except OSError:
-                pass
-            raise RunFileError(f"{self.path}: cannot write a record ({exc.strerror or exc}); the records before it "
-                               "are kept") from None
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)  # releases the lock
-            self._fd = -1
-
-
 @dataclass
 class SizeSkipper:
     """Skips larger sizes for a (solver, kind) once more than ``fraction`` of a size's instances timed out."""
@@ -514,22 +306,6 @@ def make_executor(kind: str, jobs: int = 1, scheduler: Any = None, grace: float 
                   warmup_limit: float = WARMUP_SECONDS) -> LocalExecutor | DaskExecutor:
     """``local``: ``jobs`` worker processes here; ``dask``: the cluster of ``scheduler`` (an address or a Client)."""
     return DaskExecutor(scheduler, grace, warmup_limit) if kind == "dask" else LocalExecutor(jobs, grace, warmup_limit)
-
-
-def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    record = {"type": "result", **task["header"], "time_limit": task["time_limit"]}
-    for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
-                "validity",
-                "stats", "message", "kept", "heads", "killed"):
-        if key in result and result[key] not in (None, "", {}):
-            record[key] = result[key]
-    record.setdefault("objective", None)
-    record.setdefault("bound", None)
-    return record
-
-
-def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
-    return {(r["instance"], r["solver"]) for r in records if r.get("type") == "result"}
 
 
 def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSkipper | None = None,

@@ -38,6 +38,7 @@ from typing import Any
 import psutil
 
 from compbench.limits import proc_field
+from compbench.processes import kill_process_tree
 
 GRACE_SECONDS = 1.0  # beyond the time limit before the child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
@@ -140,25 +141,6 @@ def _warm_up(task: dict[str, Any]) -> None:
     from compbench import get_solver
 
     get_solver(task["solver"]).solve(warm_up_problem(task["problem"]), time_limit=10.0)
-
-
-def kill_process_tree(pid: int) -> None:
-    """Kill process ``pid``, its process group and every descendant: the group takes a backend's children (CBC
-    under PuLP) and grandchildren that double-fork; the descendants, collected before the kill breaks the tree,
-    take those that left the group (``setsid``)."""
-    try:
-        for child in psutil.Process(pid).children(recursive=True):  # first: pid may be this process
-            try:
-                child.kill()
-            except psutil.Error:
-                pass
-    except psutil.Error:
-        pass
-    finally:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 PR_SET_PDEATHSIG = 1

@@ -7,9 +7,10 @@ from pathlib import Path
 from .model import Model
 
 
-def write_model(model: Model, path: str | Path) -> None:
+def write_model(model: Model, path: str | Path, *, minimize: bool = False) -> None:
     """Write ``model`` (maximize ``cost @ x``) to ``path``: ``.mps`` or ``.lp`` (HiGHS picks the format from the
-    extension), with its row and column names.
+    extension), with its row and column names.  ``minimize`` writes it as the minimization of ``-cost @ x`` (what
+    every MPS reader takes without an OBJSENSE section): the file's optimum is then minus the model's.
 
     >>> import compbench, tempfile, pathlib
     >>> from compbench_solvers.ilp import build_joint_model
@@ -22,8 +23,9 @@ def write_model(model: Model, path: str | Path) -> None:
 
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = model.num_cols, model.num_rows
-    lp.sense_ = highspy.ObjSense.kMaximize
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = model.cost, model.col_lower, model.col_upper
+    lp.sense_ = highspy.ObjSense.kMinimize if minimize else highspy.ObjSense.kMaximize
+    lp.col_cost_ = -model.cost if minimize else model.cost
+    lp.col_lower_, lp.col_upper_ = model.col_lower, model.col_upper
     lp.row_lower_, lp.row_upper_ = model.row_lower, model.row_upper  # np.inf is HiGHS's infinity
     matrix = lp.a_matrix_
     matrix.format_ = highspy.MatrixFormat.kRowwise

@@ -117,6 +117,18 @@ class ILPSolver(Solver):
     def info(self) -> dict[str, Any]:
         return {**super().info(), "formulation": self.formulation, "relaxation": self.relax}
 
+    def export(self, problem: Problem, path: str | os.PathLike) -> tuple[float, float]:
+        """Write this solver's model of ``problem`` (its formulation and model options) to ``path``, an ``.mps`` or
+        ``.lp`` file with named rows and columns, as a minimization; return ``(objective_scale, objective_offset)``:
+        the problem's objective is ``objective_scale * (the file's objective value) + objective_offset``."""
+        from ..export import write_model
+
+        options = {key: value for key, value in self.options.items() if key not in ("threads", "settings")}
+        formulation = options.pop("formulation", self.formulation)
+        model = check_model_options(formulation, options).build(problem, **options)
+        write_model(model.relaxed() if self.relax else model, path, minimize=True)
+        return -1.0, 0.0
+
     @property
     def complexity(self) -> str:
         method = "LP (polynomial)" if self.relax else "MIP (NP-hard in general)"
