@@ -335,6 +335,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return status
 
 
+def _add_executor_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help="where solves run: local worker processes or a Dask cluster (default local)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
+
+
+def _add_shift_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shift", type=positive_seconds, metavar="S",
+                        help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
+
+
+def _add_run_reader(subparsers: argparse._SubParsersAction, name: str, help: str, out: str) -> argparse.ArgumentParser:
+    """A command that reads run files and writes into a directory (plot, report)."""
+    parser = subparsers.add_parser(name, help=help)
+    parser.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
+    parser.add_argument("--out", default=out, help=f"output directory (default {out})")
+    parser.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
+    return parser
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     chk = subparsers.add_parser("check", help="cross-check solvers on an instance set (exit 1 on any disagreement)")
     chk.add_argument("set", help="instance file (.json/.jsonl/.npz) or generator spec gen:KINDS:SIZES:COUNT[:SEED], "
@@ -344,9 +364,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",
                      help="where disagreeing or invalid answers are written as instance files (default check-failures)")
     chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file")
-    chk.add_argument("--executor", choices=("local", "dask"), default="local",
-                     help="where solves run: local worker processes or a Dask cluster (default local)")
-    chk.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
+    _add_executor_options(chk)
     chk.set_defaults(func=cmd_check)
 
     bench = subparsers.add_parser(
@@ -358,26 +376,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_sweep_options(bench)
     bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
     bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
-    bench.add_argument("--executor", choices=("local", "dask"), default="local",
-                       help="where solves run: local worker processes or a Dask cluster (default local)")
-    bench.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
+    _add_executor_options(bench)
     bench.add_argument("--skip-larger-after", type=float, default=0.5, metavar="F",
                        help="skip larger sizes for a solver once more than F of a size's instances timed out "
                             "(default 0.5; 1 never skips)")
     bench.set_defaults(func=cmd_bench)
 
-    plot = subparsers.add_parser("plot", help="plots (PNG and SVG) of run files")
-    plot.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
-    plot.add_argument("--out", default="reports/plots", help="output directory (default reports/plots)")
-    plot.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
+    plot = _add_run_reader(subparsers, "plot", "plots (PNG and SVG) of run files", "reports/plots")
     plot.set_defaults(func=cmd_plot)
 
-    report = subparsers.add_parser("report", help="write OUT/README.md: tables, plots, environment, how to reproduce")
-    report.add_argument("runs", nargs="+", metavar="RUN.jsonl", help="run files of bench, demo or check")
-    report.add_argument("--out", default="reports", help="output directory (default reports)")
-    report.add_argument("--baseline", metavar="SOLVER", help="speed-up baseline (default: fastest ILP backend)")
-    report.add_argument("--shift", type=positive_seconds, metavar="S",
-                        help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
+    report = _add_run_reader(subparsers, "report", "write OUT/README.md: tables, plots, environment, how to reproduce",
+                             "reports")
+    _add_shift_option(report)
     report.set_defaults(func=cmd_report)
 
     compare = subparsers.add_parser(
@@ -388,8 +398,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "for a file that is missing or holds no results.")
     compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
     compare.add_argument("b", metavar="B.jsonl", help="the second run")
-    compare.add_argument("--shift", type=positive_seconds, metavar="S",
-                         help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
+    _add_shift_option(compare)
     compare.set_defaults(func=cmd_compare)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")

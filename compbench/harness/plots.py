@@ -191,10 +191,8 @@ def plot_profile(results: list[dict], infos: dict[str, dict], out: Path) -> list
         ax.set_xlim(1.0, top)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel(f"fraction of the {len(instances)} instances")
-        ax.set_title(f"performance profile, {kind}")
-        ax.grid(True, alpha=0.3)
-        name_missing(ax, left, "not in the profile", "τ: time within a factor τ of the best")
-        small_print(ax, legend=False)
+        _finish_panel(ax, f"performance profile, {kind}", left, "not in the profile",
+                      "τ: time within a factor τ of the best")
     shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
     return save_figure(fig, out, "profile")
 
@@ -219,12 +217,17 @@ def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path) -> list[
         ax.set_xscale("log")
         ax.set_ylabel(f"instances solved (of {total})")
         ax.yaxis.get_major_locator().set_params(integer=True)
-        ax.set_title(f"solved within t, {kind}")
-        ax.grid(True, alpha=0.3)
-        name_missing(ax, left, "not drawn", "t: seconds (setup + solve)")
-        small_print(ax, legend=False)
+        _finish_panel(ax, f"solved within t, {kind}", left, "not drawn", "t: seconds (setup + solve)")
     shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
     return save_figure(fig, out, "cactus")
+
+
+def _finish_panel(ax: Any, title: str, left: list[str], what: str, xlabel: str) -> None:
+    """Title, grid, the solvers left out (``what``: why) under the x label, and small print."""
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    name_missing(ax, left, what, xlabel)
+    small_print(ax, legend=False)
 
 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
