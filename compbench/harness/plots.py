@@ -105,7 +105,8 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list
                     continue
                 ns = sorted(times)
                 sizes += ns
-                fit = scaling_fit(times)
+                # an exponent only for exact solvers: an inexact one's unproven answers sit at the limit
+                fit = scaling_fit(times) if rows[solver]["exact"] else None
                 label = solver + ("" if rows[solver]["exact"] else " (inexact)")
                 if fit:
                     label += f": n^{fit[0]:.1f} [{fit[1]:.1f}, {fit[2]:.1f}]"
