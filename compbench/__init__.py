@@ -7,17 +7,47 @@
 ('optimal', 3, True)
 """
 
-from .evaluate import InvalidSolution, evaluate, objective, sibling_pairs, tree_violation
-from .generate import KINDS, generate, generate_set
-from .inference import Marginals, log_partition, marginals, tree_marginals
-from .io import InstanceError, read_instance, read_instances, write_instance, write_instances
-from .problem import Length, Problem, ProblemError, Solution, Status, sibling_triples
-from .registry import Capabilities, Solver, SolverError, get_solver, list_solvers, solver_names
+import importlib
+import sys
+import types
 
-__all__ = [
-    "Capabilities", "InstanceError", "InvalidSolution", "KINDS", "Length", "Marginals", "Problem", "ProblemError",
-    "Solution", "Solver", "SolverError", "Status", "evaluate", "generate", "generate_set", "get_solver",
-    "list_solvers", "log_partition", "marginals", "objective", "tree_marginals", "read_instance", "read_instances", "sibling_pairs", "sibling_triples", "solver_names",
-    "tree_violation", "write_instance", "write_instances",
-]
+# Every name of the API and the module that holds it, imported on first use: ``import compbench`` (and the command
+# line, which needs only __version__ to build its parsers) does not import numpy and numba until they are needed.
+EXPORTS = {
+    "evaluate": ["InvalidSolution", "evaluate", "objective", "sibling_pairs", "tree_violation"],
+    "generate": ["KINDS", "generate", "generate_set"],
+    "inference": ["Marginals", "log_partition", "marginals", "tree_marginals"],
+    "io": ["InstanceError", "read_instance", "read_instances", "write_instance", "write_instances"],
+    "problem": ["Length", "Problem", "ProblemError", "Solution", "Status", "sibling_triples"],
+    "registry": ["Capabilities", "Solver", "SolverError", "get_solver", "list_solvers", "solver_names"],
+}
+_HOME = {name: module for module, names in EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value  # once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])
+
+
+class _Package(types.ModuleType):
+    """``compbench.evaluate`` and ``compbench.generate`` are functions, as eager imports made them: importing the
+    submodule of the same name (which sets it as an attribute of the package) puts its function there instead."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _HOME.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+__all__ = sorted(_HOME)
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
-"""What the toolkit accepts: the range of scores and the memory an input may claim.
+"""What the toolkit accepts: the range of scores and the memory an input may claim; how far past its time limit a solve
+may run.
 
 Scores: every finite score must satisfy |score| <= MAX_SCORE (1e12).  A solution sums at most 4n + 1 scores
 (n tokens, n arcs, n + 1 bigrams, n sibling scores), so with n <= 32,000 tokens every objective, every partial
@@ -12,6 +13,8 @@ import os
 import resource
 
 MAX_SCORE = 1e12
+GRACE_SECONDS = 1.0  # beyond the time limit before a solve's child is killed: every limit is held within a second
+WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 
 
 def physical_memory() -> int:

@@ -13,7 +13,9 @@ Example (in your package's ``pyproject.toml``)::
 
 An entry point whose name ends in ``*`` names a provider instead: a mapping {solver name: class (or zero-argument
 callable)} whose solvers are all registered, e.g. ``"my-family*" = "my_package:SOLVERS"``; compbench's ILP solvers
-(every formulation on every backend) are registered so.  When two entry points register one name, the first wins.
+(every formulation on every backend) are registered so.  A name with an entry point of its own wins over the same name
+from a provider (so that asking for it loads no provider); otherwise, when two entry points register one name, the
+first wins.
 
 A solver name may carry solve options in brackets, ``NAME[key=value,...]`` (values read as JSON when they parse,
 else as strings; ``a.b=v`` sets key ``b`` of the dict option ``a``): ``ilp-highs[tighten=true,flow=multi]`` or
@@ -163,9 +165,12 @@ def _entry_points() -> dict[str, Callable[[], Any]]:
     """Every registered name and what loads its solver factory (a provider is loaded here to list its names; one
     that cannot be loaded is listed under its own name, and fails again when that name is asked for)."""
     found: dict[str, Callable[[], Any]] = {}
-    for ep in entry_points(group=GROUP):
+    eps = entry_points(group=GROUP)
+    for ep in eps:
         if not ep.name.endswith(PROVIDER):
             found.setdefault(ep.name, ep.load)
+    for ep in eps:
+        if not ep.name.endswith(PROVIDER):
             continue
         try:
             provided = dict(ep.load())
@@ -175,6 +180,14 @@ def _entry_points() -> dict[str, Callable[[], Any]]:
         for name, factory in provided.items():
             found.setdefault(name, lambda factory=factory: factory)
     return found
+
+
+def _factory(name: str) -> Callable[[], Any] | None:
+    """What loads the solver ``name`` when it has an entry point of its own, without loading any provider
+    (``compbench solve`` with a built-in DP does not import the ILP catalog); else None."""
+    if name.endswith(PROVIDER):
+        return None
+    return next((ep.load for ep in entry_points(group=GROUP) if ep.name == name), None)
 
 
 def solver_names() -> list[str]:
@@ -242,13 +255,16 @@ def get_solver(name: str, **options: Any) -> Solver:
 
         return ExecSolver(name[len("exec:"):], **options)
     base, solve_options = parse_solver_spec(name)
-    eps = _entry_points()
-    if base not in eps:
-        known = ", ".join(sorted(eps)) or "none"
-        close = difflib.get_close_matches(base, eps, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise KeyError(f"no solver named {base!r} is registered ({hint}known: {known})")
-    factory = eps[base]()
+    load = _factory(base)
+    if load is None:
+        eps = _entry_points()
+        if base not in eps:
+            known = ", ".join(sorted(eps)) or "none"
+            close = difflib.get_close_matches(base, eps, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise KeyError(f"no solver named {base!r} is registered ({hint}known: {known})")
+        load = eps[base]
+    factory = load()
     solver = factory(**options)
     if not isinstance(solver, Solver):
         raise TypeError(f"entry point {base!r} did not produce a compbench.Solver")

@@ -19,7 +19,6 @@ from compbench.cli import main
 from compbench.corpora import CorpusError
 from compbench.learning.tagger import OutdatedModelError, StructuredTagger
 from compbench.parser import ParserModel, decode, format_conllu, parse_conllu, parse_problem, read_conllu
-from compbench.cli import parser as commands
 from compbench.cli.parser import jackknife_tags, tagger_training
 from compbench.parser.features import FEATURES, PAD, SIZE, ArcFeatures, arc_features, build_vocabulary
 from compbench.parser.train import (attachment_score, cost_augmented, passive_aggressive_step, train_crf,
@@ -438,7 +437,7 @@ def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processe
     assert folds.info["train_tags"] == "jackknifed, 2 folds"
     assert "/12 sentences with a mistake" in capsys.readouterr().err
     trained_on = []  # what the parser learns from with --gold-copies: each sentence with gold, then jackknifed tags
-    monkeypatch.setattr(commands, "train_online", lambda model, train, *rest, **options: (
+    monkeypatch.setattr("compbench.parser.train.train_online", lambda model, train, *rest, **options: (
         trained_on.extend(train), train_online(model, train, *rest, **options)))
     assert main([*common, "--out", str(tmp_path / "both.npz"), "--folds", "2", "--gold-copies"]) == 0
     assert "/24 sentences with a mistake" in capsys.readouterr().err

@@ -4,11 +4,16 @@ Each group of subcommands lives in a module of this package with a ``register(su
 parsers and sets ``func`` (called with the parsed arguments, returns the exit status); :mod:`compbench.cli.common`
 holds what they share.  Bad input raises :class:`~compbench.cli.common.UsageError` (or an InstanceError/ProblemError),
 which becomes a one-line message on stderr and exit status 2.
+
+Building the parsers imports no command's work: a command module imports what its commands need inside them, so
+that ``compbench --help`` (and every command's start) does without numpy and numba.  ``--quiet``, before or after
+the command, silences the progress bars and stage lines (:mod:`compbench.progress`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -16,14 +21,13 @@ import sys
 import threading
 from typing import NoReturn, Sequence
 
-from ..io import InstanceError
-from ..problem import ProblemError
 from .common import UsageError
 
 # Modules that add subcommands (each has register(subparsers)).
 COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.export",
                    "compbench.cli.compression", "compbench.cli.parser", "compbench.cli.accuracy_report")
 
+QUIET_HELP = "no progress bars or stage lines on stderr (results and errors are still printed)"
 DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
                "files, cross-check and benchmark the solvers, plot and report, train and evaluate on real corpora.")
 
@@ -43,7 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    _add_quiet(parser, default=False)
     return parser
+
+
+def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
+    """--quiet on ``parser`` and on every (sub)command below it; below the top it leaves a --quiet given before the
+    command alone (its default is SUPPRESS)."""
+    parser.add_argument("--quiet", action="store_true", default=default, help=QUIET_HELP)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                _add_quiet(command, argparse.SUPPRESS)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -53,12 +68,18 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ..progress import end_stage, quieted
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..io import InstanceError
+    from ..problem import ProblemError
+
     in_main_thread = threading.current_thread() is threading.main_thread()
     saved = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
-        return args.func(args)
+        with quieted() if args.quiet else contextlib.nullcontext():
+            return args.func(args)
     except (UsageError, InstanceError, ProblemError) as exc:
         print(f"compbench: error: {exc}", file=sys.stderr)
         return 2
@@ -74,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     finally:
+        end_stage()
         if in_main_thread:
             signal.signal(signal.SIGTERM, saved)
 

@@ -35,10 +35,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from .. import progress
 from .common import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CORPORA = {  # name: (data directory, fixed rate, epochs (CRF, perceptron, subtree), label in tables)
     "clarke-lapata-written": ("clarke-lapata-written", 0.7, (4, 30, 10), "C&L written"),
@@ -140,16 +143,22 @@ def must_run(name: str, command: list[str], inputs: list[Path], outputs: list[Pa
 
 
 def run(plan: list[Step], record: Path) -> None:
-    """Run the steps that :func:`must_run` in order, recording each one in ``record`` as it finishes."""
+    """Run the steps that :func:`must_run` in order, recording each one in ``record`` as it finishes; a progress
+    bar counts them (a step that an earlier one made stale joins the count when it is reached)."""
     done = json.loads(record.read_text()) if record.exists() else {}
+    steps_bar = progress.bar(total=sum(must_run(*step, done) for step in plan), desc="accuracy-report", unit="step")
     for name, command, inputs, outputs in plan:
         if not must_run(name, command, inputs, outputs, done):
             continue
-        print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
+        if steps_bar.total is not None and steps_bar.n >= steps_bar.total:
+            steps_bar.total += 1
+        steps_bar.set_postfix_str(name)
+        progress.echo(f"[{datetime.datetime.now():%H:%M:%S}] {name}")
         start = time.perf_counter()
         finished = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if finished.returncode != 0:
+            steps_bar.close()
             last = (finished.stderr.strip().splitlines() or ["(no message)"])[-1]
             sys.exit(f"compbench accuracy-report: step {name} failed (exit {finished.returncode}): {last}")
         if name.startswith("parser-evaluate"):
@@ -159,7 +168,9 @@ def run(plan: list[Step], record: Path) -> None:
         partial = record.with_suffix(".json.tmp")  # after every step, whole or not at all
         partial.write_text(json.dumps(done, indent=1) + "\n")
         os.replace(partial, record)
-        print(f"    {seconds:.0f} s", flush=True)
+        progress.echo(f"    {seconds:.0f} s")
+        steps_bar.update(1)
+    steps_bar.close()
 
 
 def result(out: Path, corpus: str, split: str, length: str, system: str, key: str):
@@ -180,12 +191,16 @@ def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str
 
 def per_sentence(out: Path, corpus: str, split: str, length: str, system: str) -> np.ndarray | None:
     """Each sentence's F1 for one system, in the split's order (None when the file or the list is missing)."""
+    import numpy as np
+
     values = result(out, corpus, split, length, system, "f1_per_sentence")
     return None if values is None else np.asarray(values, dtype=float)
 
 
 def interval(values: np.ndarray) -> float:
     """Half the width of the normal 95% confidence interval of the mean of ``values``."""
+    import numpy as np
+
     return 1.96 * float(np.std(values, ddof=1)) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
 
 
@@ -202,6 +217,8 @@ CHANGES = [  # (what the change is, system with it, system without it)
 
 def summary(out: Path, record: Path, corpora: list[str]) -> str:
     """The report's tables (markdown): token F1 per system, corpus, split and length; syntactic F1; times."""
+    import numpy as np
+
     done = json.loads(record.read_text()) if record.exists() else {}
     show = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     header = lambda first: [f"| {first} | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",  # noqa: E731
@@ -268,6 +285,7 @@ def write_between_markers(path: Path, text: str) -> None:
 def figure(out: Path, corpora: list[str]) -> None:
     """Bars of test token F1 at the gold length, every system on every corpus."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

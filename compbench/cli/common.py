@@ -1,21 +1,21 @@
-"""What every command module shares: usage errors, output paths, atomic writes, solver loading, memory options.
+"""What every command module shares: usage errors, output paths, atomic writes, solver loading, memory options,
+choices read when first needed.
 
-Every module of :mod:`compbench.cli` imports this one; it imports none of them.
+Every module of :mod:`compbench.cli` imports this one; it imports none of them, and nothing that imports numpy.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
 
-from ..learning.tagger import OutdatedModelError
-from ..problem import Problem, Solution
-from ..records import record_solution
-from ..registry import get_solver
+if TYPE_CHECKING:
+    from ..problem import Problem, Solution
 
 DEFAULT_SOLVER = "resource-dp"
 T = TypeVar("T")
@@ -23,6 +23,32 @@ T = TypeVar("T")
 
 class UsageError(Exception):
     """Bad input from the user: reported in one line, exit status 2."""
+
+
+class Later(Sequence):
+    """The choices ``module.name`` of an option, imported when argparse first reads them (to check a value or show
+    a command's help), so that building the parsers imports no module that needs numpy.  Give the option a
+    ``metavar`` (else argparse reads the choices to make one) and name ``%(choices)s`` in its help."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name, self._choices = module, name, None
+
+    def _get(self) -> Sequence:
+        if self._choices is None:
+            self._choices = tuple(getattr(importlib.import_module(self.module), self.name))
+        return self._choices
+
+    def __getitem__(self, index):
+        return self._get()[index]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._get()
+
+    def __iter__(self):
+        return iter(self._get())
 
 
 def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output") -> Path:
@@ -95,6 +121,8 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 def load_solver(name: str):
+    from ..registry import get_solver
+
     try:
         return get_solver(name)
     except KeyError as exc:
@@ -132,6 +160,7 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
     """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
     limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
     from ..harness.sweep import problem_reference
+    from ..records import record_solution
 
     result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
                          "memory_limit": memory_limit})
@@ -141,6 +170,8 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:
     """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
     else as not a ``what`` file."""
+    from ..learning.tagger import OutdatedModelError
+
     try:
         return load(path)
     except OutdatedModelError as exc:

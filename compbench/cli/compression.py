@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
 
-from tqdm import tqdm
-
-from ..compression.accuracy import System, evaluate_systems, format_table, target_lengths
-from ..compression.baselines import (MODEL_KINDS, BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, load_model,
-                                     model_kind, systems_of, train_chain_crf, train_subtree)
-from ..compression.crf import train_crf
-from ..compression.features import BigramLM
-from ..compression.model import CompressionModel
-from ..compression.perceptron import train_perceptron
-from ..corpora import CORPORA, CorpusError, read_corpus, split_corpus
-from ..io import write_instances
-from ..learning.tagger import PosTagger
-from ..problem import Length
-from .common import (DEFAULT_SOLVER, UsageError, atomic_output, load_solver, output_path, positive_seconds, read_model,
-                     stdout_to_stderr)
+from .. import progress
+from .common import (DEFAULT_SOLVER, Later, UsageError, atomic_output, load_solver, output_path, positive_seconds,
+                     read_model, stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
+    from ..corpora import CorpusError, read_corpus
+
+    progress.stage(f"reading the {args.corpus} corpus in {args.data}")
     try:
         corpus = read_corpus(args.corpus, args.data)
     except CorpusError as exc:
@@ -37,10 +27,6 @@ def _corpus(args: argparse.Namespace):
           + (f", {report['aligned_with_stray_punctuation']} aligned with stray punctuation skipped"
              if "aligned_with_stray_punctuation" in report else ""), file=sys.stderr)
     return corpus
-
-
-def _progress(iterable, desc: str = ""):
-    return tqdm(iterable, desc=desc, leave=False, file=sys.stderr, disable=not sys.stderr.isatty())
 
 
 def _length(text: str) -> str | float:
@@ -56,6 +42,15 @@ def _length(text: str) -> str | float:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from ..compression.baselines import (BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, train_chain_crf,
+                                         train_subtree)
+    from ..compression.crf import train_crf
+    from ..compression.features import BigramLM
+    from ..compression.model import CompressionModel
+    from ..compression.perceptron import train_perceptron
+    from ..corpora import CORPORA, read_corpus, split_corpus
+    from ..learning.tagger import PosTagger
+
     out = output_path(args.out, what="model")  # before the training, not after it
     parser = _parser(args.parser)
     corpus = _corpus(args)
@@ -63,12 +58,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     solver = load_solver(args.solver)
     tagger = None
     if args.tagger_data:
+        progress.stage(f"reading the Google corpus in {args.tagger_data} for the POS tagger")
         google = read_corpus("google", args.tagger_data)
         tagged = [(s.tokens, s.pos) for s in split_corpus(google)["train"]]
         start = time.perf_counter()
-        tagger = PosTagger.fit(tagged, epochs=args.tagger_epochs)
-        print(f"POS tagger: trained on {len(tagged)} Google sentences in {time.perf_counter() - start:.1f} s",
-              file=sys.stderr)
+        tagger = PosTagger.fit(tagged, epochs=args.tagger_epochs, progress=progress.bar)
+        progress.log(f"POS tagger: trained on {len(tagged)} Google sentences in {time.perf_counter() - start:.1f} s")
     train = parts["train"]
     lm = BigramLM.fit([[s.tokens[k - 1] for k in g] for s in train if s.aligned for g in s.golds])
     kind = args.model_kind
@@ -85,10 +80,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         "max_n": args.max_n, "pos": "gold" if CORPORA[corpus.name].gold_pos else ("tagger" if tagger else "none"),
         "split": {k: len(v) for k, v in parts.items()}, "unaligned": corpus.report["unaligned"],
         "parser": Path(args.parser).name if args.parser else None})
+    progress.stage(f"training the {kind} model: {args.epochs} epochs over {len(train)} sentences, the best on dev kept")
     start = time.perf_counter()
     with stdout_to_stderr():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
-                      progress=_progress, log=lambda line: print(line, file=sys.stderr))
+                      progress=progress.bar, log=progress.log)
         if kind == "subtree":
             train_subtree(model, train, parts["dev"], **common)
         elif kind == "chain-crf":
@@ -122,15 +118,24 @@ def _parser(path: str | None):
     return read_model(ParserModel.load, path, "parser")
 
 
-def _load_model(path: str) -> CompressionModel:
+def _load_model(path: str):
+    from ..compression.baselines import load_model
+
     return read_model(load_model, path, "model")
 
 
 def _split(corpus, name: str):
+    from ..corpora import split_corpus
+
     return corpus.sentences if name == "all" else split_corpus(corpus)[name]
 
 
 def cmd_build_instances(args: argparse.Namespace) -> int:
+    from ..compression.accuracy import target_lengths
+    from ..compression.baselines import model_kind
+    from ..io import write_instances
+    from ..problem import Length
+
     out = output_path(args.out, what="instances")
     corpus = _corpus(args)
     model = _load_model(args.model)
@@ -141,7 +146,7 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
         raise UsageError("a subtree-deletion model has no compression problems of its own (it decodes over the "
                          "input parse)")
     problems = []
-    for sentence in _split(corpus, args.split):
+    for sentence in progress.bar(_split(corpus, args.split), "instances", unit="sentence"):
         if not sentence.aligned:
             continue
         m = target_lengths(sentence, length)[0]
@@ -153,6 +158,11 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    import platform
+
+    from ..compression.accuracy import System, evaluate_systems, format_table
+    from ..compression.baselines import model_kind, systems_of
+
     out = output_path(args.json_out, what="results") if args.json_out else None
     corpus = _corpus(args)
     model = _load_model(args.model)
@@ -180,7 +190,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
-                                   progress=lambda it: _progress(it, "sentences"))
+                                   progress=lambda sentences: progress.bar(sentences, "sentences", unit="sentence"))
     print(f"{corpus.name}, {args.split} split, length {length}, {len(sentences)} sentences"
           + (f" with n <= {args.max_n}" if args.max_n else ""))
     print(format_table(summary))
@@ -196,7 +206,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", required=True, choices=CORPORA, help="which corpus the directory holds")
+    parser.add_argument("--corpus", required=True, choices=Later("compbench.corpora", "CORPORA"), metavar="NAME",
+                        help="which corpus the directory holds: %(choices)s")
     parser.add_argument("--data", required=True, metavar="DIR", help="the corpus directory (files found by prefix)")
 
 
@@ -204,8 +215,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train = subparsers.add_parser("train", help="train a compression model on a corpus's train split")
     _common(train)
     train.add_argument("--out", required=True, metavar="MODEL", help="model file (.npz)")
-    train.add_argument("--model-kind", choices=MODEL_KINDS, default="joint",
-                       help="joint (default): tokens, arcs and bigrams decoded jointly; bigram: McDonald (2006), "
+    train.add_argument("--model-kind", choices=Later("compbench.compression.baselines", "MODEL_KINDS"),
+                       metavar="KIND", default="joint", help="joint (default): tokens, arcs and bigrams decoded jointly; bigram: McDonald (2006), "
                             "token and bigram features only, trained as such, decoded by an exact chain DP; "
                             "chain-crf: a keep/delete linear-chain CRF decoded by Viterbi with a count (its "
                             "--objective is always crf); subtree: subtree deletion over the input parse of "

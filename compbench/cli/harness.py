@@ -11,13 +11,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from ..harness.check import check
-from ..harness.plots import plot_runs
-from ..harness.report import write_report
-from ..harness.sweep import (SpecError, generated_problems, make_tasks, parse_kinds, parse_sizes, run_sweep,
-                             source_problems)
-from ..harness.worker import GRACE_SECONDS, WARMUP_SECONDS
-from ..registry import list_solvers, split_solver_list
+from .. import progress
+from ..limits import GRACE_SECONDS, WARMUP_SECONDS
 from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
                      positive_seconds, stdout_to_stderr, user_memory_limit)
 
@@ -34,6 +29,8 @@ QUICK_SIZES = "4:8:4"
 def chosen_solvers(args: argparse.Namespace) -> list[str]:
     """The solvers of ``--solvers`` (each must exist and be able to run here), or by default every registered solver
     that can run here (those that cannot are named on stderr with the reason)."""
+    from ..registry import list_solvers, split_solver_list
+
     if args.solvers is None or args.all:
         infos = list_solvers()
         missing = [f"{info['name']} ({info['unavailable']})" for info in infos if info["unavailable"]]
@@ -73,6 +70,8 @@ def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None
 
 
 def _problems(source: str) -> list:
+    from ..harness.sweep import SpecError, source_problems
+
     try:
         return source_problems(source)
     except SpecError as exc:
@@ -87,6 +86,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
     ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
+    from ..harness.check import check
     from ..harness.runfiles import RecordWriter, environment
     from ..harness.sweep import make_executor
     from ..limits import default_memory_limit
@@ -141,6 +141,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def bench_problems(args: argparse.Namespace) -> list:
+    from ..harness.sweep import SpecError, generated_problems, parse_kinds, parse_sizes
+
     if args.instances:
         return _problems(args.instances)
     try:
@@ -157,7 +159,7 @@ def bench_problems(args: argparse.Namespace) -> list:
 def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
     """The sweep of ``bench`` (and of ``demo``): the memory limit per solve is the user's or the memory shared by the
     solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
-    from ..harness.sweep import make_executor
+    from ..harness.sweep import make_executor, make_tasks, run_sweep
     from ..limits import default_memory_limit
 
     if args.jobs < 1:
@@ -268,6 +270,8 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    from ..harness.plots import plot_runs
+
     _check_runs(args.runs, accuracy=True)
     output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
@@ -276,6 +280,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..harness.report import write_report
+
     _check_runs(args.runs)
     output_directory(args.out, "report")
     readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
@@ -287,6 +293,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Check every solver, run a short sweep, write the report, all under ``--out`` (default ``compbench-demo/`` in
     the current directory, so that nothing tracked is touched); ``compbench demo --out reports`` regenerates the
     report committed under reports/."""
+    from ..harness.report import write_report
+
     solvers = chosen_solvers(args)
     out = output_directory(args.out, "demo")
     runs = output_directory(out / "runs", "demo's run files")
@@ -301,7 +309,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
           "machine, then every worker loads them from the cache)", flush=True)
 
     with stdout_to_stderr():
-        for name in solvers:
+        for name in progress.bar(solvers, "warm-up", unit="solver"):
             load_solver(name).warm_up()
     print(f"demo 1/3: agreement check of {len(solvers)} solvers ({', '.join(solvers)}) on {check_set}", flush=True)
     check_run = runs / "demo-check.jsonl"

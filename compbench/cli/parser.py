@@ -10,19 +10,16 @@ import argparse
 import copy
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
-from ..corpora import CorpusError, read_corpus, split_corpus
-from ..learning.tagger import StructuredTagger
-from ..parser.conllu import TreeSentence, format_conllu, read_conllu, read_tokens
-from ..parser.features import FEATURES, build_vocabulary
-from ..parser.labels import ArcLabeler
-from ..parser.model import ParserModel, paired_tags
-from ..parser.train import L2, LEARNING_RATE, attachment_score, train_crf, train_online
+from .. import progress
+from ..parser.defaults import FEATURES, L2, LEARNING_RATE
 from .common import UsageError, atomic_output, output_path, read_model
+
+if TYPE_CHECKING:
+    from ..parser.conllu import TreeSentence
+    from ..parser.model import ParserModel
 
 SPLITS = ("train", "dev", "test")
 T = TypeVar("T")
@@ -32,12 +29,16 @@ MAX_STEP = 1.0  # MIRA's default largest step (PA-I's C); EWT dev: the same UAS 
 
 def read_split(directory: str, split: str) -> list[TreeSentence]:
     """The sentences of the one ``*{split}*.conllu`` file in ``directory``, every one with heads."""
+    from ..corpora import CorpusError
+    from ..parser.conllu import read_conllu
+
     folder = Path(directory)
     if not folder.is_dir():
         raise UsageError(f"{folder}: not a directory")
     found = sorted(folder.glob(f"*{split}*.conllu"))
     if len(found) != 1:
         raise UsageError(f"{folder}: expected one *{split}*.conllu file, found {len(found)}")
+    progress.stage(f"reading {found[0]}")
     try:
         sentences = read_conllu(found[0])
     except CorpusError as exc:
@@ -60,10 +61,6 @@ def with_tags(sentences: list[TreeSentence], tagged: list[tuple[list[str], list[
     return out
 
 
-def _log(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def objective_number(args: argparse.Namespace, option: str, objective: str, default: float, *, zero: bool = False,
                      why: str = "") -> float:
     """The value of a number option that only ``objective`` reads: refused with another objective (``why`` says
@@ -78,6 +75,12 @@ def objective_number(args: argparse.Namespace, option: str, objective: str, defa
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    from ..learning.tagger import StructuredTagger
+    from ..parser.features import build_vocabulary
+    from ..parser.labels import ArcLabeler
+    from ..parser.model import ParserModel
+    from ..parser.train import train_crf, train_online
+
     if args.second_order and args.objective == "crf":
         raise UsageError("--second-order goes with --objective perceptron or mira")
     cost = objective_number(args, "cost", "perceptron", COST, zero=True, why=(
@@ -107,25 +110,33 @@ def cmd_train(args: argparse.Namespace) -> int:
                        if args.folds > 1 else "gold")})
     start = time.perf_counter()
     training = tagger_training(model, train)
-    taggers = in_processes(StructuredTagger.fit, [(training, args.tagger_epochs, args.seed + k, lexicon)
-                                                  for k in range(args.tagger_seeds)], args.jobs)
+    seeds = (f"{args.tagger_seeds} seeds, {min(args.jobs, args.tagger_seeds)} at a time" if args.tagger_seeds > 1
+             else "1 seed")
+    progress.stage(f"training the POS tagger on {len(train)} sentences: {args.tagger_epochs} epochs, {seeds}")
+    inner = progress.bar if args.jobs == 1 or args.tagger_seeds == 1 else None  # no bars from worker processes
+    taggers = in_processes(StructuredTagger.fit, [(training, args.tagger_epochs, args.seed + k, lexicon, inner)
+                                                  for k in range(args.tagger_seeds)], args.jobs, "tagger seeds")
     model.tagger = StructuredTagger.averaged(taggers)
     del taggers
     model.info["tagger_seconds"] = time.perf_counter() - start
     dev_tagged = with_tags(dev, [model.tag(s.words) for s in dev])
     model.info["dev_tagging"] = tagging_accuracy(dev, [s.xpos for s in dev_tagged])
-    _log(f"POS tagger{f' (the mean of {args.tagger_seeds} seeds)' if args.tagger_seeds > 1 else ''}: "
+    progress.log(f"POS tagger{f' (the mean of {args.tagger_seeds} seeds)' if args.tagger_seeds > 1 else ''}: "
          f"trained on {len(train)} sentences in {model.info['tagger_seconds']:.1f} s, dev accuracy "
          f"{100 * model.info['dev_tagging']:.2f}"
          + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
     if args.folds > 1:
+        progress.stage(f"jackknifing the training tags: a tagger for each of {args.folds} folds, "
+                       f"{min(args.jobs, args.folds)} at a time")
         start = time.perf_counter()
         jackknifed = jackknife_tags(model, train, args.folds, args.tagger_epochs, args.seed, lexicon, args.jobs)
         train = train + jackknifed if args.gold_copies else jackknifed
-        _log(f"jackknifed training tags ({args.folds} folds, {args.jobs} at a time): "
+        progress.log(f"jackknifed training tags ({args.folds} folds, {args.jobs} at a time): "
              f"{time.perf_counter() - start:.1f} s" + ("; with the gold-tagged copies" if args.gold_copies else ""))
+    progress.stage(f"training the parser ({args.objective}): {args.epochs} epochs over {len(train)} sentences, the "
+                   "best on dev kept")
     start = time.perf_counter()
-    common = dict(epochs=args.epochs, seed=args.seed, log=_log)
+    common = dict(epochs=args.epochs, seed=args.seed, log=progress.log, progress=progress.bar)
     if args.objective == "crf":
         train_crf(model, train, dev_tagged, learning_rate=learning_rate, l2=l2, **common)
     else:
@@ -133,12 +144,13 @@ def cmd_train(args: argparse.Namespace) -> int:
                      **common)
     model.info["train_seconds"] = time.perf_counter() - start
     if args.label_epochs > 0:
+        progress.stage(f"training the arc labeler: {args.label_epochs} epochs")
         start = time.perf_counter()
         model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
         dev_labels = [model.labeler.label(s.words, t.xpos, s.heads) for s, t in zip(dev, dev_tagged)]
         accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
         model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
-        _log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold arcs "
+        progress.log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold arcs "
              f"{100 * accuracy:.2f}")
     with atomic_output(out) as partial:
         model.save(partial)
@@ -151,8 +163,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 def tagger_lexicon(directory: str | None) -> list[tuple[list[str], list[str]]]:
     """The (tokens, PTB tags) of the Google corpus's training part in ``directory`` (none without one): the tag
     classes of its words are features of the tagger."""
+    from ..corpora import CorpusError, read_corpus, split_corpus
+
     if directory is None:
         return []
+    progress.stage(f"reading the Google corpus in {directory} for the tagger's lexicon")
     try:
         return [(s.tokens, s.pos) for s in split_corpus(read_corpus("google", directory))["train"]]
     except CorpusError as exc:
@@ -165,9 +180,10 @@ def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, ep
     is in fold i % folds), so that the parser learns from tags as wrong as the ones it will see; ``jobs`` folds'
     taggers train at once, in separate processes (the same tags for any ``jobs``)."""
     held_out = [range(fold, len(train), folds) for fold in range(folds)]
+    inner = progress.bar if jobs == 1 else None  # no bars from worker processes
     work = [(model.universal, tagger_training(model, [s for i, s in enumerate(train) if i % folds != fold]),
-             [train[i].words for i in held_out[fold]], epochs, seed, lexicon) for fold in range(folds)]
-    fold_tags = in_processes(_fold_tags, work, jobs)
+             [train[i].words for i in held_out[fold]], epochs, seed, lexicon, inner) for fold in range(folds)]
+    fold_tags = in_processes(_fold_tags, work, jobs, "jackknife folds")
     tagged: list[tuple[list[str], list[str] | None]] = [([], None) for _ in train]
     for indices, tags in zip(held_out, fold_tags):
         for i, sentence_tags in zip(indices, tags):
@@ -175,34 +191,47 @@ def jackknife_tags(model: ParserModel, train: list[TreeSentence], folds: int, ep
     return with_tags(train, tagged)
 
 
-def in_processes(function: Callable[..., T], work: list[tuple], jobs: int) -> list[T]:
+def in_processes(function: Callable[..., T], work: list[tuple], jobs: int, desc: str = "") -> list[T]:
     """``function(*arguments)`` for each tuple of ``work``, in order, ``jobs`` at a time in separate processes (in
-    this one when ``jobs`` is 1 or there is one call): the taggers' training, about 2 GB each.
+    this one when ``jobs`` is 1 or there is one call): the taggers' training, about 2 GB each.  With ``desc``, a
+    progress bar counts the calls that are done (when there are several).
 
     >>> in_processes(pow, [(2, 3), (3, 2)], jobs=1)
     [8, 9]
     """
+    def done(results):
+        return progress.bar(results, desc, total=len(work), unit="tagger") if desc and len(work) > 1 else results
+
     if jobs == 1 or len(work) < 2:
-        return [function(*arguments) for arguments in work]
+        return list(done(function(*arguments) for arguments in work))
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(min(jobs, len(work))) as pool:
-            return list(pool.map(function, *zip(*work)))
+            return list(done(pool.map(function, *zip(*work))))
     except BrokenProcessPool:
         raise UsageError(f"--jobs {jobs}: a tagger's process died (out of memory? each takes about 2 GB); "
                          f"try fewer jobs") from None
 
 
 def _fold_tags(universal: bool, training: list[tuple[list[str], list[str]]], sentences: list[list[str]],
-               epochs: int, seed: int, lexicon: list[tuple[list[str], list[str]]]
+               epochs: int, seed: int, lexicon: list[tuple[list[str], list[str]]], bar: Callable | None = None
                ) -> list[tuple[list[str], list[str] | None]]:
-    """The (XPOS, UPOS or None) of ``sentences`` by a tagger trained on ``training``, for :func:`jackknife_tags`."""
+    """The (XPOS, UPOS or None) of ``sentences`` by a tagger trained on ``training``, for :func:`jackknife_tags`
+    (``bar``: the training's progress)."""
+    from ..learning.tagger import StructuredTagger
+    from ..parser.model import ParserModel
+
     model = ParserModel(info={"universal_tags": universal})
-    model.tagger = StructuredTagger.fit(training, epochs=epochs, seed=seed, lexicon=lexicon)
+    model.tagger = StructuredTagger.fit(training, epochs=epochs, seed=seed, lexicon=lexicon, progress=bar)
     return [model.tag(words) for words in sentences]
 
 
 def tagger_training(model: ParserModel, sentences: list[TreeSentence]) -> list[tuple[list[str], list[str]]]:
     """The (words, tags) ``model``'s tagger learns: the PTB tags, or the (XPOS, UPOS) pairs when it reads both."""
+    from ..parser.model import paired_tags
+
     return [(s.words, paired_tags(s.xpos, s.upos) if model.universal else s.xpos) for s in sentences]
 
 
@@ -214,6 +243,8 @@ def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], colum
 
 
 def _load_model(path: str) -> ParserModel:
+    from ..parser.model import ParserModel
+
     return read_model(ParserModel.load, path, "parser model")
 
 
@@ -242,6 +273,9 @@ def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[T
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    from ..corpora import CorpusError
+    from ..parser.conllu import format_conllu, read_conllu, read_tokens
+
     model = _load_model(args.model)
     path = Path(args.file)
     if not path.is_file():
@@ -251,18 +285,21 @@ def cmd_parse(args: argparse.Namespace) -> int:
         sentences = read_conllu(path) if conllu else read_tokens(path)
     except CorpusError as exc:
         raise UsageError(str(exc)) from None
-    sys.stdout.write(format_conllu(parse_sentences(model, sentences)))
+    sys.stdout.write(format_conllu(parse_sentences(model, progress.bar(sentences, "sentences", unit="sentence"))))
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..parser.train import attachment_score
+
     sentences = read_split(args.treebank, args.split)
     model = _load_model(args.model)
     model.parse(["a"], ["DT"], universal_tags=["DET"])  # compile or load the chart's kernels before the clock starts
     start = time.perf_counter()
-    tagged = [model.tag(s.words, s.xpos, s.upos) for s in sentences]
+    tagged = [model.tag(s.words, s.xpos, s.upos) for s in progress.bar(sentences, "tagging", unit="sentence")]
     tagging = time.perf_counter() - start
-    heads = [model.parse(s.words, xpos, universal_tags=upos) for s, (xpos, upos) in zip(sentences, tagged)]
+    heads = [model.parse(s.words, xpos, universal_tags=upos)
+             for s, (xpos, upos) in progress.bar(list(zip(sentences, tagged)), "parsing", unit="sentence")]
     parsing = time.perf_counter() - start - tagging
     labels = [model.labels(s.words, xpos, h) for s, (xpos, _), h in zip(sentences, tagged, heads)]
     total = time.perf_counter() - start

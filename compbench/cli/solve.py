@@ -7,20 +7,21 @@ import contextlib
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from ..agreement import judge
-from ..generate import KINDS, generate_set
-from ..io import read_instances, write_instances
-from ..problem import Length, Problem, ProblemError, Solution
-from ..records import solution_record
-from ..registry import list_solvers
-from .common import (DEFAULT_SOLVER, UsageError, add_memory_limit_option, atomic_output, load_solver, output_path,
-                     positive_seconds,
-                     run_solver, run_solver_with_hard_limit, solve_memory_limit, stdout_to_stderr)
+from .. import progress
+from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, atomic_output, load_solver,
+                     output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
+                     stdout_to_stderr)
+
+if TYPE_CHECKING:
+    from ..problem import Length, Problem, Solution
 
 
 def _length_override(args: argparse.Namespace) -> Length | None | str:
     """The length the user asked for on the command line, or "keep" to use the file's."""
+    from ..problem import Length
+
     if args.free:
         return None
     if args.length is not None:
@@ -33,6 +34,8 @@ def _length_override(args: argparse.Namespace) -> Length | None | str:
 
 
 def _json_record(problem: Problem, solver_name: str, solution: Solution) -> dict:
+    from ..records import solution_record
+
     return {"instance": problem.id, "solver": solver_name, **solution_record(solution, stats=False)}
 
 
@@ -60,6 +63,8 @@ def _print_solution(problem: Problem, solution: Solution, solver_name: str, verb
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from ..io import read_instances
+
     length = _length_override(args)
     problems = list(read_instances(args.file))
     if not problems:
@@ -72,13 +77,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         worker = SolveProcess()
     with worker or contextlib.nullcontext():
-        for problem in problems:
+        for problem in progress.bar(problems, "instances", unit="instance") if len(problems) > 1 else problems:
             status = max(status, _solve_one(args, solver, worker, problem, length))
     return status
 
 
 def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length) -> int:
     """Solve, judge and print one instance; 1 when the answer does not hold up."""
+    from ..agreement import judge
+    from ..problem import ProblemError
+
     if length != "keep":
         try:
             problem = problem.replace(length=length)
@@ -89,15 +97,16 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
     else:
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
     verdict = judge(problem, solution)
-    if verdict != "ok":
-        print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
-    if args.json:
-        record = _json_record(problem, args.solver, solution)
-        if solution.by_length is not None:
-            record["curve"] = [_json_record(problem, args.solver, s) for s in solution.by_length]
-        print(json.dumps(record))
-    else:
-        _print_solution(problem, solution, args.solver, args.verbose)
+    with progress.printing():
+        if verdict != "ok":
+            print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
+        if args.json:
+            record = _json_record(problem, args.solver, solution)
+            if solution.by_length is not None:
+                record["curve"] = [_json_record(problem, args.solver, s) for s in solution.by_length]
+            print(json.dumps(record))
+        else:
+            _print_solution(problem, solution, args.solver, args.verbose)
     return 0 if verdict == "ok" else 1
 
 
@@ -108,6 +117,8 @@ SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: 
 
 
 def cmd_solvers(args: argparse.Namespace) -> int:
+    from ..registry import list_solvers
+
     infos = list_solvers()
     if args.json:
         print(json.dumps(infos, indent=1))
@@ -134,23 +145,33 @@ def cmd_warm_up(args: argparse.Namespace) -> int:
     from ..registry import solver_names, split_solver_list
 
     names = split_solver_list(args.solvers) if args.solvers else solver_names()
-    for name in names:
-        solver = load_solver(name)
-        with stdout_to_stderr():
-            seconds = solver.warm_up()
-        print(f"warm-up {name}: {seconds:.1f} s", flush=True)
     if not args.solvers:  # the inside-outside kernels (compbench.marginals) compile on first use as well
-        from ..generate import generate
-        from ..inference import marginals
-
-        start = time.perf_counter()
+        names.append("marginals")
+    solvers_bar = progress.bar(names, "warm-up", unit="solver")
+    for name in solvers_bar:
+        solvers_bar.set_postfix_str(name)
         with stdout_to_stderr():
-            marginals(generate("gaussian", 3, seed=0, length=2, second_order=True))
-        print(f"warm-up marginals: {time.perf_counter() - start:.1f} s", flush=True)
+            seconds = _warm_up(name)
+        progress.echo(f"warm-up {name}: {seconds:.1f} s")
     return 0
 
 
+def _warm_up(name: str) -> float:
+    """Seconds to warm up the solver ``name`` (or ``marginals``: the inside-outside kernels)."""
+    if name != "marginals":
+        return load_solver(name).warm_up()
+    from ..generate import generate
+    from ..inference import marginals
+
+    start = time.perf_counter()
+    marginals(generate("gaussian", 3, seed=0, length=2, second_order=True))
+    return time.perf_counter() - start
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
+    from ..generate import generate_set
+    from ..io import write_instances
+
     if args.n < 0 or args.count < 1:
         raise UsageError("--n must be >= 0 and --count >= 1")
     ratio = None if args.free else args.length_ratio
@@ -194,7 +215,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     warm.set_defaults(func=cmd_warm_up)
 
     gen = subparsers.add_parser("generate", help="write a reproducible synthetic instance set")
-    gen.add_argument("--kind", choices=KINDS, default="gaussian", help="score distribution (default gaussian)")
+    gen.add_argument("--kind", choices=Later("compbench.generate", "KINDS"), metavar="KIND", default="gaussian",
+                     help="score distribution: %(choices)s (default gaussian)")
     gen.add_argument("--n", type=int, required=True, help="tokens per instance")
     gen.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
     gen.add_argument("--length-ratio", type=float, default=0.45, metavar="R", help="m = round(R n) (default 0.45)")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,11 +151,10 @@ def check(problems: list[Problem], solvers: list[str], *, time_limit: float | No
         if on_record is not None:
             on_record(record)
 
-    from tqdm import tqdm
+    from ..progress import bar
 
     pool = executor or LocalExecutor(jobs)
-    progress = tqdm(total=len(tasks), disable=not sys.stderr.isatty(), unit="solve", desc="check", leave=False,
-                    dynamic_ncols=True)
+    progress = bar(total=len(tasks), desc="check", unit="solve")
 
     def collect_and_count(record: dict[str, Any]) -> None:
         collect(record)

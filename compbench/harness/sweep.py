@@ -16,7 +16,6 @@ import concurrent.futures
 import os
 import queue
 import shutil
-import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -360,7 +359,7 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
     ``executor`` is ``local``, ``dask`` (made here, closed at the end) or an executor the caller made and closes.  A
     resume whose solvers, sizes, kinds, limits or compbench version differ from the run file's is a
     :class:`RunFileError` unless ``force``."""
-    from tqdm import tqdm
+    from ..progress import bar
 
     path = Path(out)
     writer = RecordWriter(path, fresh=not resume)
@@ -385,8 +384,7 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
                                   "tasks": len(tasks), "already_recorded": counts["resumed"],
                                   "skip_fraction": skip_fraction, "grace_seconds": grace}))
         started = True
-        quiet = not sys.stderr.isatty() if show_progress is None else not show_progress
-        progress = tqdm(total=len(todo), disable=quiet, unit="solve", dynamic_ncols=True)
+        progress = bar(total=len(todo), desc="sweep", unit="solve", show=show_progress)
 
         def on_record(record: dict[str, Any]) -> None:
             writer.write(record)

@@ -37,11 +37,9 @@ from typing import Any
 
 import psutil
 
-from compbench.limits import proc_field
+from compbench.limits import GRACE_SECONDS, WARMUP_SECONDS, proc_field
 from compbench.processes import kill_process_tree
 
-GRACE_SECONDS = 1.0  # beyond the time limit before the child is killed: every limit is held within a second
-WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 WARMUP_N = 4
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
 THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",

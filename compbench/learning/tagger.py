@@ -15,6 +15,7 @@ training and in an optional second tagged corpus, tag-trigram Viterbi decoding) 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -51,6 +52,14 @@ def _contexts(tokens: list[str], rich: bool = False) -> np.ndarray:
     return np.stack(parts, axis=-1).reshape(n, -1) % RICH_DIM
 
 
+def _steps(count: int, epochs: int, seed: int, progress: Callable | None) -> Iterable[int]:
+    """The sentence indices of every epoch (:func:`shuffled_passes`), wrapped by ``progress`` when given."""
+    steps = shuffled_passes(count, epochs, seed)
+    if progress is None:
+        return steps
+    return progress(steps, desc=f"tagger, {epochs} epochs", total=count * epochs, unit="sentence")
+
+
 class PosTagger:
     """Greedy averaged-perceptron tagger over the basic feature set: ``weights[feature, tag]``."""
 
@@ -80,14 +89,16 @@ class PosTagger:
         return out
 
     @classmethod
-    def fit(cls, sentences: list[tuple[list[str], list[str]]], epochs: int = 5, seed: int = 0) -> PosTagger:
-        """Train on (tokens, tags) pairs; the returned weights are averaged over every update step."""
+    def fit(cls, sentences: list[tuple[list[str], list[str]]], epochs: int = 5, seed: int = 0,
+            progress: Callable | None = None) -> PosTagger:
+        """Train on (tokens, tags) pairs; the returned weights are averaged over every update step.  ``progress``
+        (e.g. :func:`compbench.progress.bar`) wraps the sentence steps of all epochs."""
         tags = sorted({t for _, ts in sentences for t in ts})
         index = {t: i for i, t in enumerate(tags)}
         weights = AveragedWeights((TAGGER_DIM, len(tags)))
         history = cls(tags, weights.current)._history_ids()
         data = [(_contexts(tokens), [index[t] for t in ts]) for tokens, ts in sentences if tokens]
-        for i in shuffled_passes(len(data), epochs, seed):
+        for i in _steps(len(data), epochs, seed, progress):
             contexts, gold = data[i]
             previous = before = -1
             for k, truth in enumerate(gold):
@@ -218,19 +229,23 @@ class StructuredTagger:
 
     @classmethod
     def fit(cls, sentences: list[tuple[list[str], list[str]]], epochs: int = 10, seed: int = 0,
-            lexicon: list[tuple[list[str], list[str]]] = ()) -> StructuredTagger:
+            lexicon: list[tuple[list[str], list[str]]] = (), progress: Callable | None = None) -> StructuredTagger:
         """Train on (tokens, tags) pairs, a training sentence reading the tag classes of the other
         ``CLASS_FOLDS`` folds (as unseen text would) and those of the (tokens, tags) pairs of ``lexicon``; the
-        weights are averaged over every sentence step."""
+        weights are averaged over every sentence step.  ``progress`` (e.g. :func:`compbench.progress.bar`) wraps
+        the sentences' features and the sentence steps of all epochs."""
         tags = sorted({t for _, ts in sentences for t in ts})
         index = {t: i for i, t in enumerate(tags)}
         weights = AveragedWeights((RICH_DIM, len(tags)))
         tagger = cls(tags, weights.current, tag_classes(sentences), tag_classes(lexicon))
         folds = [tag_classes([x for i, x in enumerate(sentences) if i % CLASS_FOLDS != fold])
                  for fold in range(min(CLASS_FOLDS, len(sentences)))]
+        numbered = enumerate(sentences)
+        if progress is not None:
+            numbered = progress(numbered, desc="tagger features", total=len(sentences), unit="sentence")
         data = [(*tagger.features(tokens, folds[i % len(folds)]), np.array([index[t] for t in ts]))
-                for i, (tokens, ts) in enumerate(sentences) if tokens]
-        for i in shuffled_passes(len(data), epochs, seed):
+                for i, (tokens, ts) in numbered if tokens]
+        for i in _steps(len(data), epochs, seed, progress):
             contexts, word_pairs, gold = data[i]
             guess = tagger._decode(contexts, word_pairs, tagger._tables_of(weights.current))
             if (guess != gold).any():

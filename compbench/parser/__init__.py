@@ -7,7 +7,20 @@ MIRA (passive-aggressive), the averaged perceptron or the tree-CRF.
 [-1, 0, 1]
 """
 
-from .conllu import TreeSentence, format_conllu, parse_conllu, read_conllu
-from .model import ParserModel, decode, parse_problem
+import importlib
+
+_HOME = {"TreeSentence": "conllu", "format_conllu": "conllu", "parse_conllu": "conllu", "read_conllu": "conllu",
+         "ParserModel": "model", "decode": "model", "parse_problem": "model"}
+
+
+def __getattr__(name: str):
+    """The names below, imported on first use (as :mod:`compbench`'s): its light submodules (``defaults``) load
+    without numpy."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["ParserModel", "TreeSentence", "decode", "format_conllu", "parse_conllu", "parse_problem", "read_conllu"]

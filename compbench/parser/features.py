@@ -24,9 +24,9 @@ import numpy as np
 
 from ..learning.features import DIM, code, distance_bucket, mix, shape
 from ..evaluate import sibling_pairs
+from .defaults import FEATURES
 
 TABLES = 8
-FEATURES = 2  # the feature set of new models; 1: that of models from before the coarse in-between tags
 SIZE = TABLES * DIM  # hashed weights; index SIZE is padding (always weight 0)
 PAD = SIZE
 

@@ -57,7 +57,6 @@ holds no kept counts; the outside values are a second chart of the same shape, f
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -604,8 +603,10 @@ def announce_compile(kernels: tuple, what: str, seconds: str, version=lambda sig
     except Exception:  # numba's cache layout is private: say nothing rather than fail
         return
     if not cached:
-        print(f"compbench: compiling {what} with numba, once per machine (about {seconds} on 2 cores); later runs "
-              "load them from the cache in under a second", file=sys.stderr, flush=True)
+        from compbench.progress import stage
+
+        stage(f"compiling {what} with numba, once per machine (about {seconds} on 2 cores); later runs load them "
+              "from the cache in under a second")
 
 
 _checked: set[str] = set()  # what announce_compile has looked at in this process
