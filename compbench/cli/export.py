@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..harness.check import safe_file_name
-from ..harness.sweep import SpecError, source_problems, unique_ids
-from ..problem import Status
+from .. import progress
 from .common import UsageError, atomic_output, load_solver, output_directory, stdout_to_stderr
 
 # The ILP solver whose model each formulation writes, and the exact DP that certifies each instance's optimum.
@@ -16,6 +14,10 @@ CERTIFIER = "resource-dp"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from ..harness.check import safe_file_name
+    from ..harness.sweep import SpecError, source_problems, unique_ids
+    from ..problem import Status
+
     try:
         problems = unique_ids(source_problems(args.set))
     except SpecError as exc:
@@ -30,7 +32,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if reason:
         raise UsageError(f"{exporter.name} cannot run here: {reason}")
     index = []
-    for problem in problems:
+    for problem in progress.bar(problems, "export", unit="instance"):
         name = f"{safe_file_name(problem.id)}.{args.format}"
         with stdout_to_stderr():
             scale, offset = exporter.export(problem, out / name)
