@@ -12,12 +12,13 @@ from .generate import KINDS, generate, generate_set
 from .inference import Marginals, log_partition, marginals, tree_marginals
 from .io import InstanceError, read_instance, read_instances, write_instance, write_instances
 from .problem import Length, Problem, ProblemError, Solution, Status, sibling_triples
-from .registry import Capabilities, Solver, SolverError, get_solver, list_solvers, solver_names
+from .registry import Capabilities, Solver, SolverError, get_solver, list_solvers, solve_many, solver_names
 
 __all__ = [
     "Capabilities", "InstanceError", "InvalidSolution", "KINDS", "Length", "Marginals", "Problem", "ProblemError",
     "Solution", "Solver", "SolverError", "Status", "evaluate", "generate", "generate_set", "get_solver",
-    "list_solvers", "log_partition", "marginals", "objective", "tree_marginals", "read_instance", "read_instances", "sibling_pairs", "sibling_triples", "solver_names",
-    "tree_violation", "write_instance", "write_instances",
+    "list_solvers", "log_partition", "marginals", "objective", "tree_marginals", "read_instance", "read_instances",
+    "sibling_pairs", "sibling_triples", "solve_many", "solver_names", "tree_violation", "write_instance",
+    "write_instances",
 ]
 __version__ = "0.1.0"

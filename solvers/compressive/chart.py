@@ -822,3 +822,122 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
+
+
+# -- Batches: many problems through the compiled kernels in one call ----------------------------------------------
+#
+# A batch is packed into flat arrays (each problem's scores at its offsets) and one compiled call fills and backtraces
+# every chart: the per-problem Python (the chart's allocation, the records, numba's dispatch) is paid once per batch.
+# The call releases the GIL, so threads run slices of a batch on several cores.  Each problem's views are cut from
+# the flat arrays with the types the single-problem kernels are compiled for, so the batch runs the same compiled
+# rules and finds the same answers.
+
+PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling (-1: first order)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, kept_bonus, tie,
+                 V_flat, T_flat, attach_flat, zeros, mass, edges, n_edges, stack, heads, best, value, kept, start, stop):
+    """Fill and backtrace the charts of problems start..stop-1 (see :func:`pack`): ``heads`` (all -1) gets each
+    problem's best derivation among the counts of lengths lo..hi (the fewest kept words among equal optima),
+    ``best`` its count, ``value`` its objective (-inf: none) and ``kept`` its kept words."""
+    for k in range(start, stop):
+        n = offsets[k + 1, 3] - offsets[k, 3] - 1
+        N = n + 1
+        cap = caps[k]
+        size = ITEMS * N * N
+        V = V_flat[:size * (cap + 1)].reshape((ITEMS, N, N, cap + 1))
+        T = T_flat[:size].reshape((ITEMS, N, N))
+        for e in range(size * (cap + 1)):
+            V_flat[e] = NEG
+        for e in range(size):
+            T_flat[e] = 0
+        attach = attach_flat[:N * N].reshape((N, N))
+        a0, t0 = offsets[k, 1], offsets[k, 0]
+        for h in range(N):
+            attach[h, 0] = arc[a0 + h * N]
+            for m in range(1, N):
+                attach[h, m] = arc[a0 + h * N + m] + token[t0 + m - 1]
+        b0 = offsets[k, 2]
+        bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
+        s0 = offsets[k, 4]
+        siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:1].reshape((1, 1, 1))
+        ones = zeros[:N]
+        cells = (V, T, mass, edges, n_edges)
+        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root[k], counting[k], cap,
+                  tie)
+        _fill(cells, None, inputs, np.int64(FILL))
+        count, top = 0, NEG  # the best allowed length, the fewest kept words among equal optima
+        if counting[k] != NONE:
+            for m in range(lo[k], hi[k] + 1):
+                c = m if counting[k] == KEPT else n - m
+                if V[RTRI, 0, n, c] > top or m == lo[k]:
+                    count, top = c, V[RTRI, 0, n, c]
+        best[k] = count
+        value[k] = V[RTRI, 0, n, count]
+        kept[k] = T[RTRI, 0, n] if counting[k] == NONE else (count if counting[k] == KEPT else n - count)
+        h0 = offsets[k, 3]
+        _backtrace(cells, None, inputs, count, heads[h0:h0 + N], stack)
+
+
+def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
+    """A batch's scores as flat arrays and the offsets of each problem's (token, arc, bigram, heads, sibling; -1 for
+    first order), one row per problem and a last row of totals."""
+    ns = np.fromiter((p.n for p in problems), np.int64, len(problems))
+    N = ns + 1
+    second = np.fromiter((p.sibling_scores is not None for p in problems), bool, len(problems))
+    offsets = np.zeros((len(problems) + 1, PACK), np.int64)
+    np.cumsum(ns, out=offsets[1:, 0])
+    np.cumsum(N * N, out=offsets[1:, 1])
+    np.cumsum((N + 1) * (N + 1), out=offsets[1:, 2])
+    np.cumsum(N, out=offsets[1:, 3])
+    np.cumsum(np.where(second, N ** 3, 0), out=offsets[1:, 4])
+    offsets[:-1, 4][~second] = -1
+
+    def flat(arrays: list[np.ndarray]) -> np.ndarray:
+        out = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0)
+        out.flags.writeable = False  # the type of a problem's scores: the same compiled kernels
+        return out
+
+    siblings = [p.sibling_scores for p in problems if p.sibling_scores is not None]
+    return (offsets, flat([p.token_scores for p in problems]), flat([p.arc_scores for p in problems]),
+            flat([p.bigram_scores for p in problems]), flat(siblings) if siblings else _NO_SIBLINGS.reshape(-1))
+
+
+def decode_many(problems: list[Problem], counting: np.ndarray, caps: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                kept_bonus: np.ndarray | None = None, tie: int = -1, jobs: int = 1) -> tuple[np.ndarray, ...]:
+    """The best derivations of a batch (each problem counting ``counting[k]`` words up to ``caps[k]``, its best
+    allowed count among lengths lo[k]..hi[k]) in compiled calls over ``jobs`` threads: (heads, offsets, count,
+    value, kept); problem k's heads are heads[offsets[k, 3]:offsets[k + 1, 3]]."""
+    offsets, token, arc, bigram, sibling = pack(problems)
+    K = len(problems)
+    heads = np.full(int(offsets[-1, 3]), -1, np.int64)
+    best, kept = np.zeros(K, np.int64), np.zeros(K, np.int64)
+    value = np.empty(K)
+    if K == 0:
+        return heads, offsets, best, value, kept
+    single_root = np.fromiter((p.single_root for p in problems), bool, K)
+    bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
+    counting, caps, lo, hi = (np.ascontiguousarray(a, np.int64) for a in (counting, caps, lo, hi))
+    N = offsets[1:, 3] - offsets[:-1, 3]
+    jobs = max(1, min(int(jobs), K))
+    bounds = np.linspace(0, K, jobs + 1).round().astype(np.int64)
+
+    def run(start: int, stop: int) -> None:
+        if start == stop:
+            return
+        most = int(N[start:stop].max())
+        cells = int((ITEMS * N[start:stop] ** 2 * (caps[start:stop] + 1)).max())
+        _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, bonus, np.int64(tie),
+                     np.empty(cells), np.empty(ITEMS * most * most, np.int16), np.empty(most * most), np.zeros(most),
+                     _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, np.empty((8 * (most + 1), 4), np.int64), heads, best, value,
+                     kept, start, stop)
+
+    if jobs == 1:
+        run(0, K)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))
+    return heads, offsets, best, value, kept

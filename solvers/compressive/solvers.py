@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -12,7 +12,11 @@ from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .chart import MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
+from .chart import (COUNTING, MAX_N, Chart, ChartScores, _backtrace, _decode_many, _fill, announce_compile,
+                    chart_bytes, decode_many)
+
+COUNTING_CODES = COUNTING  # what the chart counts, by name, as the batch kernel takes it
+COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
 
 
 def _solution_at(chart: Chart, index: int) -> Solution:
@@ -58,6 +62,35 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
+    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+                   **options: Any) -> list[Solution]:
+        setup = load_kernels()
+        if type(self)._solve_batch is not Solver._solve_batch:
+            announce_compile((_decode_many,), "the chart's batch kernel", "15 s")
+        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
+        if solutions and setup:
+            solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
+        return solutions
+
+
+def _decoded(problems: list[Problem], counting: list[int], caps: list[int], lo: list[int], hi: list[int],
+             jobs: int) -> list[Solution]:
+    """A batch's best derivations (:func:`decode_many`) as proven answers, ``infeasible`` where there is none."""
+    start = time.perf_counter()
+    heads, offsets, _, value, _ = decode_many(problems, np.array(counting), np.array(caps), np.array(lo),
+                                              np.array(hi), jobs=jobs)
+    share = (time.perf_counter() - start) / max(1, len(problems))
+    solutions = []
+    for k, objective_k in enumerate(value.tolist()):
+        if objective_k == -math.inf:
+            solution = Solution(Status.INFEASIBLE, bound=-math.inf)
+        else:
+            solution = Solution(Status.OPTIMAL, heads[offsets[k, 3]:offsets[k + 1, 3]], objective_k, bound=objective_k)
+        solution.stats["chart_seconds"] = share
+        solution.stats["batch"] = len(problems)
+        solutions.append(solution)
+    return solutions
+
 
 class HookDP(ChartSolver):
     """Free-length compression by the hook-trick chart in the max semiring: O(n^3) time, O(n^2) memory.
@@ -81,6 +114,13 @@ class HookDP(ChartSolver):
         solution = _solution_at(chart, 0)
         solution.stats["chart_seconds"] = seconds
         return solution
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     **options: Any) -> list[Solution]:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        zeros = [0] * len(problems)
+        return _decoded(problems, zeros, zeros, zeros, zeros, jobs)
 
 
 def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
@@ -146,6 +186,29 @@ class ResourceDP(ChartSolver):
         solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
                               chart_mib=chart_bytes(n, cap) / 2**20)
         return solution
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     memory_limit: int | None = None, **options: Any) -> list[Solution]:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        limit = self.memory_limit if memory_limit is None else memory_limit
+        answers: list[Solution | None] = [None] * len(problems)
+        plans = []
+        for k, problem in enumerate(problems):
+            n = problem.n
+            lo, hi = problem.length_bounds()
+            counting, cap = count_plan(n, lo, hi)
+            answers[k] = refuse_if_too_big(self.name, n, chart_bytes(n, cap), limit)
+            if answers[k] is None:
+                plans.append((k, COUNTING_CODES[counting], cap, lo, hi))
+        if plans:
+            index, counting_codes, caps, los, his = (list(column) for column in zip(*plans))
+            for k, solution, code, cap in zip(index, _decoded([problems[k] for k in index], counting_codes, caps, los,
+                                                              his, jobs), counting_codes, caps):
+                solution.stats.update(counting=COUNTING_NAMES[code], cap=cap,
+                                      chart_mib=chart_bytes(problems[k].n, cap) / 2**20)
+                answers[k] = solution
+        return answers  # type: ignore[return-value]
 
 
 def score_bound(problem: Problem) -> float:
