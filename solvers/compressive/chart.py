@@ -837,11 +837,11 @@ PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, kept_bonus, tie,
-                 V_flat, T_flat, attach_flat, zeros, mass, edges, n_edges, stack, heads, best, value, kept, start, stop):
-    """Fill and backtrace the charts of problems start..stop-1 (see :func:`pack`): ``heads`` (all -1) gets each
+                 V_flat, T_flat, attach_flat, zeros, mass, edges, n_edges, stack, heads, best, value, kept, order):
+    """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`): ``heads`` (all -1) gets each
     problem's best derivation among the counts of lengths lo..hi (the fewest kept words among equal optima),
     ``best`` its count, ``value`` its objective (-inf: none) and ``kept`` its kept words."""
-    for k in range(start, stop):
+    for k in order:
         n = offsets[k + 1, 3] - offsets[k, 3] - 1
         N = n + 1
         cap = caps[k]
@@ -920,24 +920,36 @@ def decode_many(problems: list[Problem], counting: np.ndarray, caps: np.ndarray,
     bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
     counting, caps, lo, hi = (np.ascontiguousarray(a, np.int64) for a in (counting, caps, lo, hi))
     N = offsets[1:, 3] - offsets[:-1, 3]
+    cells = ITEMS * N ** 2 * (caps + 1)
     jobs = max(1, min(int(jobs), K))
-    bounds = np.linspace(0, K, jobs + 1).round().astype(np.int64)
+    # each thread's share: the problems dealt largest first to the thread with the least work (a long sentence
+    # costs as much as hundreds of short ones), each share in the batch's order
+    shares: list[list[int]] = [[] for _ in range(jobs)]
+    if jobs == 1:
+        shares[0] = list(range(K))
+    else:
+        work = np.zeros(jobs)
+        cost = N.astype(np.float64) ** 3 * (caps + 1) ** 2
+        for k in np.argsort(-cost, kind="stable").tolist():
+            w = int(work.argmin())
+            shares[w].append(k)
+            work[w] += cost[k]
 
-    def run(start: int, stop: int) -> None:
-        if start == stop:
+    def run(share: list[int]) -> None:
+        if not share:
             return
-        most = int(N[start:stop].max())
-        cells = int((ITEMS * N[start:stop] ** 2 * (caps[start:stop] + 1)).max())
+        order = np.array(sorted(share), np.int64)
+        most = int(N[order].max())
         _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, bonus, np.int64(tie),
-                     np.empty(cells), np.empty(ITEMS * most * most, np.int16), np.empty(most * most), np.zeros(most),
-                     _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, np.empty((8 * (most + 1), 4), np.int64), heads, best, value,
-                     kept, start, stop)
+                     np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
+                     np.empty(most * most), np.zeros(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
+                     np.empty((8 * (most + 1), 4), np.int64), heads, best, value, kept, order)
 
     if jobs == 1:
-        run(0, K)
+        run(shares[0])
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))
+            list(pool.map(run, shares))
     return heads, offsets, best, value, kept
