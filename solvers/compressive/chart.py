@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -833,18 +834,21 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
 # rules and finds the same answers.
 
 PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling (-1: first order)
+PARAMS = 5  # settings per problem: single_root, counting, cap, lo, hi
+OUT = 3  # results per problem: the count of the best derivation, its objective (-inf: none), its kept words
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, kept_bonus, tie,
-                 V_flat, T_flat, attach_flat, zeros, mass, edges, n_edges, stack, heads, best, value, kept, order):
-    """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`): ``heads`` (all -1) gets each
-    problem's best derivation among the counts of lengths lo..hi (the fewest kept words among equal optima),
-    ``best`` its count, ``value`` its objective (-inf: none) and ``kept`` its kept words."""
+def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, V_flat, T_flat, attach_flat, zeros,
+                 stack, mass, edges, n_edges, heads, out, order):
+    """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`; ``params`` per problem:
+    single_root, what it counts up to which cap, and its lengths lo..hi): ``heads`` (all -1) gets each problem's best
+    derivation among the counts of its lengths (the fewest kept words among equal optima), ``out`` its count, its
+    objective (-inf: none) and its kept words."""
     for k in order:
         n = offsets[k + 1, 3] - offsets[k, 3] - 1
         N = n + 1
-        cap = caps[k]
+        single_root, counting, cap, lo, hi = params[k, 0] != 0, params[k, 1], params[k, 2], params[k, 3], params[k, 4]
         size = ITEMS * N * N
         V = V_flat[:size * (cap + 1)].reshape((ITEMS, N, N, cap + 1))
         T = T_flat[:size].reshape((ITEMS, N, N))
@@ -864,18 +868,17 @@ def _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, ca
         siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:1].reshape((1, 1, 1))
         ones = zeros[:N]
         cells = (V, T, mass, edges, n_edges)
-        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root[k], counting[k], cap,
-                  tie)
+        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root, counting, cap, tie)
         _fill(cells, None, inputs, np.int64(FILL))
         count, top = 0, NEG  # the best allowed length, the fewest kept words among equal optima
-        if counting[k] != NONE:
-            for m in range(lo[k], hi[k] + 1):
-                c = m if counting[k] == KEPT else n - m
-                if V[RTRI, 0, n, c] > top or m == lo[k]:
+        if counting != NONE:
+            for m in range(lo, hi + 1):
+                c = m if counting == KEPT else n - m
+                if V[RTRI, 0, n, c] > top or m == lo:
                     count, top = c, V[RTRI, 0, n, c]
-        best[k] = count
-        value[k] = V[RTRI, 0, n, count]
-        kept[k] = T[RTRI, 0, n] if counting[k] == NONE else (count if counting[k] == KEPT else n - count)
+        out[k, 0] = count
+        out[k, 1] = V[RTRI, 0, n, count]
+        out[k, 2] = T[RTRI, 0, n] if counting == NONE else (count if counting == KEPT else n - count)
         h0 = offsets[k, 3]
         _backtrace(cells, None, inputs, count, heads[h0:h0 + N], stack)
 
@@ -904,21 +907,58 @@ def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
             flat([p.bigram_scores for p in problems]), flat(siblings) if siblings else _NO_SIBLINGS.reshape(-1))
 
 
-def decode_many(problems: list[Problem], counting: np.ndarray, caps: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                kept_bonus: np.ndarray | None = None, tie: int = -1, jobs: int = 1) -> tuple[np.ndarray, ...]:
-    """The best derivations of a batch (each problem counting ``counting[k]`` words up to ``caps[k]``, its best
-    allowed count among lengths lo[k]..hi[k]) in compiled calls over ``jobs`` threads: (heads, offsets, count,
-    value, kept); problem k's heads are heads[offsets[k, 3]:offsets[k + 1, 3]]."""
+_scratch = threading.local()  # each thread's work arrays for the one-problem path, grown when needed
+
+
+def _work(scores: int, N: int) -> tuple[np.ndarray, ...]:
+    """Work arrays for charts of ``scores`` values over N positions: (V, T, attach, zeros, stack)."""
+    work = getattr(_scratch, "work", None)
+    if work is None or work[0].size < scores or work[3].size < N:
+        scores, N = max(scores, work[0].size if work else 0), max(N, work[3].size if work else 0)
+        work = (np.empty(scores), np.empty(ITEMS * N * N, np.int16), np.empty(N * N), np.zeros(N),
+                np.empty((8 * (N + 1), 4), np.int64))
+        _scratch.work = work
+    return work
+
+
+_ONE = np.zeros(1, np.int64)  # the one-problem path's order
+_NO_BONUS = np.zeros(1)
+
+
+def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0, hi: int = 0,
+               tie: int = -1) -> tuple[np.ndarray, float, int]:
+    """:func:`decode_many` of one problem without packing (its own arrays, this thread's work arrays): the per-call
+    cost of ``hook-dp`` and ``resource-dp``.  (heads, objective (-inf: none), kept words)."""
+    n = problem.n
+    N = n + 1
+    sibling = problem.sibling_scores
+    offsets = np.array(((0, 0, 0, 0, -1 if sibling is None else 0), (n, N * N, (N + 1) ** 2, N, 0)), np.int64)
+    params = np.array(((problem.single_root, counting, cap, lo, hi),), np.int64)
+    heads = np.full(N, -1, np.int64)
+    out = np.empty((1, OUT))
+    _decode_many(offsets, params, _NO_BONUS, problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1),
+                 problem.bigram_scores.reshape(-1), (_NO_SIBLINGS if sibling is None else sibling).reshape(-1),
+                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, heads, out,
+                 _ONE)
+    return heads, float(out[0, 1]), int(out[0, 2])
+
+
+def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
+                jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The best derivations of a batch in compiled calls over ``jobs`` threads: problem k counts ``params[k, 1]``
+    words (NONE, KEPT or DROPPED) up to ``params[k, 2]`` and takes its best count among lengths params[k, 3]..
+    params[k, 4] (``params[k, 0]``: ignored, the problem's root mode is used).  (heads, offsets, out): problem k's
+    heads are heads[offsets[k, 3]:offsets[k + 1, 3]], ``out[k]`` its count, objective and kept words."""
     offsets, token, arc, bigram, sibling = pack(problems)
     K = len(problems)
     heads = np.full(int(offsets[-1, 3]), -1, np.int64)
-    best, kept = np.zeros(K, np.int64), np.zeros(K, np.int64)
-    value = np.empty(K)
+    out = np.zeros((K, OUT))
     if K == 0:
-        return heads, offsets, best, value, kept
-    single_root = np.fromiter((p.single_root for p in problems), bool, K)
+        return heads, offsets, out
+    params = np.array(params, np.int64).reshape(K, PARAMS)
+    params[:, 0] = np.fromiter((p.single_root for p in problems), bool, K)
+    caps = params[:, 2]
     bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
-    counting, caps, lo, hi = (np.ascontiguousarray(a, np.int64) for a in (counting, caps, lo, hi))
     N = offsets[1:, 3] - offsets[:-1, 3]
     cells = ITEMS * N ** 2 * (caps + 1)
     jobs = max(1, min(int(jobs), K))
@@ -940,10 +980,10 @@ def decode_many(problems: list[Problem], counting: np.ndarray, caps: np.ndarray,
             return
         order = np.array(sorted(share), np.int64)
         most = int(N[order].max())
-        _decode_many(offsets, token, arc, bigram, sibling, single_root, counting, caps, lo, hi, bonus, np.int64(tie),
+        _decode_many(offsets, params, bonus, token, arc, bigram, sibling, np.int64(tie),
                      np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
-                     np.empty(most * most), np.zeros(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
-                     np.empty((8 * (most + 1), 4), np.int64), heads, best, value, kept, order)
+                     np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
+                     _NO_EDGES, _NO_EDGE_COUNT, heads, out, order)
 
     if jobs == 1:
         run(shares[0])
@@ -952,4 +992,4 @@ def decode_many(problems: list[Problem], counting: np.ndarray, caps: np.ndarray,
 
         with ThreadPoolExecutor(jobs) as pool:
             list(pool.map(run, shares))
-    return heads, offsets, best, value, kept
+    return heads, offsets, out

@@ -13,9 +13,8 @@ from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
 from .chart import (COUNTING, MAX_N, Chart, ChartScores, _backtrace, _decode_many, _fill, announce_compile,
-                    chart_bytes, decode_many)
+                    chart_bytes, decode_many, decode_one)
 
-COUNTING_CODES = COUNTING  # what the chart counts, by name, as the batch kernel takes it
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
 
 
@@ -73,19 +72,24 @@ class ChartSolver(Solver):
         return solutions
 
 
-def _decoded(problems: list[Problem], counting: list[int], caps: list[int], lo: list[int], hi: list[int],
-             jobs: int) -> list[Solution]:
-    """A batch's best derivations (:func:`decode_many`) as proven answers, ``infeasible`` where there is none."""
+def _answer(heads: np.ndarray, value: float) -> Solution:
+    """A best derivation as a proven answer, ``infeasible`` when there is none (value -inf)."""
+    if value == -math.inf:
+        return Solution(Status.INFEASIBLE, bound=-math.inf)
+    return Solution(Status.OPTIMAL, heads, value, bound=value)
+
+
+def _decoded(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
+    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
+    answers."""
     start = time.perf_counter()
-    heads, offsets, _, value, _ = decode_many(problems, np.array(counting), np.array(caps), np.array(lo),
-                                              np.array(hi), jobs=jobs)
+    heads, offsets, out = decode_many(problems, np.array([(0, *row) for row in params], np.int64).reshape(-1, 5),
+                                      jobs=jobs)
     share = (time.perf_counter() - start) / max(1, len(problems))
     solutions = []
-    for k, objective_k in enumerate(value.tolist()):
-        if objective_k == -math.inf:
-            solution = Solution(Status.INFEASIBLE, bound=-math.inf)
-        else:
-            solution = Solution(Status.OPTIMAL, heads[offsets[k, 3]:offsets[k + 1, 3]], objective_k, bound=objective_k)
+    ends = offsets[:, 3].tolist()
+    for k, value in enumerate(out[:, 1].tolist()):
+        solution = _answer(heads[ends[k]:ends[k + 1]], value)
         solution.stats["chart_seconds"] = share
         solution.stats["batch"] = len(problems)
         solutions.append(solution)
@@ -110,17 +114,17 @@ class HookDP(ChartSolver):
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
-        chart, seconds = _timed_fill(problem, tie=-1)
-        solution = _solution_at(chart, 0)
-        solution.stats["chart_seconds"] = seconds
+        start = time.perf_counter()
+        heads, value, _ = decode_one(problem)
+        solution = _answer(heads, value)
+        solution.stats["chart_seconds"] = time.perf_counter() - start
         return solution
 
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
-        zeros = [0] * len(problems)
-        return _decoded(problems, zeros, zeros, zeros, zeros, jobs)
+        return _decoded(problems, [(0, 0, 0, 0)] * len(problems), jobs)
 
 
 def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
@@ -171,6 +175,13 @@ class ResourceDP(ChartSolver):
                                     self.memory_limit if memory_limit is None else memory_limit)
         if refused is not None:
             return refused
+        if not all_lengths:
+            start = time.perf_counter()
+            heads, value, _ = decode_one(problem, COUNTING[counting], cap, lo, hi)
+            solution = _answer(heads, value)
+            solution.stats.update(counting=counting, cap=cap, chart_seconds=time.perf_counter() - start,
+                                  chart_mib=chart_bytes(n, cap) / 2**20)
+            return solution
         chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)
 
         def index(m: int) -> int:  # the chart's count for m kept words
@@ -200,11 +211,11 @@ class ResourceDP(ChartSolver):
             counting, cap = count_plan(n, lo, hi)
             answers[k] = refuse_if_too_big(self.name, n, chart_bytes(n, cap), limit)
             if answers[k] is None:
-                plans.append((k, COUNTING_CODES[counting], cap, lo, hi))
+                plans.append((k, (COUNTING[counting], cap, lo, hi)))
         if plans:
-            index, counting_codes, caps, los, his = (list(column) for column in zip(*plans))
-            for k, solution, code, cap in zip(index, _decoded([problems[k] for k in index], counting_codes, caps, los,
-                                                              his, jobs), counting_codes, caps):
+            index = [k for k, _ in plans]
+            for (k, (code, cap, _, _)), solution in zip(plans, _decoded([problems[k] for k in index],
+                                                                        [plan for _, plan in plans], jobs)):
                 solution.stats.update(counting=COUNTING_NAMES[code], cap=cap,
                                       chart_mib=chart_bytes(problems[k].n, cap) / 2**20)
                 answers[k] = solution
