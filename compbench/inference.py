@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from .problem import Problem
+from .problem import Problem, ProblemError, check_scores
 
 GROUP = "compbench.inference"
 
@@ -66,6 +66,23 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
+def log_partition_many(problems: Sequence[Problem], jobs: int = 1) -> np.ndarray:
+    """:func:`log_partition` of every problem of a batch, in order: first-order problems in compiled calls (one per
+    thread of ``jobs``), the per-problem Python paid once per batch.
+
+    >>> import compbench
+    >>> ps = [compbench.generate("gaussian", n=6, seed=s, length=3) for s in range(3)]
+    >>> bool(np.allclose(log_partition_many(ps), [log_partition(p) for p in ps]))
+    True
+    """
+    return np.asarray(_provider().log_partition_many(list(problems), jobs), dtype=np.float64)
+
+
+def marginals_many(problems: Sequence[Problem], jobs: int = 1) -> list[Marginals]:
+    """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them."""
+    return _provider().marginals_many(list(problems), jobs)
+
+
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,
                    single_root: bool = False) -> Marginals:
     """A tree-CRF for plain dependency parsing: every token kept, p(tree) ∝ exp(Σ arc scores (+ sibling scores))
@@ -80,3 +97,38 @@ def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = N
     problem = Problem(np.zeros(n), arc_scores, np.zeros((n + 2, n + 2)), length=n, single_root=single_root,
                       sibling_scores=sibling_scores)
     return marginals(problem)
+
+
+def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False,
+                        jobs: int = 1) -> list[Marginals]:
+    """:func:`tree_marginals` of a batch of first-order arc score matrices (a list, or an array B x (n+1) x (n+1)),
+    in compiled calls: the scores are checked once for the whole batch (:func:`compbench.problem.check_scores`) and
+    each problem built by :meth:`Problem.trusted`.
+
+    >>> m = tree_marginals_many(np.zeros((2, 4, 4)))
+    >>> [round(float(np.exp(x.log_partition))) for x in m]
+    [12, 12]
+    """
+    arrays = [np.asarray(a, dtype=np.float64) for a in arc_scores]
+    for k, arc in enumerate(arrays):
+        if arc.ndim != 2 or arc.shape[0] != arc.shape[1] or arc.shape[0] < 1:
+            raise ProblemError(f"arc_scores[{k}]", f"expected an (n+1) x (n+1) matrix, got shape {arc.shape}")
+    if arrays:
+        check_scores("arc_scores", np.concatenate([a.reshape(-1) for a in arrays]))
+    problems = [Problem.trusted(np.zeros(len(a) - 1), a, _ZEROS.get(len(a) + 1), length=len(a) - 1,
+                                single_root=single_root) for a in arrays]
+    return marginals_many(problems, jobs)
+
+
+class _Zeros(dict):
+    """Zero bigram matrices by size, shared read-only (a tree-CRF has no bigram scores)."""
+
+    def get(self, size: int) -> np.ndarray:  # type: ignore[override]
+        if size not in self:
+            zeros = np.zeros((size, size))
+            zeros.flags.writeable = False
+            self[size] = zeros
+        return self[size]
+
+
+_ZEROS = _Zeros()

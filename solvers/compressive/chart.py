@@ -962,18 +962,7 @@ def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndar
     N = offsets[1:, 3] - offsets[:-1, 3]
     cells = ITEMS * N ** 2 * (caps + 1)
     jobs = max(1, min(int(jobs), K))
-    # each thread's share: the problems dealt largest first to the thread with the least work (a long sentence
-    # costs as much as hundreds of short ones), each share in the batch's order
-    shares: list[list[int]] = [[] for _ in range(jobs)]
-    if jobs == 1:
-        shares[0] = list(range(K))
-    else:
-        work = np.zeros(jobs)
-        cost = N.astype(np.float64) ** 3 * (caps + 1) ** 2
-        for k in np.argsort(-cost, kind="stable").tolist():
-            w = int(work.argmin())
-            shares[w].append(k)
-            work[w] += cost[k]
+    shares = _shares(N.astype(np.float64) ** 3 * (caps + 1) ** 2, jobs)
 
     def run(share: list[int]) -> None:
         if not share:
@@ -985,11 +974,137 @@ def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndar
                      np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
                      _NO_EDGES, _NO_EDGE_COUNT, heads, out, order)
 
-    if jobs == 1:
-        run(shares[0])
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(run, shares))
+    _run_shares(run, shares)
     return heads, offsets, out
+
+
+def _shares(cost: np.ndarray, jobs: int) -> list[list[int]]:
+    """Each thread's problems: dealt largest ``cost`` first to the thread with the least work (a long sentence costs
+    as much as hundreds of short ones)."""
+    jobs = max(1, min(int(jobs), len(cost)))
+    if jobs == 1:
+        return [list(range(len(cost)))]
+    shares: list[list[int]] = [[] for _ in range(jobs)]
+    work = np.zeros(jobs)
+    for k in np.argsort(-cost, kind="stable").tolist():
+        w = int(work.argmin())
+        shares[w].append(k)
+        work[w] += cost[k]
+    return shares
+
+
+def _run_shares(run, shares: list[list[int]]) -> None:
+    """``run(share)`` for every share, on threads when more than one (the kernels release the GIL)."""
+    if len(shares) == 1:
+        run(shares[0])
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(shares)) as pool:
+        list(pool.map(run, shares))
+
+
+SAFE = 2.0 ** 300  # the scaled chart's safe range (see compbench_solvers.compressive.marginals)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, attach_flat, ones, gap, scale, mass,
+                edges, n_edges, placeholder, goal, with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
+    """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, at the offsets of
+    :func:`pack`) of the first-order problems ``order`` lists, by the scaled chart's inside and outside, as
+    :class:`ScaledChart` computes them one at a time; ``params`` per problem as :func:`_decode_many` takes them and
+    ``goal[k, c]`` the weight of count c at the goal.  ``safe[k]`` is False where a value left the safe range: that
+    problem's answer is to be computed again by the engine that falls back to log space."""
+    for k in order:
+        n = offsets[k + 1, 3] - offsets[k, 3] - 1
+        N = n + 1
+        single_root, counting, cap = params[k, 0] != 0, params[k, 1], params[k, 2]
+        size = ITEMS * N * N * (cap + 1)
+        V = V_flat[:size].reshape((ITEMS, N, N, cap + 1))
+        T = T_flat[:ITEMS * N * N].reshape((ITEMS, N, N))
+        for e in range(size):
+            V_flat[e] = 0.0
+        attach = attach_flat[:N * N].reshape((N, N))
+        a0, t0 = offsets[k, 1], offsets[k, 0]
+        largest = 0.0
+        for h in range(N):
+            for m in range(N):
+                attach[h, m] = math.exp(arc[a0 + h * N + m] + (token[t0 + m - 1] if m >= 1 else 0.0))
+                largest = max(largest, attach[h, m])
+        for j in range(N):
+            ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
+        b0 = offsets[k, 2]
+        bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
+        cells = (V, T, mass, edges, n_edges)
+        inputs = (bigrams, attach, 1.0, placeholder, ones[:N], gap[:N], scale[:N], False, single_root, counting, cap,
+                  np.int64(0))
+        _fill(cells, O_flat[:1].reshape((1, 1, 1, 1)), inputs, np.int64(INSIDE))
+        z, top = 0.0, 0.0
+        for c in range(cap + 1):
+            z += V[RTRI, 0, n, c] * goal[k, c]
+        for e in range(size):
+            top = max(top, V_flat[e])
+        for j in range(N):
+            largest = max(largest, gap[j])
+        safe[k] = largest <= SAFE and top <= SAFE and 1.0 / SAFE <= z <= SAFE
+        log_z[k] = math.log(z) + scale[n] if safe[k] else NEG
+        if not (with_marginals and safe[k]):
+            continue
+        O = O_flat[:size].reshape((ITEMS, N, N, cap + 1))
+        for e in range(size):
+            O_flat[e] = 0.0
+        for c in range(cap + 1):
+            O[RTRI, 0, n, c] = goal[k, c]
+        _fill(cells, O, inputs, np.int64(OUTSIDE))
+        for e in range(size):
+            top = max(top, O_flat[e])
+        if not top <= SAFE:
+            safe[k] = False
+            continue
+        arcs = arc_out[a0:a0 + N * N].reshape((N, N))
+        bigram_k = bigram_out[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
+        for i in range(N):
+            for j in range(i, N):
+                right, left, skip = 0.0, 0.0, 0.0
+                for c in range(cap + 1):
+                    right += O[RTRAP, i, j, c] * V[RTRAP, i, j, c]
+                    left += O[LTRAP, i, j, c] * V[LTRAP, i, j, c]
+                    skip += O[SKIP, i, j, c] * V[SKIP, i, j, c]
+                if i < j:
+                    arcs[i, j] = right / z  # (rtrap h m): h -> m
+                    arcs[j, i] = left / z  # (ltrap m h): h -> m
+                bigram_k[i, j + 1] = skip / z  # (skip i j): i and j+1 are consecutive
+        for m in range(1, N):
+            total = 0.0
+            for h in range(N):
+                total += arcs[h, m]
+            token_out[t0 + m - 1] = total
+
+
+def infer_many(problems: list[Problem], params: np.ndarray, goal: np.ndarray, with_marginals: bool,
+               jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_infer_many` over a batch of first-order problems in compiled calls over ``jobs`` threads: (log Z,
+    safe, offsets, token, arc, bigram posteriors as flat arrays at the offsets of :func:`pack`)."""
+    offsets, token, arc, bigram, _ = pack(problems)
+    K = len(problems)
+    log_z, safe = np.full(K, NEG), np.zeros(K, bool)
+    outputs = [np.zeros(int(offsets[-1, column])) if with_marginals else np.zeros(1) for column in (0, 1, 2)]
+    if K == 0:
+        return log_z, safe, offsets, *outputs
+    params = np.ascontiguousarray(params, np.int64)
+    N = offsets[1:, 3] - offsets[:-1, 3]
+    cells = ITEMS * N ** 2 * (params[:, 2] + 1)
+    shares = _shares(N.astype(np.float64) ** 3 * (params[:, 2] + 1) ** 2, jobs)
+
+    def run(share: list[int]) -> None:
+        if not share:
+            return
+        order = np.array(sorted(share), np.int64)
+        most, scores = int(N[order].max()), int(cells[order].max())
+        _infer_many(offsets, params, token, arc, bigram, np.empty(scores), np.empty(scores if with_marginals else 1),
+                    np.zeros(ITEMS * most * most, np.int16), np.empty(most * most), np.empty(most), np.empty(most),
+                    np.empty(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_SIBLINGS, goal, with_marginals, log_z,
+                    safe, *outputs, order)
+
+    _run_shares(run, shares)
+    return log_z, safe, offsets, *outputs

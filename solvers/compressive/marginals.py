@@ -34,7 +34,8 @@ from compbench import Problem
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
-from .chart import ITEMS, LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, hypergraph, max_hyperedges
+from .chart import (COUNTING, ITEMS, LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, announce_compile, hypergraph,
+                    infer_many, max_hyperedges, _infer_many)
 from .solvers import count_plan
 
 NEG = -np.inf
@@ -325,3 +326,50 @@ def _previous_sibling(graph: Hypergraph, attach: np.ndarray) -> np.ndarray:
     right_next = (conclusion_kind == RTRAP) & (kind == RTRAP)
     left_next = (conclusion_kind == LTRAP) & (second >= 0) & (second // (N * N) == LTRAP)
     return np.where(right_next, first % N, np.where(left_next, (second // N) % N, head))
+
+
+def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[list[int], tuple]:
+    """The first-order problems of a batch through the compiled batch kernel: their indices and the kernel's
+    outputs (:func:`compbench_solvers.compressive.chart.infer_many`)."""
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    index = [k for k, p in enumerate(problems) if p.sibling_scores is None]
+    chosen = [problems[k] for k in index]
+    plans = [_goal_counts(p) for p in chosen]
+    width = max((len(goal) for _, _, goal in plans), default=1)
+    params = np.zeros((len(chosen), 5), np.int64)
+    goals = np.zeros((len(chosen), width))
+    for row, (p, (counting, cap, goal)) in enumerate(zip(chosen, plans)):
+        params[row, :3] = p.single_root, COUNTING[counting], cap
+        goals[row, :len(goal)] = goal
+    N = max((p.n + 1 for p in chosen), default=1)
+    _refuse_if_too_big("scaled chart", max(chosen, key=lambda p: p.n) if chosen else problems[0],
+                       8 * 2 * ITEMS * N ** 2 * width) if chosen else None
+    return index, infer_many(chosen, params, goals, with_marginals, jobs)
+
+
+def log_partition_many(problems: list[Problem], jobs: int = 1) -> np.ndarray:
+    """:func:`log_partition` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
+    out = np.empty(len(problems))
+    index, (log_z, safe, *_) = _batched(problems, False, jobs)
+    done = set()
+    for row, k in enumerate(index):
+        if safe[row]:
+            out[k] = log_z[row]
+            done.add(k)
+    for k, problem in enumerate(problems):
+        if k not in done:
+            out[k] = log_partition(problem)
+    return out
+
+
+def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
+    """:func:`marginals` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
+    answers: list[Marginals | None] = [None] * len(problems)
+    index, (log_z, safe, offsets, token, arc, bigram) = _batched(problems, True, jobs)
+    for row, k in enumerate(index):
+        if safe[row]:
+            N = problems[k].n + 1
+            t0, a0, b0 = offsets[row, :3]
+            answers[k] = Marginals(float(log_z[row]), token[t0:t0 + N - 1], arc[a0:a0 + N * N].reshape(N, N),
+                                   bigram[b0:b0 + (N + 1) ** 2].reshape(N + 1, N + 1))
+    return [answer if answer is not None else marginals(p) for answer, p in zip(answers, problems)]
