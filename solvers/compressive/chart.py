@@ -1086,7 +1086,14 @@ def infer_many(problems: list[Problem], params: np.ndarray, goal: np.ndarray, wi
     """:func:`_infer_many` over a batch of first-order problems in compiled calls over ``jobs`` threads: (log Z,
     safe, offsets, token, arc, bigram posteriors as flat arrays at the offsets of :func:`pack`)."""
     offsets, token, arc, bigram, _ = pack(problems)
-    K = len(problems)
+    return infer_packed(offsets, token, arc, bigram, params, goal, with_marginals, jobs)
+
+
+def infer_packed(offsets: np.ndarray, token: np.ndarray, arc: np.ndarray, bigram: np.ndarray, params: np.ndarray,
+                 goal: np.ndarray, with_marginals: bool,
+                 jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`infer_many` of a batch already laid out as :func:`pack` lays it out (read-only float64 arrays)."""
+    K = len(offsets) - 1
     log_z, safe = np.full(K, NEG), np.zeros(K, bool)
     outputs = [np.zeros(int(offsets[-1, column])) if with_marginals else np.zeros(1) for column in (0, 1, 2)]
     if K == 0:

@@ -34,8 +34,8 @@ from compbench import Problem
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
-from .chart import (COUNTING, ITEMS, LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, announce_compile, hypergraph,
-                    infer_many, max_hyperedges, _infer_many)
+from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, PACK, RTRAP, SKIP, Hypergraph, ScaledChart, announce_compile,
+                    hypergraph, infer_many, infer_packed, max_hyperedges, _infer_many)
 from .solvers import count_plan
 
 NEG = -np.inf
@@ -373,3 +373,39 @@ def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
             answers[k] = Marginals(float(log_z[row]), token[t0:t0 + N - 1], arc[a0:a0 + N * N].reshape(N, N),
                                    bigram[b0:b0 + (N + 1) ** 2].reshape(N + 1, N + 1))
     return [answer if answer is not None else marginals(p) for answer, p in zip(answers, problems)]
+
+
+def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int = 1) -> tuple[np.ndarray, list]:
+    """log Z and (with ``with_marginals``) the arc marginals of B tree-CRFs of one size (``arcs``: B x (n+1) x (n+1),
+    checked scores), laid out for the batch kernel at once, without a Problem each: every token kept, no token or
+    bigram scores (the problem :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    B, N = arcs.shape[0], arcs.shape[1]
+    n = N - 1
+    if B == 0:
+        return np.zeros(0), []
+    arc = np.array(arcs, dtype=np.float64)  # a copy: the entries the contract ignores are set to -inf
+    arc[:, :, 0] = -np.inf
+    arc[:, np.arange(N), np.arange(N)] = -np.inf
+    _refuse_if_too_big("scaled chart", Problem.trusted(np.zeros(n), arc[0], np.zeros((N + 1, N + 1))),
+                       8 * 2 * ITEMS * N ** 2)
+    offsets = np.zeros((B + 1, PACK), np.int64)
+    offsets[:, :4] = np.arange(B + 1)[:, None] * np.array([n, N * N, (N + 1) ** 2, N])
+    offsets[:-1, 4] = -1
+    params = np.zeros((B, 5), np.int64)
+    params[:, 0], params[:, 1] = single_root, DROPPED  # every token kept: nothing dropped, cap 0
+    goal = np.ones((B, 1))
+    token, bigram = np.zeros(B * n), np.zeros(B * (N + 1) ** 2)
+    for array in (token, arc, bigram):
+        array.flags.writeable = False
+    log_z, safe, _, _, arc_out, _ = infer_packed(offsets, token, arc.reshape(-1), bigram, params, goal,
+                                                 with_marginals, jobs)
+    margins = list(arc_out.reshape(B, N, N)) if with_marginals else []
+    for b in np.flatnonzero(~safe).tolist():  # out of the scaled chart's range: one at a time, in log space if need be
+        problem = Problem(np.zeros(n), arcs[b], np.zeros((N + 1, N + 1)), length=n, single_root=single_root)
+        if with_marginals:
+            answer = marginals(problem)
+            log_z[b], margins[b] = answer.log_partition, answer.arc
+        else:
+            log_z[b] = log_partition(problem)
+    return log_z, margins
