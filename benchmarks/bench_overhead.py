@@ -9,6 +9,10 @@ the kernel alone (``_fill`` + ``_backtrace`` on prepared arrays), ``decode_one``
 
 Part 2, ``--batch`` problems with n drawn from 20..30: problems per second of one ``solve`` per problem and of
 ``solve_many`` with 1 and 2 threads (medians of 5 runs, alternated).
+
+Part 3, with ``--instances FILE`` (e.g. the Google test split at the gold length, from ``compbench
+build-instances``): the seconds of decoding the whole set with ``resource-dp`` (the fastest exact solver of counted
+lengths here), one ``solve`` per problem and ``solve_many`` with 1 and 2 threads (medians of 3 runs, alternated).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=25)
     parser.add_argument("--repeats", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=2000)
+    parser.add_argument("--instances", metavar="FILE", help="an instance set to decode at its lengths (part 3)")
     args = parser.parse_args()
     load_kernels()
     solver = compbench.get_solver("hook-dp")
@@ -84,6 +89,23 @@ def main() -> None:
     print("|---|---|---|")
     for name, seconds in runs.items():
         print(f"| {name} | {seconds:.3f} | {args.batch / seconds:,.0f} |")
+    if args.instances:
+        problems = list(compbench.read_instances(args.instances))
+        resource = compbench.get_solver("resource-dp")
+        resource.solve_many(problems[:4], jobs=2)
+        runs = medians({
+            "one solve per problem": lambda: [resource.solve(q) for q in problems],
+            "solve_many, jobs=1": lambda: resource.solve_many(problems, jobs=1),
+            "solve_many, jobs=2": lambda: resource.solve_many(problems, jobs=2),
+        }, 3)
+        sizes = [q.n for q in problems]
+        print()
+        print(f"{len(problems)} instances of {args.instances.rsplit('/', 1)[-1]} (n {min(sizes)}..{max(sizes)}, mean "
+              f"{np.mean(sizes):.1f}), resource-dp at their lengths, median of 3 runs")
+        print("| how | seconds of decoding |")
+        print("|---|---|")
+        for name, seconds in runs.items():
+            print(f"| {name} | {seconds:.3f} |")
 
 
 if __name__ == "__main__":

@@ -169,11 +169,11 @@ def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z,
             posterior[e] = math.exp(mo + ma + mb + score[e] + math.log(total) - log_z)
 
 
-def _refuse_if_too_big(engine: str, problem: Problem, needed: int) -> None:
+def _refuse_if_too_big(engine: str, n: int, needed: int) -> None:
     """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now."""
     available = available_memory()
     if needed > available:
-        raise MemoryError(f"compbench.marginals: the {engine} for n = {problem.n} needs {needed / 2**20:.0f} MiB, "
+        raise MemoryError(f"compbench.marginals: the {engine} for n = {n} needs {needed / 2**20:.0f} MiB, "
                           f"above the {available / 2**20:.0f} MiB available")
 
 
@@ -182,7 +182,7 @@ def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndar
     counting = problem.length is not None
     lo, hi = problem.length_bounds() if counting else (0, 0)
     # the listed hyperedges (6 numbers each, twice while listing), inside and outside per item and count
-    _refuse_if_too_big("log-space engine", problem, 8 * (12 * max_hyperedges(problem.n)
+    _refuse_if_too_big("log-space engine", problem.n, 8 * (12 * max_hyperedges(problem.n)
                                                          + 2 * ITEMS * (problem.n + 1) ** 2 * (hi + 1)))
     graph = hypergraph(problem)
     adds = (graph.modifier >= 0).astype(np.int64) if counting else np.zeros(len(graph.score), np.int64)
@@ -260,7 +260,7 @@ def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | 
     counting, cap, goal = _goal_counts(problem)
     N = problem.n + 1
     # inside and outside charts; in second order the sibling factors, their packed copy and posteriors
-    _refuse_if_too_big("scaled chart", problem, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
+    _refuse_if_too_big("scaled chart", problem.n, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
                                                      + (3 * N ** 3 if problem.second_order else 0)))
     chart = ScaledChart.fill(problem, counting=counting, cap=cap)
     with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
@@ -342,8 +342,8 @@ def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[
         params[row, :3] = p.single_root, COUNTING[counting], cap
         goals[row, :len(goal)] = goal
     N = max((p.n + 1 for p in chosen), default=1)
-    _refuse_if_too_big("scaled chart", max(chosen, key=lambda p: p.n) if chosen else problems[0],
-                       8 * 2 * ITEMS * N ** 2 * width) if chosen else None
+    if chosen:  # once per batch: the largest chart
+        _refuse_if_too_big("scaled chart", N - 1, 8 * 2 * ITEMS * N ** 2 * width)
     return index, infer_many(chosen, params, goals, with_marginals, jobs)
 
 
@@ -387,8 +387,7 @@ def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: i
     arc = np.array(arcs, dtype=np.float64)  # a copy: the entries the contract ignores are set to -inf
     arc[:, :, 0] = -np.inf
     arc[:, np.arange(N), np.arange(N)] = -np.inf
-    _refuse_if_too_big("scaled chart", Problem.trusted(np.zeros(n), arc[0], np.zeros((N + 1, N + 1))),
-                       8 * 2 * ITEMS * N ** 2)
+    _refuse_if_too_big("scaled chart", n, 8 * 2 * ITEMS * N ** 2)
     offsets = np.zeros((B + 1, PACK), np.int64)
     offsets[:, :4] = np.arange(B + 1)[:, None] * np.array([n, N * N, (N + 1) ** 2, N])
     offsets[:-1, 4] = -1
