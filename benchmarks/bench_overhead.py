@@ -4,7 +4,8 @@
 
 Part 1, one problem of n tokens (``hook-dp``, free length), medians of ``--repeats`` calls alternated in one process:
 the kernel alone (``_fill`` + ``_backtrace`` on prepared arrays), ``decode_one`` (the one compiled call that
-``hook-dp`` makes: scores laid out, chart filled and backtraced), ``Chart.fill`` + backtrace, ``Solver.solve``, and what surrounds them (building the ``Problem``, the capability check, the
+``hook-dp`` makes: scores laid out, chart filled and backtraced), ``Chart.fill`` + backtrace, ``Solver.solve``,
+and what surrounds them (building the ``Problem``, the capability check, the
 ``Solution``).  Overhead = solve - kernel: the next regression shows here.
 
 Part 2, ``--batch`` problems with n drawn from 20..30: problems per second of one ``solve`` per problem and of

@@ -9,8 +9,8 @@
 
 from .evaluate import InvalidSolution, evaluate, objective, sibling_pairs, tree_violation
 from .generate import KINDS, generate, generate_set
-from .inference import (Marginals, log_partition, log_partition_many, marginals, marginals_many, tree_log_partition_many,
-                        tree_marginals, tree_marginals_many)
+from .inference import (Marginals, log_partition, log_partition_many, marginals, marginals_many,
+                        tree_log_partition_many, tree_marginals, tree_marginals_many)
 from .io import InstanceError, read_instance, read_instances, write_instance, write_instances
 from .problem import Length, Problem, ProblemError, Solution, Status, sibling_triples
 from .registry import Capabilities, Solver, SolverError, get_solver, list_solvers, solve_many, solver_names

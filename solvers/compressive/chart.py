@@ -961,7 +961,6 @@ def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndar
     bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
     N = offsets[1:, 3] - offsets[:-1, 3]
     cells = ITEMS * N ** 2 * (caps + 1)
-    jobs = max(1, min(int(jobs), K))
     shares = _shares(N.astype(np.float64) ** 3 * (caps + 1) ** 2, jobs)
 
     def run(share: list[int]) -> None:
