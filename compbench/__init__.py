@@ -16,10 +16,11 @@ import types
 EXPORTS = {
     "evaluate": ["InvalidSolution", "evaluate", "objective", "sibling_pairs", "tree_violation"],
     "generate": ["KINDS", "generate", "generate_set"],
-    "inference": ["Marginals", "log_partition", "marginals", "tree_marginals"],
+    "inference": ["Marginals", "log_partition", "log_partition_many", "marginals", "marginals_many",
+                  "tree_log_partition_many", "tree_marginals", "tree_marginals_many"],
     "io": ["InstanceError", "read_instance", "read_instances", "write_instance", "write_instances"],
     "problem": ["Length", "Problem", "ProblemError", "Solution", "Status", "sibling_triples"],
-    "registry": ["Capabilities", "Solver", "SolverError", "get_solver", "list_solvers", "solver_names"],
+    "registry": ["Capabilities", "Solver", "SolverError", "get_solver", "list_solvers", "solve_many", "solver_names"],
 }
 _HOME = {name: module for module, names in EXPORTS.items() for name in names}
 

@@ -29,10 +29,12 @@ import difflib
 import functools
 import importlib.util
 import json
+import os
+import pickle
 import time
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .problem import Problem, Solution, Status
 
@@ -126,6 +128,59 @@ class Solver:
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
 
+    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+                   **options: Any) -> list[Solution]:
+        """Solve every problem (``time_limit`` per problem), answers in order: the same answers as one :meth:`solve`
+        per problem.  This default loops over :meth:`solve`, in ``jobs`` processes when more than one (None: one);
+        a solver with a compiled batch path overrides :meth:`_solve_batch` instead.
+
+        >>> import compbench
+        >>> ps = [compbench.generate("gaussian", n=6, seed=s) for s in range(3)]
+        >>> [s.status.value for s in compbench.get_solver("hook-dp").solve_many(ps)]
+        ['optimal', 'optimal', 'optimal']
+        """
+        problems = list(problems)
+        if type(self)._solve_batch is Solver._solve_batch:
+            workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
+            if workers > 1 and _picklable(self):
+                return _solve_in_processes(self, problems, time_limit, workers, options)
+            return [self.solve(problem, time_limit, **options) for problem in problems]
+        return self._solve_checked(problems, time_limit, cores(jobs), options)
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     **options: Any) -> list[Solution]:
+        """Answers for a batch of problems this solver supports, in order (a compiled batch path); its ``seconds``
+        are filled by :meth:`solve_many`.  Not implemented: :meth:`solve_many` loops over :meth:`solve`."""
+        raise NotImplementedError
+
+    def _solve_checked(self, problems: list[Problem], time_limit: float | None, jobs: int,
+                       options: dict[str, Any]) -> list[Solution]:
+        """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each problem's
+        capabilities (unsupported answers in place), the options, the timing (the batch's seconds shared equally).
+        A batch that raises is solved one problem at a time, so that each gets its own answer."""
+        reason = self.unavailable()
+        answers: list[Solution | None] = [None] * len(problems)
+        supported = []
+        for k, problem in enumerate(problems):
+            why = reason or self.supports.reason_unsupported(problem)
+            if why is not None:
+                answers[k] = Solution(Status.UNSUPPORTED, message=f"{self.name}: {why}")
+            else:
+                supported.append(k)
+        start = time.perf_counter()
+        try:
+            solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs,
+                                       **{**self.options, **options})
+        except Exception:
+            return [answer or self.solve(problems[k], time_limit, **options) for k, answer in enumerate(answers)]
+        share = (time.perf_counter() - start) / max(1, len(supported))
+        for k, solution in zip(supported, solved):
+            solution.seconds.setdefault("setup", 0.0)
+            solution.seconds.setdefault("solve", share)
+            solution.seconds["total"] = share
+            answers[k] = solution
+        return answers  # type: ignore[return-value]
+
     def warm_up(self) -> float:
         """Solve a tiny problem of every kind this solver supports (imports, compilation, caches); the seconds."""
         from .generate import generate
@@ -151,6 +206,54 @@ class Solver:
             "max_n": caps.max_n,
             "unavailable": self.unavailable(),
         }
+
+
+def cores(jobs: int | None = None) -> int:
+    """The workers ``jobs`` asks for: None means every core this process may run on."""
+    if jobs is not None:
+        return max(1, int(jobs))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | None = None,
+               time_limit: float | None = None, **options: Any) -> list[Solution]:
+    """Solve a batch with ``solver`` (a name or a :class:`Solver`), answers in order, the same as one ``solve`` per
+    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads (None: every
+    core), any other solver loops over ``solve`` (in ``jobs`` processes when more than one).
+
+    >>> import compbench
+    >>> ps = [compbench.generate("gaussian", n=8, seed=s, length=3) for s in range(4)]
+    >>> [len(s.kept) for s in compbench.solve_many(ps, "resource-dp")]
+    [3, 3, 3, 3]
+    """
+    if isinstance(solver, str):
+        solver = get_solver(solver)
+    return solver.solve_many(problems, time_limit, jobs=jobs, **options)
+
+
+def _picklable(solver: Solver) -> bool:
+    try:
+        pickle.dumps(solver)
+    except Exception:
+        return False
+    return True
+
+
+def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,
+                 options: dict[str, Any]) -> list[Solution]:
+    return [solver.solve(problem, time_limit, **options) for problem in problems]
+
+
+def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: float | None, jobs: int,
+                        options: dict[str, Any]) -> list[Solution]:
+    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    bounds = [round(len(problems) * w / jobs) for w in range(jobs + 1)]
+    with ProcessPoolExecutor(jobs) as pool:
+        chunks = pool.map(_solve_chunk, [solver] * jobs, [problems[a:b] for a, b in zip(bounds, bounds[1:])],
+                          [time_limit] * jobs, [options] * jobs)
+        return [solution for chunk in chunks for solution in chunk]
 
 
 @functools.cache

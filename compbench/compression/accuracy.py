@@ -114,6 +114,36 @@ def target_lengths(sentence: Sentence, length: str | float) -> list[int]:
     return [int(round(float(length) * sentence.n))] * len(sentence.golds)
 
 
+class _Pending:
+    """A problem's answer to come: its kept tokens (None: no solution) once its batch is solved."""
+
+    kept: np.ndarray | None = None
+
+
+class _Batch:
+    """One system's problems of an evaluation, solved in one batch (:func:`compbench.solve_many`)."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+        self.answers: list[_Pending] = []
+        self.seconds: list[float] = []  # building each problem (the MBR marginals), added to its solve
+
+    def add(self, problem: Problem, seconds: float) -> tuple[_Pending, float]:
+        self.problems.append(problem)
+        self.answers.append(_Pending())
+        self.seconds.append(seconds)
+        return self.answers[-1], seconds
+
+    def solve(self, solver: Solver | None, row: dict, time_limit: float | None) -> None:
+        if not self.problems or solver is None:
+            return
+        for answer, before, solution in zip(self.answers, self.seconds,
+                                            solver.solve_many(self.problems, time_limit=time_limit)):
+            row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
+            answer.kept = solution.kept if solution.has_solution else None
+            row["seconds"].append(before + solution.seconds.get("total", 0.0))
+
+
 def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems: list[System],
                      length: str | float = "gold", time_limit: float | None = None,
                      progress: Callable | None = None) -> dict[str, dict]:
@@ -123,6 +153,8 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                            "statuses": {}, "answered_f1": [], "answered_rate": [], "syntactic": []}
             for system in systems}
 
+    pending = {system.label: _Batch() for system in systems}
+    scored: list[tuple[dict, Sentence, object, list]] = []  # per sentence and system: its kept sets against golds
     for sentence in (progress(usable) if progress else usable):
         as_read = replace(sentence)  # before the evaluated model's tagger, parser and labeler fill in `sentence`
 
@@ -147,7 +179,6 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
             row = rows[system.label]
             cache: dict[int, tuple[np.ndarray | None, float]] = {}
             scores = []
-            failed_before = row["failed"]
             seen = sentence if system.model in (None, model) else own_copy(system.model)
             for m, gold in zip(lengths, sentence.golds):
                 if m not in cache:
@@ -164,26 +195,31 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                         problem = problems[key].replace(length=Length.exact(m))
                         if system.part == "mbr":
                             problem = mbr_problem(problem)
-                        solution = system.solver.solve(problem, time_limit=time_limit)
-                        solution.seconds["total"] = time.perf_counter() - start  # the marginals included
-                        row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
-                        cache[m] = (solution.kept if solution.has_solution else None), solution.seconds["total"]
-                        row["seconds"].append(solution.seconds["total"])
+                        cache[m] = pending[system.label].add(problem, time.perf_counter() - start)
                 kept, _ = cache[m]
-                if kept is None:
-                    row["failed"] += 1
-                    kept = np.zeros(0, dtype=np.int64)
-                scores.append((*token_prf(kept, gold), len(kept) / max(sentence.n, 1),
-                               float(np.array_equal(kept, gold))))
-                if parse is not None:
-                    row["syntactic"].append(syntactic_f1(parse, kept, gold))
+                scores.append((kept, gold))
             if system.solver is None and system.decode is None:
                 row["seconds"].extend(seconds for _, seconds in cache.values())
-            for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(scores, axis=0)):
-                row[key].append(float(value))
-            if row["failed"] == failed_before:  # an answer for every length of this sentence
-                row["answered_f1"].append(row["f1"][-1])
-                row["answered_rate"].append(row["rate"][-1])
+            scored.append((row, sentence, parse, scores))
+    for system in systems:  # the solvers' problems, a batch per system
+        pending[system.label].solve(system.solver, rows[system.label], time_limit)
+    for row, sentence, parse, scores in scored:
+        failed_before = row["failed"]
+        values = []
+        for kept, gold in scores:
+            if isinstance(kept, _Pending):
+                kept = kept.kept
+            if kept is None:
+                row["failed"] += 1
+                kept = np.zeros(0, dtype=np.int64)
+            values.append((*token_prf(kept, gold), len(kept) / max(sentence.n, 1), float(np.array_equal(kept, gold))))
+            if parse is not None:
+                row["syntactic"].append(syntactic_f1(parse, kept, gold))
+        for key, value in zip(("p", "r", "f1", "rate", "exact"), np.mean(values, axis=0)):
+            row[key].append(float(value))
+        if row["failed"] == failed_before:  # an answer for every length of this sentence
+            row["answered_f1"].append(row["f1"][-1])
+            row["answered_rate"].append(row["rate"][-1])
     summary = {}
     for label, row in rows.items():
         summary[label] = {"sentences": len(row["f1"]), "f1": _mean(row["f1"]),

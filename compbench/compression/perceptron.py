@@ -15,7 +15,7 @@ import numpy as np
 from ..corpora import Sentence
 from ..learning.features import DIM
 from ..learning.training import AveragedWeights
-from ..problem import Length, Problem, Status
+from ..problem import Length, Problem, Solution, Status
 from ..registry import Solver, SolverError
 from .accuracy import System
 from .features import BigramLM
@@ -23,27 +23,39 @@ from .model import CompressionModel
 from .training import Batch, train_on_batches
 
 
-def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.ndarray:
-    """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
+def gold_sub_problem(problem: Problem, gold: np.ndarray) -> Problem:
+    """The sub-problem holding only the gold kept tokens, all of them kept."""
     index = np.concatenate([[0], gold])
     ends = np.concatenate([index, [problem.n + 1]])
     sibling = problem.sibling_scores[np.ix_(index, index, index)] if problem.second_order else None
-    sub = Problem(problem.token_scores[gold - 1], problem.arc_scores[np.ix_(index, index)],
-                  problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)), sibling_scores=sibling)
-    solution = solver.solve(sub)
+    return Problem(problem.token_scores[gold - 1], problem.arc_scores[np.ix_(index, index)],
+                   problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)), sibling_scores=sibling)
+
+
+def _gold_heads(solver: Solver, problem: Problem, gold: np.ndarray, solution: Solution) -> np.ndarray:
+    """The sub-problem's tree (:func:`gold_sub_problem`) as ``heads`` of the full problem."""
     if solution.status != Status.OPTIMAL:
         raise SolverError(f"{solver.name} gave {solution.status.value} on the gold sub-problem of {problem.id}: "
                           f"{solution.message}")
+    index = np.concatenate([[0], gold])
     heads = np.full(problem.n + 1, -1, dtype=np.int64)
     heads[gold] = index[solution.heads[1:]]
     return heads
 
 
-def predicted_heads(solver: Solver, problem: Problem) -> np.ndarray:
-    solution = solver.solve(problem)
+def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.ndarray:
+    """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
+    return _gold_heads(solver, problem, gold, solver.solve(gold_sub_problem(problem, gold)))
+
+
+def _predicted(solver: Solver, problem: Problem, solution: Solution) -> np.ndarray:
     if solution.status != Status.OPTIMAL:
         raise SolverError(f"{solver.name} gave {solution.status.value} on {problem.id}: {solution.message}")
     return solution.heads
+
+
+def predicted_heads(solver: Solver, problem: Problem) -> np.ndarray:
+    return _predicted(solver, problem, solver.solve(problem))
 
 
 def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
@@ -57,17 +69,22 @@ def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[S
         mistakes = examples = 0
         for batch in batches:
             update_ids, update_signs, lm_update = [], [], 0.0
-            for sentence, gold in batch:
+            # the weights change only after the minibatch: its problems are decoded in two batches
+            features = [model.features(sentence, lms[sentence.id]) for sentence, _ in batch]
+            problems = [model.problem(sentence, Length.exact(len(gold)), f, weights.current)
+                        for (sentence, gold), f in zip(batch, features)]
+            best = solver.solve_many(problems, jobs=1)
+            latent = solver.solve_many([gold_sub_problem(p, gold) for p, (_, gold) in zip(problems, batch)], jobs=1)
+            for (sentence, gold), features_k, problem, solution, gold_solution in zip(batch, features, problems, best,
+                                                                                       latent):
                 examples += 1
-                features = model.features(sentence, lms[sentence.id])
-                problem = model.problem(sentence, Length.exact(len(gold)), features, weights.current)
-                predicted = predicted_heads(solver, problem)
-                target = latent_gold_heads(solver, problem, gold)
+                predicted = _predicted(solver, problem, solution)
+                target = _gold_heads(solver, problem, gold, gold_solution)
                 if np.array_equal(predicted, target):
                     continue
                 mistakes += 1
                 for heads, sign in ((target, 1.0), (predicted, -1.0)):
-                    ids, lm_total = model.phi(features, heads)
+                    ids, lm_total = model.phi(features_k, heads)
                     update_ids.append(ids)
                     update_signs.append(np.full(len(ids), sign))
                     lm_update += sign * lm_total

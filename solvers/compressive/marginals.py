@@ -34,7 +34,8 @@ from compbench import Problem
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
-from .chart import ITEMS, LTRAP, RTRAP, SKIP, Hypergraph, ScaledChart, hypergraph, max_hyperedges
+from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, PACK, RTRAP, SKIP, Hypergraph, ScaledChart, announce_compile,
+                    hypergraph, infer_many, infer_packed, max_hyperedges, _infer_many)
 from .solvers import count_plan
 
 NEG = -np.inf
@@ -168,11 +169,11 @@ def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z,
             posterior[e] = math.exp(mo + ma + mb + score[e] + math.log(total) - log_z)
 
 
-def _refuse_if_too_big(engine: str, problem: Problem, needed: int) -> None:
+def _refuse_if_too_big(engine: str, n: int, needed: int) -> None:
     """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now."""
     available = available_memory()
     if needed > available:
-        raise MemoryError(f"compbench.marginals: the {engine} for n = {problem.n} needs {needed / 2**20:.0f} MiB, "
+        raise MemoryError(f"compbench.marginals: the {engine} for n = {n} needs {needed / 2**20:.0f} MiB, "
                           f"above the {available / 2**20:.0f} MiB available")
 
 
@@ -181,7 +182,7 @@ def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndar
     counting = problem.length is not None
     lo, hi = problem.length_bounds() if counting else (0, 0)
     # the listed hyperedges (6 numbers each, twice while listing), inside and outside per item and count
-    _refuse_if_too_big("log-space engine", problem, 8 * (12 * max_hyperedges(problem.n)
+    _refuse_if_too_big("log-space engine", problem.n, 8 * (12 * max_hyperedges(problem.n)
                                                          + 2 * ITEMS * (problem.n + 1) ** 2 * (hi + 1)))
     graph = hypergraph(problem)
     adds = (graph.modifier >= 0).astype(np.int64) if counting else np.zeros(len(graph.score), np.int64)
@@ -259,7 +260,7 @@ def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | 
     counting, cap, goal = _goal_counts(problem)
     N = problem.n + 1
     # inside and outside charts; in second order the sibling factors, their packed copy and posteriors
-    _refuse_if_too_big("scaled chart", problem, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
+    _refuse_if_too_big("scaled chart", problem.n, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
                                                      + (3 * N ** 3 if problem.second_order else 0)))
     chart = ScaledChart.fill(problem, counting=counting, cap=cap)
     with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
@@ -325,3 +326,85 @@ def _previous_sibling(graph: Hypergraph, attach: np.ndarray) -> np.ndarray:
     right_next = (conclusion_kind == RTRAP) & (kind == RTRAP)
     left_next = (conclusion_kind == LTRAP) & (second >= 0) & (second // (N * N) == LTRAP)
     return np.where(right_next, first % N, np.where(left_next, (second // N) % N, head))
+
+
+def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[list[int], tuple]:
+    """The first-order problems of a batch through the compiled batch kernel: their indices and the kernel's
+    outputs (:func:`compbench_solvers.compressive.chart.infer_many`)."""
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    index = [k for k, p in enumerate(problems) if p.sibling_scores is None]
+    chosen = [problems[k] for k in index]
+    plans = [_goal_counts(p) for p in chosen]
+    width = max((len(goal) for _, _, goal in plans), default=1)
+    params = np.zeros((len(chosen), 5), np.int64)
+    goals = np.zeros((len(chosen), width))
+    for row, (p, (counting, cap, goal)) in enumerate(zip(chosen, plans)):
+        params[row, :3] = p.single_root, COUNTING[counting], cap
+        goals[row, :len(goal)] = goal
+    N = max((p.n + 1 for p in chosen), default=1)
+    if chosen:  # once per batch: the largest chart
+        _refuse_if_too_big("scaled chart", N - 1, 8 * 2 * ITEMS * N ** 2 * width)
+    return index, infer_many(chosen, params, goals, with_marginals, jobs)
+
+
+def log_partition_many(problems: list[Problem], jobs: int = 1) -> np.ndarray:
+    """:func:`log_partition` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
+    out = np.empty(len(problems))
+    index, (log_z, safe, *_) = _batched(problems, False, jobs)
+    done = set()
+    for row, k in enumerate(index):
+        if safe[row]:
+            out[k] = log_z[row]
+            done.add(k)
+    for k, problem in enumerate(problems):
+        if k not in done:
+            out[k] = log_partition(problem)
+    return out
+
+
+def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
+    """:func:`marginals` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
+    answers: list[Marginals | None] = [None] * len(problems)
+    index, (log_z, safe, offsets, token, arc, bigram) = _batched(problems, True, jobs)
+    for row, k in enumerate(index):
+        if safe[row]:
+            N = problems[k].n + 1
+            t0, a0, b0 = offsets[row, :3]
+            answers[k] = Marginals(float(log_z[row]), token[t0:t0 + N - 1], arc[a0:a0 + N * N].reshape(N, N),
+                                   bigram[b0:b0 + (N + 1) ** 2].reshape(N + 1, N + 1))
+    return [answer if answer is not None else marginals(p) for answer, p in zip(answers, problems)]
+
+
+def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int = 1) -> tuple[np.ndarray, list]:
+    """log Z and (with ``with_marginals``) the arc marginals of B tree-CRFs of one size (``arcs``: B x (n+1) x (n+1),
+    checked scores), laid out for the batch kernel at once, without a Problem each: every token kept, no token or
+    bigram scores (the problem :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    B, N = arcs.shape[0], arcs.shape[1]
+    n = N - 1
+    if B == 0:
+        return np.zeros(0), []
+    arc = np.array(arcs, dtype=np.float64)  # a copy: the entries the contract ignores are set to -inf
+    arc[:, :, 0] = -np.inf
+    arc[:, np.arange(N), np.arange(N)] = -np.inf
+    _refuse_if_too_big("scaled chart", n, 8 * 2 * ITEMS * N ** 2)
+    offsets = np.zeros((B + 1, PACK), np.int64)
+    offsets[:, :4] = np.arange(B + 1)[:, None] * np.array([n, N * N, (N + 1) ** 2, N])
+    offsets[:-1, 4] = -1
+    params = np.zeros((B, 5), np.int64)
+    params[:, 0], params[:, 1] = single_root, DROPPED  # every token kept: nothing dropped, cap 0
+    goal = np.ones((B, 1))
+    token, bigram = np.zeros(B * n), np.zeros(B * (N + 1) ** 2)
+    for array in (token, arc, bigram):
+        array.flags.writeable = False
+    log_z, safe, _, _, arc_out, _ = infer_packed(offsets, token, arc.reshape(-1), bigram, params, goal,
+                                                 with_marginals, jobs)
+    margins = list(arc_out.reshape(B, N, N)) if with_marginals else []
+    for b in np.flatnonzero(~safe).tolist():  # out of the scaled chart's range: one at a time, in log space if need be
+        problem = Problem(np.zeros(n), arcs[b], np.zeros((N + 1, N + 1)), length=n, single_root=single_root)
+        if with_marginals:
+            answer = marginals(problem)
+            log_z[b], margins[b] = answer.log_partition, answer.arc
+        else:
+            log_z[b] = log_partition(problem)
+    return log_z, margins

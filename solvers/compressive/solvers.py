@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -12,7 +12,10 @@ from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .chart import MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
+from .chart import (COUNTING, MAX_N, Chart, ChartScores, _backtrace, _decode_many, _fill, announce_compile,
+                    chart_bytes, decode_many, decode_one)
+
+COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
 
 
 def _solution_at(chart: Chart, index: int) -> Solution:
@@ -58,6 +61,40 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
+    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+                   **options: Any) -> list[Solution]:
+        setup = load_kernels()
+        if type(self)._solve_batch is not Solver._solve_batch:
+            announce_compile((_decode_many,), "the chart's batch kernel", "15 s")
+        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
+        if solutions and setup:
+            solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
+        return solutions
+
+
+def _answer(heads: np.ndarray, value: float) -> Solution:
+    """A best derivation as a proven answer, ``infeasible`` when there is none (value -inf)."""
+    if value == -math.inf:
+        return Solution(Status.INFEASIBLE, bound=-math.inf)
+    return Solution(Status.OPTIMAL, heads, value, bound=value)
+
+
+def _decoded(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
+    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
+    answers."""
+    start = time.perf_counter()
+    heads, offsets, out = decode_many(problems, np.array([(0, *row) for row in params], np.int64).reshape(-1, 5),
+                                      jobs=jobs)
+    share = (time.perf_counter() - start) / max(1, len(problems))
+    solutions = []
+    ends = offsets[:, 3].tolist()
+    for k, value in enumerate(out[:, 1].tolist()):
+        solution = _answer(heads[ends[k]:ends[k + 1]], value)
+        solution.stats["chart_seconds"] = share
+        solution.stats["batch"] = len(problems)
+        solutions.append(solution)
+    return solutions
+
 
 class HookDP(ChartSolver):
     """Free-length compression by the hook-trick chart in the max semiring: O(n^3) time, O(n^2) memory.
@@ -77,10 +114,17 @@ class HookDP(ChartSolver):
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
-        chart, seconds = _timed_fill(problem, tie=-1)
-        solution = _solution_at(chart, 0)
-        solution.stats["chart_seconds"] = seconds
+        start = time.perf_counter()
+        heads, value, _ = decode_one(problem)
+        solution = _answer(heads, value)
+        solution.stats["chart_seconds"] = time.perf_counter() - start
         return solution
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     **options: Any) -> list[Solution]:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        return _decoded(problems, [(0, 0, 0, 0)] * len(problems), jobs)
 
 
 def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
@@ -131,6 +175,13 @@ class ResourceDP(ChartSolver):
                                     self.memory_limit if memory_limit is None else memory_limit)
         if refused is not None:
             return refused
+        if not all_lengths:
+            start = time.perf_counter()
+            heads, value, _ = decode_one(problem, COUNTING[counting], cap, lo, hi)
+            solution = _answer(heads, value)
+            solution.stats.update(counting=counting, cap=cap, chart_seconds=time.perf_counter() - start,
+                                  chart_mib=chart_bytes(n, cap) / 2**20)
+            return solution
         chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)
 
         def index(m: int) -> int:  # the chart's count for m kept words
@@ -146,6 +197,29 @@ class ResourceDP(ChartSolver):
         solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
                               chart_mib=chart_bytes(n, cap) / 2**20)
         return solution
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     memory_limit: int | None = None, **options: Any) -> list[Solution]:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        limit = self.memory_limit if memory_limit is None else memory_limit
+        answers: list[Solution | None] = [None] * len(problems)
+        plans = []
+        for k, problem in enumerate(problems):
+            n = problem.n
+            lo, hi = problem.length_bounds()
+            counting, cap = count_plan(n, lo, hi)
+            answers[k] = refuse_if_too_big(self.name, n, chart_bytes(n, cap), limit)
+            if answers[k] is None:
+                plans.append((k, (COUNTING[counting], cap, lo, hi)))
+        if plans:
+            index = [k for k, _ in plans]
+            for (k, (code, cap, _, _)), solution in zip(plans, _decoded([problems[k] for k in index],
+                                                                        [plan for _, plan in plans], jobs)):
+                solution.stats.update(counting=COUNTING_NAMES[code], cap=cap,
+                                      chart_mib=chart_bytes(problems[k].n, cap) / 2**20)
+                answers[k] = solution
+        return answers  # type: ignore[return-value]
 
 
 def score_bound(problem: Problem) -> float:

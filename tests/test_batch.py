@@ -1,0 +1,137 @@
+"""Batch decoding (compbench.solve_many): the same answers as one solve per problem, for every solver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import compbench
+from compbench import Length, Problem, Solution, Status
+from compbench.testing import problems
+
+
+def same(a: Solution, b: Solution) -> bool:
+    heads_equal = (a.heads is None and b.heads is None) or (
+        a.heads is not None and b.heads is not None and np.array_equal(a.heads, b.heads))
+    return a.status == b.status and a.objective == b.objective and heads_equal
+
+
+def fixed_set() -> list[Problem]:
+    """Every length mode, both root modes, ties, forbidden scores, n = 0 and 1, first and second order."""
+    out = []
+    for seed in range(24):
+        n = seed % 11
+        base = compbench.generate("integer-ties" if seed % 2 else "gaussian", n, seed=seed, second_order=seed % 3 == 0)
+        for length in (None, Length.exact(n // 2), Length(min(1, n), max(min(1, n), n - 1))):
+            for single_root in (False, True):
+                out.append(base.replace(length=length, single_root=single_root))
+    forbidden = compbench.generate("gaussian", 5, seed=1)
+    out.append(forbidden.replace(token_scores=np.full(5, -np.inf), length=Length.exact(2)))  # infeasible
+    return out
+
+
+@pytest.mark.parametrize("name", ["hook-dp", "resource-dp", "bisection", "bisection-exact", "brute-force"])
+def test_solve_many_matches_solve(name: str) -> None:
+    solver = compbench.get_solver(name)
+    batch = [p for p in fixed_set() if name != "brute-force" or p.n <= 6]
+    one_by_one = [solver.solve(p) for p in batch]
+    for jobs in (1, 2):
+        many = compbench.solve_many(batch, name, jobs=jobs)
+        assert len(many) == len(batch)
+        for p, a, b in zip(batch, one_by_one, many):
+            assert same(a, b), (name, jobs, p.id, p.n, p.length, p.single_root, a, b)
+            assert b.status == Status.UNSUPPORTED or b.seconds["total"] >= 0.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.lists(problems(max_n=9, second_order=None), min_size=0, max_size=6), st.sampled_from([1, 2]))
+def test_chart_batches_match_solve(batch: list[Problem], jobs: int) -> None:
+    for name in ("hook-dp", "resource-dp"):
+        solver = compbench.get_solver(name)
+        for p, b in zip(batch, solver.solve_many(batch, jobs=jobs), strict=True):
+            assert same(solver.solve(p), b)
+
+
+def test_solve_many_edge_cases() -> None:
+    assert compbench.solve_many([], "hook-dp") == []
+    p = compbench.generate("gaussian", 5, seed=0)
+    bad = compbench.get_solver("hook-dp").solve_many([p], nonsense=1)[0]  # unknown options: an error answer each
+    assert bad.status == Status.ERROR and "nonsense" in bad.message
+    refused = compbench.get_solver("resource-dp", memory_limit=10).solve_many([p.replace(length=2)])[0]
+    assert refused.status == Status.UNSUPPORTED and "memory limit" in refused.message
+
+
+def test_one_compiled_call_matches_the_chart() -> None:
+    """hook-dp and resource-dp answer through decode_one: the same heads as Chart.fill and its backtrace."""
+    from compbench_solvers.compressive.chart import Chart
+    from compbench_solvers.compressive.solvers import count_plan
+
+    for p in fixed_set():
+        lo, hi = p.length_bounds()
+        counting, cap = count_plan(p.n, lo, hi)
+        chart = Chart.fill(p, counting=counting, cap=cap, tie=-1)
+        index = (lambda m: m if counting == "kept" else p.n - m) if counting != "none" else (lambda m: 0)
+        best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m)) if counting != "none" else 0
+        expected = chart.heads(index(best))
+        got = compbench.get_solver("resource-dp").solve(p)
+        if chart.goal[index(best)] == -np.inf:
+            assert got.status == Status.INFEASIBLE
+        else:
+            assert np.array_equal(got.heads, expected) and got.objective == chart.goal[index(best)]
+        if p.length is None:
+            assert np.array_equal(compbench.get_solver("hook-dp").solve(p).heads, Chart.fill(p, tie=-1).heads(0))
+
+
+def inference_set() -> list[Problem]:
+    out = fixed_set()
+    cold = compbench.generate("gaussian", 8, seed=3)  # scores far apart: the scaled chart's range is left
+    out.append(cold.replace(arc_scores=cold.arc_scores * 400.0))
+    return out
+
+
+def test_batch_inference_matches_one_at_a_time() -> None:
+    batch = inference_set()
+    for jobs in (1, 2):
+        log_z = compbench.log_partition_many(batch, jobs=jobs)
+        many = compbench.marginals_many(batch, jobs=jobs)
+        for p, z, m in zip(batch, log_z, many, strict=True):
+            one = compbench.marginals(p)
+            assert z == pytest.approx(compbench.log_partition(p), rel=1e-12, abs=1e-12)
+            assert m.log_partition == pytest.approx(one.log_partition, rel=1e-12, abs=1e-12)
+            for field in ("token", "arc", "bigram", "sibling"):
+                a, b = getattr(m, field), getattr(one, field)
+                assert (a is None) == (b is None)
+                if a is not None:
+                    np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_tree_batches_match_tree_marginals() -> None:
+    rng = np.random.default_rng(0)
+    arcs = [2.0 * rng.standard_normal((n + 1, n + 1)) for n in (0, 1, 3, 5, 5, 9)]
+    arcs[3][2, 3] = -np.inf
+    arcs[4][:, 4] = -np.inf  # token 4 has no head: no tree
+    for single_root in (False, True):
+        log_z = compbench.tree_log_partition_many(arcs, single_root=single_root)
+        for arc, z, m in zip(arcs, log_z, compbench.tree_marginals_many(arcs, single_root=single_root)):
+            one = compbench.tree_marginals(arc, single_root=single_root)
+            assert z == pytest.approx(one.log_partition, rel=1e-12) and m.log_partition == z
+            for field in ("token", "arc", "bigram"):
+                np.testing.assert_allclose(getattr(m, field), getattr(one, field), atol=1e-12)
+    with pytest.raises(compbench.ProblemError, match="NaN"):
+        compbench.tree_log_partition_many([np.full((3, 3), np.nan)])
+
+
+def test_trusted_problem_is_the_checked_one() -> None:
+    for p in fixed_set():
+        q = Problem.trusted(p.token_scores, p.arc_scores, p.bigram_scores, length=p.length,
+                            single_root=p.single_root, sibling_scores=p.sibling_scores)
+        raw = Problem.trusted(np.asarray(p.token_scores), np.where(np.isfinite(p.arc_scores), p.arc_scores, 1.0),
+                              np.where(np.isfinite(p.bigram_scores), p.bigram_scores, 1.0), length=p.length)
+        for field in ("token_scores", "arc_scores", "bigram_scores", "sibling_scores", "length", "single_root"):
+            a, b = getattr(p, field), getattr(q, field)
+            assert (a == b) if not isinstance(a, np.ndarray) else np.array_equal(a, b)
+        assert not q.arc_scores.flags.writeable
+        assert np.isneginf(raw.arc_scores[:, 0]).all() and np.isneginf(np.diag(raw.arc_scores)).all()
+        assert np.isneginf(raw.bigram_scores[np.tril_indices(p.n + 2)]).all()
