@@ -49,6 +49,11 @@ convolution's inner loop is then a bare max-plus step.  The backtrace asks each 
 of its rules reaches its value (:func:`_derive` in find mode, the same code that filled it, so the candidate scores
 are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
+OUTSIDE with no sums (O = None) is the max semiring's outside pass, the same rules with max passing the best
+completion of each item down to its antecedents (:meth:`Chart.best_outside`; ``pruned-dp`` bounds the counted chart
+with it).  A pruned fill (:class:`Pruning`) derives each item only over a window of counts and trims the window once
+the item is filled; the backtrace needs nothing more (the counts left out hold -inf).
+
 The same rules run in two more modes, INSIDE and OUTSIDE, in the sum-product semiring on scaled probabilities
 (:class:`ScaledChart`): log Z and posterior marginals (:mod:`compbench_solvers.compressive.marginals`).  The chart then
 holds no kept counts; the outside values are a second chart of the same shape, filled in the reverse order.
@@ -103,6 +108,8 @@ class Cells(NamedTuple):
     mass: np.ndarray  # the sibling triples' posterior mass, mass[h, m, s] (OUTSIDE in second order)
     edges: np.ndarray  # the hyperedges listed in EMIT mode, EDGE_COLUMNS numbers each
     n_edges: np.ndarray  # (1,) int64: how many are listed
+    U: np.ndarray  # like V: the max semiring's outside values (OUTSIDE with O = None): the best completion of an item
+    window: np.ndarray  # items x N x N x 2, int64: the counts lo..hi an item keeps when ``pruned`` (else a placeholder)
 
 
 class Scores(NamedTuple):
@@ -120,6 +127,10 @@ class Scores(NamedTuple):
     counting: int  # NONE, KEPT or DROPPED
     cap: int  # the largest count; 0 with nothing counted
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
+    pruned: bool  # fill each item only over its ``window`` of counts, and trim the window once it is filled:
+    bound: np.ndarray  # ... a count c of (x i j) is dropped when V[x, i, j, c] + min_l (bound[l, x, i, j] +
+    bound_slope: np.ndarray  # ... bound_slope[l] * c) < floor (an upper bound on its completions: pruned.py)
+    floor: float
 
 
 # The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
@@ -154,16 +165,22 @@ def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
 
 
 @njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
-                  types.float64, *[types.int64] * 4), cache=True, _nrt=False)
-def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count):
+                  types.float64, *[types.int64] * 4, types.Array(types.int64, 4, "C"), types.boolean),
+      cache=True, _nrt=False)
+def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window, pruned):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
     ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
-    backtrace is not the hot path)."""
+    backtrace is not the hot path).  A pruned chart is read only inside the items' windows (outside them V holds
+    nothing)."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
-    for c1 in range(top_a + 1):
+    lo_a, lo_b = 0, 0
+    if pruned:
+        lo_a, top_a = window[a, ai, aj, 0], min(top_a, window[a, ai, aj, 1])
+        lo_b, top_b = window[b, bi, bj, 0], min(top_b, window[b, bi, bj, 1])
+    for c1 in range(lo_a, top_a + 1):
         c2 = count - shift - c1
-        if 0 <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
+        if lo_b <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
                 and (cap > 0 or T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j]):
             return c1
     return -1
@@ -177,6 +194,45 @@ def _add_sibling_mass(mass, x, i, j, sib, value):
         mass[i, j, sib] += value
     else:
         mass[j, i, sib] += value
+
+
+@njit(cache=True, _nrt=False)
+def _best_outside(V, U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
+    """The offer (x i j) <- (a ai aj) (b bi bj) + extra passing outside values down in the max semiring:
+    U[a, c1] max= U[x, c1 + c2 + shift] + extra + V[b, c2], and U[b, c2] likewise (a call: not the hot path)."""
+    for c1 in range(min(cap, aj - ai) + 1):
+        va = V[a, ai, aj, c1]
+        if va == NEG:
+            continue
+        for c2 in range(min(min(cap, bj - bi), cap - shift - c1) + 1):
+            vb = V[b, bi, bj, c2]
+            o = U[x, i, j, c1 + c2 + shift]
+            if vb == NEG or o == NEG:
+                continue
+            o = o + extra
+            U[a, ai, aj, c1] = max(U[a, ai, aj, c1], o + vb)
+            U[b, bi, bj, c2] = max(U[b, bi, bj, c2], o + va)
+
+
+@njit(cache=True, _nrt=False)
+def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
+    """After the pruned fill derived (x i j): drop its counts whose value plus the bound on their completions,
+    min_l (bound[l, x, i, j] + bound_slope[l] * c), is below ``floor`` (set to -inf; the window shrinks to the
+    counts left at its ends).  Not a rule: what :mod:`compbench_solvers.compressive.pruned` proves about them."""
+    lo, hi = window[x, i, j, 0], window[x, i, j, 1]
+    first, last = hi + 1, lo - 1
+    for c in range(lo, hi + 1):
+        v = V[x, i, j, c]
+        if v == NEG:
+            continue
+        completion = np.inf
+        for l in range(bound.shape[0]):
+            completion = min(completion, bound[l, x, i, j] + bound_slope[l] * c)
+        if v + completion < floor:
+            V[x, i, j, c] = NEG
+        else:
+            first, last = min(first, c), c
+    window[x, i, j, 0], window[x, i, j, 1] = first, last
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -282,7 +338,11 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
     if find >= 0:
-        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
+        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find,
+                           chart.window, scores.pruned)
+    if find == OUTSIDE:  # the max semiring's outside: U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
+        _best_outside(V, chart.U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+        return -1
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -291,12 +351,18 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
                 V[x, i, j, 0] = v
                 T[x, i, j] = t
         return -1
-    for c1 in range(top_a + 1):
+    lo_a, lo_b, lo_x, hi_x = 0, 0, 0, cap
+    if scores.pruned:  # only the counts each item keeps (its window)
+        w = chart.window
+        lo_a, top_a = w[a, ai, aj, 0], min(top_a, w[a, ai, aj, 1])
+        lo_b, top_b = w[b, bi, bj, 0], min(top_b, w[b, bi, bj, 1])
+        lo_x, hi_x = w[x, i, j, 0], w[x, i, j, 1]
+    for c1 in range(lo_a, top_a + 1):
         va = V[a, ai, aj, c1]
         if va == NEG:
             continue
         va = va + extra
-        for c2 in range(min(top_b, cap - shift - c1) + 1):
+        for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
             c = c1 + c2 + shift
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
     return -1
@@ -518,7 +584,7 @@ def _fill(cells, O, inputs, find):
     chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     N = chart.V.shape[1]
     arc_shift = 1 if scores.counting == KEPT else 0
-    if O is not None and find == OUTSIDE:
+    if find == OUTSIDE:  # the sums' outside (O) or the max semiring's (chart.U)
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
                 for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
@@ -531,7 +597,15 @@ def _fill(cells, O, inputs, find):
             _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                _derive(cells, O, inputs, arc_shift, x, i, j, find)
+                if O is None and scores.pruned and find == FILL:
+                    lo, hi = chart.window[x, i, j, 0], chart.window[x, i, j, 1]
+                    if lo > hi:  # no count of the item is kept
+                        continue
+                    chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
+                    _trim_window(chart.V, chart.window, scores.bound, scores.bound_slope, scores.floor, x, i, j)
+                else:
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
         if O is not None and j >= 1:
             _normalize_column(chart.V, scores.gap, scores.scale, j)
 
@@ -614,7 +688,22 @@ _NO_EDGE_COUNT = np.zeros(1, np.int64)
 _NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
 _NO_SIBLINGS.flags.writeable = False
 _NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
-_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart
+_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart (nor the fills U)
+_NO_WINDOW = np.zeros((1, 1, 1, 2), np.int64)  # a fill that keeps every count
+_NO_BOUND = np.zeros((1, 1, 1, 1))
+_NO_SLOPE = np.zeros(1)
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """What a pruned fill keeps (:mod:`compbench_solvers.compressive.pruned` proves it): item (x i j) is filled only
+    over the counts window[x, i, j, 0] .. window[x, i, j, 1] (an empty window: not at all), and once filled, its
+    count c is dropped when V[x, i, j, c] + min_l (bound[l, x, i, j] + slope[l] * c) < floor."""
+
+    window: np.ndarray  # items x N x N x 2, int64 (trimmed in place by the fill)
+    bound: np.ndarray  # L x items x N x N
+    slope: np.ndarray  # (L,)
+    floor: float
 
 
 @dataclass(frozen=True)
@@ -661,37 +750,61 @@ class Chart:
 
     @classmethod
     def fill(cls, problem: Problem | ChartScores, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0,
-             tie: int = 0) -> Chart:
+             tie: int = 0, pruning: Pruning | None = None) -> Chart:
         """Fill the chart of ``problem`` (or of its prepared :class:`ChartScores`) counting ``counting`` words up
         to ``cap``.
 
         ``kept_bonus`` is added to every kept word's score (the Lagrange multiplier of the length);
-        ``tie`` = +1 / -1 breaks ties between equal scores towards more / fewer kept words.
+        ``tie`` = +1 / -1 breaks ties between equal scores towards more / fewer kept words; ``pruning`` (with
+        counts): fill each item only over the counts it keeps (:class:`Pruning`).
         """
         scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
         n = scores.n
         if n > MAX_N:
             raise ValueError(f"n = {n} exceeds the chart's limit of {MAX_N} tokens")
         cap = 0 if counting == "none" else int(cap)
-        V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
+        pruned = pruning is not None and cap > 0
+        # a pruned chart is read and written only inside the windows (the fill sets them to -inf first), so it is
+        # allocated empty: no page of it is touched outside them (np.full would touch all of it, most of the time)
+        V = np.empty((ITEMS, n + 1, n + 1, cap + 1)) if pruned else np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
         T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
         # the chart and everything its rules read, for the fill and again for the backtrace
         # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
         zeros = scores.zeros
-        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_OUTSIDE,
+                      pruning.window if pruned else _NO_WINDOW)
         rules = Scores(scores.bigram, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie), pruned,
+                       pruning.bound if pruned else _NO_BOUND, pruning.slope if pruned else _NO_SLOPE,
+                       float(pruning.floor) if pruned else -math.inf)
         _fill(tuple(cells), None, tuple(rules), np.int64(FILL))
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
             kept = np.arange(cap + 1) if counting == "kept" else n - np.arange(cap + 1)
-        return cls(V[RTRI, 0, n].copy(), kept, cells, rules)
+        goal = V[RTRI, 0, n].copy()
+        if pruned:  # the goal's counts outside its window have no derivation left
+            lo, hi = pruning.window[RTRI, 0, n]
+            goal[:max(lo, 0)] = NEG
+            goal[max(hi + 1, 0):] = NEG
+        return cls(goal, kept, cells, rules)
+
+    def best_outside(self) -> np.ndarray:
+        """The max semiring's outside values (items x N x N x counts): the best score of a completion of each item
+        into a derivation of the goal at each count (the goal's count; -inf: none) under the same kept bonus, by the
+        rules of the fill run in reverse (:func:`_derive` in OUTSIDE mode with no sums)."""
+        U = np.full_like(self._cells.V, NEG)
+        n = U.shape[1] - 1
+        U[RTRI, 0, n] = 0.0
+        _fill(tuple(self._cells._replace(U=U)), None, tuple(self._scores), np.int64(OUTSIDE))
+        return U
 
     def heads(self, count: int) -> np.ndarray:
         """The heads of the goal's best derivation at ``count`` (all -1 when there is none)."""
         n = self._cells.V.shape[1] - 1
         heads = np.full(n + 1, -1, np.int64)
+        if self.goal[count] == NEG:  # no derivation (a pruned chart holds nothing outside the windows)
+            return heads
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
         _backtrace(tuple(self._cells), None, tuple(self._scores), int(count), heads, stack)
@@ -739,9 +852,11 @@ class ScaledChart:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
-        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
+                      _NO_OUTSIDE, _NO_WINDOW)
         rules = Scores(scores.bigram, attach, 1.0, sibling, np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1),
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0)
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0, False, _NO_BOUND,
+                       _NO_SLOPE, -math.inf)
         # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
         _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE))
         return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
