@@ -384,6 +384,18 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
         return -1, -1
     if extra == NEG:
         return -1, -1
+    if find == OUTSIDE and cap == 0:  # the max semiring's outside without counts: U[x] read once
+        V, U = chart.V, chart.U
+        o = U[x, i, j, 0]
+        if o == NEG:
+            return -1, -1
+        for s in range(lo, hi):
+            va, vb = V[a, i, s, 0], V[b, s + delta, j, 0]
+            if va != NEG and vb != NEG:
+                e = o + (extra + row[s])
+                U[a, i, s, 0] = max(U[a, i, s, 0], e + vb)
+                U[b, s + delta, j, 0] = max(U[b, s + delta, j, 0], e + va)
+        return -1, -1
     if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
             c1 = _offer(chart, O, scores, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, kept, find, -1)

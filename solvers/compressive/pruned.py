@@ -167,7 +167,7 @@ class PrunedDP(ChartSolver):
     complexity = "O(n^3 d^2) worst case (as resource-dp), O(n^3) per multiplier tried"
     supports = Capabilities(second_order=True, max_n=MAX_N)
 
-    def __init__(self, memory_limit: int | None = None, max_charts: int = 6, outside_passes: int = 1):
+    def __init__(self, memory_limit: int | None = None, max_charts: int = 5, outside_passes: int = 1):
         self.memory_limit = memory_budget(memory_limit)
         self.max_charts = int(max_charts)
         self.outside_passes = int(outside_passes)
@@ -278,9 +278,10 @@ class PrunedDP(ChartSolver):
         stats["outside_passes"] = len(outer)
         scale = score_bound(problem) + float(np.abs(lams).max()) * n
         tol = 1e-9 * (1.0 + scale)
-        if floor is None:  # a guess: half a multiplier below the dual bound (see the module docstring)
-            lam_star = abs(ranked[0][0]) or step
-            floor = best_dual - 0.5 * lam_star
+        guessed = floor is None
+        gap = 0.5 * (abs(ranked[0][0]) or step)  # the guess's distance below the dual bound
+        if guessed:  # half a multiplier below the dual bound (see the module docstring)
+            floor = best_dual - gap
         stats.update(lambdas=[float(v) for v in lams], dual_bound=best_dual)
         seconds["bound_seconds"] = time.perf_counter() - t0
 
@@ -310,7 +311,13 @@ class PrunedDP(ChartSolver):
             value = float(chart.goal[index(best)])
             if value >= floor or floor == -math.inf:
                 break
-            floor = value if value > -math.inf else -math.inf  # a real solution's value: safe
+            if value > -math.inf:  # a real solution's value: safe
+                floor = value
+            elif guessed and stats["counted_fills"] < 4:  # nothing: guess lower (a fill that finds nothing is cheap)
+                gap *= 4.0
+                floor = best_dual - gap
+            else:
+                floor = -math.inf
         seconds["counted_seconds"] = time.perf_counter() - t0
         left = _entries_left(window)
         stats.update(floor=float(floor), count_entries=int(total), entries_in_windows=int(kept),
