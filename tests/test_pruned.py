@@ -13,22 +13,26 @@ from compbench_solvers.compressive.chart import RTRI
 from compbench_solvers.compressive.pruned import PrunedDP
 
 
+PRUNING = PrunedDP(full_below=0.0)  # the search, the bound and the windows at every size (not only large charts)
+
+
 @pytest.mark.parametrize("modes", [("exact",), ("range",), ("free",)])
 def test_pruned_dp_matches_brute_force(modes):
     # ties, -inf scores, both root modes, second order half the time, n = 0 and 1 (the conformance kit)
-    check_solver("pruned-dp", max_n=9, max_examples=300, length_modes=modes)
+    check_solver(PRUNING, max_n=9, max_examples=300, length_modes=modes)
+    check_solver("pruned-dp", max_n=9, max_examples=50, length_modes=modes)
 
 
 @pytest.mark.parametrize("max_charts", [1, 2, 3])
 def test_any_multiplier_gives_a_valid_bound(max_charts):
     # a search cut short (poor multipliers, often no bracket): a looser bound, never a wrong answer
-    check_solver(PrunedDP(max_charts=max_charts), max_n=8, max_examples=120, length_modes=("exact", "range"))
+    check_solver(PrunedDP(max_charts=max_charts, full_below=0.0), max_n=8, max_examples=120, length_modes=("exact", "range"))
 
 
 @pytest.mark.parametrize("kind", ["distance", "gaussian", "integer-ties", "forbidden"])
 @pytest.mark.parametrize("n", [30, 55, 80])
 def test_pruned_dp_matches_resource_dp_mid_size(kind, n):
-    resource, pruned = compbench.get_solver("resource-dp"), compbench.get_solver("pruned-dp")
+    resource, pruned = compbench.get_solver("resource-dp"), PRUNING
     for index, (ratio, single_root, second_order) in enumerate(
             [(0.45, False, False), (0.3, True, False), (0.7, False, True)]):
         m = round(ratio * n)
@@ -47,7 +51,7 @@ def test_pruned_dp_matches_resource_dp_mid_size(kind, n):
 
 def test_pruning_removes_most_count_entries():
     problem = compbench.generate("distance", 60, seed=3, length=27)
-    stats = compbench.get_solver("pruned-dp").solve(problem).stats
+    stats = PRUNING.solve(problem).stats
     assert stats["certificate"] or (stats["pruned_share"] > 0.9 and stats["count_entries"] > 0)
 
 
@@ -83,12 +87,12 @@ def test_a_multiplier_at_a_breakpoint():
         for single_root in (False, True):
             problem = Problem(np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2)),
                               length=m, single_root=single_root)
-            got = compbench.get_solver("pruned-dp").solve(problem)
+            got = PRUNING.solve(problem)
             assert got.status == Status.OPTIMAL and got.objective == 0.0 and len(got.kept) == m
     # integer scores with many tied lengths
     for seed in range(15):
         problem = compbench.generate("integer-ties", 10, seed=seed, length=4)
-        assert_conforms(compbench.get_solver("pruned-dp"), problem)
+        assert_conforms(PRUNING, problem)
 
 
 def test_infeasible_lengths_come_out_infeasible():
@@ -97,12 +101,12 @@ def test_infeasible_lengths_come_out_infeasible():
     arc[0, 1:] = 0.0  # single_root and only the root's arcs: at most one word
     for length in (Length.exact(3), Length(2, 4)):
         problem = Problem(np.zeros(n), arc, np.zeros((n + 2, n + 2)), length=length, single_root=True)
-        assert compbench.get_solver("pruned-dp").solve(problem).status == Status.INFEASIBLE
+        assert PRUNING.solve(problem).status == Status.INFEASIBLE
     # no compression at all: every bigram into </s> forbidden
     bigram = np.zeros((n + 2, n + 2))
     bigram[:, n + 1] = -np.inf
     problem = Problem(np.zeros(n), np.zeros((n + 1, n + 1)), bigram, length=2)
-    assert compbench.get_solver("pruned-dp").solve(problem).status == Status.INFEASIBLE
+    assert PRUNING.solve(problem).status == Status.INFEASIBLE
 
 
 def test_max_outside_bounds_every_item_and_is_tight_on_the_best_derivation():
@@ -114,6 +118,13 @@ def test_max_outside_bounds_every_item_and_is_tight_on_the_best_derivation():
         assert (through[finite] <= chart.goal[0] + 1e-9).all()
         assert math.isclose(through[RTRI, 0, problem.n], chart.goal[0])
         assert math.isclose(through[finite].max(), chart.goal[0])
+
+
+def test_small_count_vectors_fill_the_whole_chart():
+    problem = compbench.generate("gaussian", 30, seed=1, length=4)
+    solution = compbench.get_solver("pruned-dp").solve(problem)
+    assert solution.stats["counted_cost"] < 120 and solution.stats["pruned_share"] == 0.0
+    assert math.isclose(solution.objective, compbench.get_solver("resource-dp").solve(problem).objective)
 
 
 def test_bisection_exact_falls_back_to_pruned_dp():

@@ -41,7 +41,11 @@ and no counted chart is filled.  The outside pass runs at the best multiplier fo
 tightens the inside part of the bound, which is what makes the windows narrow (a tent over the counts peaking near
 the count the item has under the best multiplier).
 
-``stats``: charts (free-length fills), outside passes, certificate, counted fills (1, or 2 after a failed guess),
+When the count vectors are short (few words kept or few dropped, as in most real sentences) the whole counted chart
+costs less than the search and the bound: below ``full_below`` of :func:`counted_cost` (the counted chart's
+work over the free chart's) ``pruned-dp`` fills it whole, as ``resource-dp`` does (``pruned_share`` 0).
+
+``stats``: counted_cost, charts (free-length fills), outside passes, certificate, counted fills (1, or 2 after a failed guess),
 floor, lambdas, count entries of the counted chart (items x counts), how many the pruning kept, pruned_share.
 """
 
@@ -125,6 +129,8 @@ def _windows(inside, lams, outside, mus, counting, cap, lo, hi, floor, window, b
                     for u in range(U):
                         bound[u, x, i, j] = NEG
                     continue
+                if inside[0, x, i, j] + outside[0, x, i, j] - mus[0] * (lo if mus[0] >= 0 else hi) < floor:
+                    continue  # UB at every count is at most the bound of multiplier mus[0] = lams[0] alone
                 a, b = low, top  # the peak of the concave UB over low..top
                 while a < b:
                     mid = (a + b) // 2
@@ -142,6 +148,19 @@ def _windows(inside, lams, outside, mus, counting, cap, lo, hi, floor, window, b
                 window[x, i, j, 0], window[x, i, j, 1] = first, last
                 kept += last - first + 1
     return total, kept
+
+
+def counted_cost(n: int, cap: int) -> float:
+    """The counted chart's work relative to the free chart's, as the rules' loop counts predict: a span of width w
+    has w splits, each a convolution of two count vectors of at most min(w, cap) + 1 entries (about half of their
+    product is kept under the cap); the free chart does one step per split.
+
+    >>> round(counted_cost(26, 9)), round(counted_cost(100, 45))
+    (44, 821)
+    """
+    w = np.arange(1, n + 1, dtype=np.float64)
+    spans = (n - w + 1) * w
+    return float((spans * (np.minimum(w, cap) + 1) ** 2 / 2).sum() / max(spans.sum(), 1.0))
 
 
 def _entries_left(window: np.ndarray) -> int:
@@ -167,8 +186,14 @@ class PrunedDP(ChartSolver):
     complexity = "O(n^3 d^2) worst case (as resource-dp), O(n^3) per multiplier tried"
     supports = Capabilities(second_order=True, max_n=MAX_N)
 
-    def __init__(self, memory_limit: int | None = None, max_charts: int = 5, outside_passes: int = 1):
+    def __init__(self, memory_limit: int | None = None, max_charts: int = 5, outside_passes: int = 1,
+                 guess: float = 0.5, full_below: float = 120.0):
         self.memory_limit = memory_budget(memory_limit)
+        # the whole counted chart (resource-dp's) when counted_cost is below this: the search, the outside pass and
+        # the windows cost about 7 free charts, and the counted chart runs about counted_cost / 8 free charts
+        # (measured on Google sentences and generated ones, n = 12..200: benchmarks/bench_pruned.py)
+        self.full_below = float(full_below)
+        self.guess = float(guess)  # the first floor: the dual bound minus this many best multipliers
         self.max_charts = int(max_charts)
         self.outside_passes = int(outside_passes)
 
@@ -194,6 +219,25 @@ class PrunedDP(ChartSolver):
             chart = Chart.fill(scores, tie=-1)
             stats["charts"] = 1
             return done(_solution_at(chart, 0))
+        refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
+                                    self.memory_limit if memory_limit is None else memory_limit)
+        if refused is not None:
+            return done(refused)
+
+        def index(m: int) -> int:  # the chart's count for m kept words
+            return m if counting == "kept" else n - m
+
+        def answer(chart: Chart) -> Solution:  # the best allowed length; the fewest kept words among equal optima
+            best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
+            return _solution_at(chart, index(best))
+
+        stats["counted_cost"] = cost = counted_cost(n, cap)
+        if cost < self.full_below and floor is None:  # a small count vector: the whole chart is cheaper
+            t0 = time.perf_counter()
+            chart = Chart.fill(scores, counting=counting, cap=cap, tie=-1)
+            seconds["counted_seconds"] = time.perf_counter() - t0
+            stats.update(counted_fills=1, floor=-math.inf, count_entries=0, entries_kept=0, pruned_share=0.0)
+            return done(answer(chart))
         tried: list[tuple[float, Chart]] = []
 
         def relaxed(lam: float) -> Chart:
@@ -271,32 +315,23 @@ class PrunedDP(ChartSolver):
         ranked = sorted(tried, key=dual)
         best_dual = dual(ranked[0])
         outer = ranked[:max(1, self.outside_passes)]
-        lams = np.array([lam for lam, _ in tried])
-        inside = np.stack([chart._cells.V[..., 0] for _, chart in tried])
+        lams = np.array([lam for lam, _ in ranked])  # the outside passes' multipliers first (_windows' pre-test)
+        inside = np.stack([chart._cells.V[..., 0] for _, chart in ranked])
         mus = np.array([lam for lam, _ in outer])
         outside = np.stack([chart.best_outside()[..., 0] for _, chart in outer])
         stats["outside_passes"] = len(outer)
         scale = score_bound(problem) + float(np.abs(lams).max()) * n
         tol = 1e-9 * (1.0 + scale)
         guessed = floor is None
-        gap = 0.5 * (abs(ranked[0][0]) or step)  # the guess's distance below the dual bound
+        gap = self.guess * (abs(ranked[0][0]) or step)  # the guess's distance below the dual bound
         if guessed:  # half a multiplier below the dual bound (see the module docstring)
             floor = best_dual - gap
         stats.update(lambdas=[float(v) for v in lams], dual_bound=best_dual)
         seconds["bound_seconds"] = time.perf_counter() - t0
 
-        refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
-                                    self.memory_limit if memory_limit is None else memory_limit)
-        if refused is not None:
-            return done(refused)
-
         # -- the counted chart over the windows ------------------------------------------------------------------
         t0 = time.perf_counter()
         N = n + 1
-
-        def index(m: int) -> int:  # the chart's count for m kept words
-            return m if counting == "kept" else n - m
-
         while True:
             window = np.zeros((ITEMS, N, N, 2), np.int64)
             window[..., 0] = 1  # empty unless _windows opens it
@@ -322,7 +357,4 @@ class PrunedDP(ChartSolver):
         left = _entries_left(window)
         stats.update(floor=float(floor), count_entries=int(total), entries_in_windows=int(kept),
                      entries_kept=left, pruned_share=1.0 - left / total if total else 1.0)
-        solution = _solution_at(chart, index(best))
-        if solution.status == Status.OPTIMAL:
-            solution.bound = solution.objective
-        return done(solution)
+        return done(answer(chart))
