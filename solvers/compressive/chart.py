@@ -108,8 +108,10 @@ class Cells(NamedTuple):
     mass: np.ndarray  # the sibling triples' posterior mass, mass[h, m, s] (OUTSIDE in second order)
     edges: np.ndarray  # the hyperedges listed in EMIT mode, EDGE_COLUMNS numbers each
     n_edges: np.ndarray  # (1,) int64: how many are listed
-    U: np.ndarray  # like V: the max semiring's outside values (OUTSIDE with O = None): the best completion of an item
-    window: np.ndarray  # items x N x N x 2, int64: the counts lo..hi an item keeps when ``pruned`` (else a placeholder)
+    # one array for two modes (each array of these records costs every call of _derive: see :func:`_fill`):
+    # OUTSIDE with O = None: like V, the max semiring's outside values, the best completion of each item;
+    # a ``pruned`` FILL: items x N x N x 2, the counts lo..hi each item keeps (its window, integers as floats)
+    aux: np.ndarray
 
 
 class Scores(NamedTuple):
@@ -127,10 +129,7 @@ class Scores(NamedTuple):
     counting: int  # NONE, KEPT or DROPPED
     cap: int  # the largest count; 0 with nothing counted
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
-    pruned: bool  # fill each item only over its ``window`` of counts, and trim the window once it is filled:
-    bound: np.ndarray  # ... a count c of (x i j) is dropped when V[x, i, j, c] + min_l (bound[l, x, i, j] +
-    bound_slope: np.ndarray  # ... bound_slope[l] * c) < floor (an upper bound on its completions: pruned.py)
-    floor: float
+    pruned: bool  # fill each item only over its ``window`` of counts (and trim it once filled: :func:`_fill`)
 
 
 # The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
@@ -165,7 +164,7 @@ def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
 
 
 @njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
-                  types.float64, *[types.int64] * 4, types.Array(types.int64, 4, "C"), types.boolean),
+                  types.float64, *[types.int64] * 4, types.Array(types.float64, 4, "C"), types.boolean),
       cache=True, _nrt=False)
 def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window, pruned):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
@@ -176,8 +175,8 @@ def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, co
     top_b = min(cap, bj - bi)
     lo_a, lo_b = 0, 0
     if pruned:
-        lo_a, top_a = window[a, ai, aj, 0], min(top_a, window[a, ai, aj, 1])
-        lo_b, top_b = window[b, bi, bj, 0], min(top_b, window[b, bi, bj, 1])
+        lo_a, top_a = int(window[a, ai, aj, 0]), min(top_a, int(window[a, ai, aj, 1]))
+        lo_b, top_b = int(window[b, bi, bj, 0]), min(top_b, int(window[b, bi, bj, 1]))
     for c1 in range(lo_a, top_a + 1):
         c2 = count - shift - c1
         if lo_b <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
@@ -215,11 +214,26 @@ def _best_outside(V, U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
 
 
 @njit(cache=True, _nrt=False)
+def _best_outside_split(V, U, x, i, j, a, b, lo, hi, delta, extra, row):
+    """(x i j) <- (a i s) (b s+delta j) + extra + row[s] for lo <= s < hi passing outside values down in the max
+    semiring without counts: U[x] read once."""
+    o = U[x, i, j, 0]
+    if o == NEG:
+        return
+    for s in range(lo, hi):
+        va, vb = V[a, i, s, 0], V[b, s + delta, j, 0]
+        if va != NEG and vb != NEG:
+            e = o + (extra + row[s])
+            U[a, i, s, 0] = max(U[a, i, s, 0], e + vb)
+            U[b, s + delta, j, 0] = max(U[b, s + delta, j, 0], e + va)
+
+
+@njit(cache=True, _nrt=False)
 def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
     """After the pruned fill derived (x i j): drop its counts whose value plus the bound on their completions,
     min_l (bound[l, x, i, j] + bound_slope[l] * c), is below ``floor`` (set to -inf; the window shrinks to the
     counts left at its ends).  Not a rule: what :mod:`compbench_solvers.compressive.pruned` proves about them."""
-    lo, hi = window[x, i, j, 0], window[x, i, j, 1]
+    lo, hi = int(window[x, i, j, 0]), int(window[x, i, j, 1])
     first, last = hi + 1, lo - 1
     for c in range(lo, hi + 1):
         v = V[x, i, j, c]
@@ -339,9 +353,9 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
     top_b = min(cap, bj - bi)
     if find >= 0:
         return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find,
-                           chart.window, scores.pruned)
+                           chart.aux, scores.pruned)
     if find == OUTSIDE:  # the max semiring's outside: U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
-        _best_outside(V, chart.U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+        _best_outside(V, chart.aux, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
         return -1
     if cap == 0:
         if shift == 0:
@@ -351,18 +365,26 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
                 V[x, i, j, 0] = v
                 T[x, i, j] = t
         return -1
-    lo_a, lo_b, lo_x, hi_x = 0, 0, 0, cap
-    if scores.pruned:  # only the counts each item keeps (its window)
-        w = chart.window
-        lo_a, top_a = w[a, ai, aj, 0], min(top_a, w[a, ai, aj, 1])
-        lo_b, top_b = w[b, bi, bj, 0], min(top_b, w[b, bi, bj, 1])
-        lo_x, hi_x = w[x, i, j, 0], w[x, i, j, 1]
-    for c1 in range(lo_a, top_a + 1):
+    if scores.pruned:  # only the counts each item keeps (its window): a loop of its own, the hot one stays as it is
+        w = chart.aux
+        lo_a, top_a = int(w[a, ai, aj, 0]), min(top_a, int(w[a, ai, aj, 1]))
+        lo_b, top_b = int(w[b, bi, bj, 0]), min(top_b, int(w[b, bi, bj, 1]))
+        lo_x, hi_x = int(w[x, i, j, 0]), int(w[x, i, j, 1])
+        for c1 in range(lo_a, top_a + 1):
+            va = V[a, ai, aj, c1]
+            if va == NEG:
+                continue
+            va = va + extra
+            for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
+                c = c1 + c2 + shift
+                V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
+        return -1
+    for c1 in range(top_a + 1):
         va = V[a, ai, aj, c1]
         if va == NEG:
             continue
         va = va + extra
-        for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
+        for c2 in range(min(top_b, cap - shift - c1) + 1):
             c = c1 + c2 + shift
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
     return -1
@@ -384,17 +406,8 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
         return -1, -1
     if extra == NEG:
         return -1, -1
-    if find == OUTSIDE and cap == 0:  # the max semiring's outside without counts: U[x] read once
-        V, U = chart.V, chart.U
-        o = U[x, i, j, 0]
-        if o == NEG:
-            return -1, -1
-        for s in range(lo, hi):
-            va, vb = V[a, i, s, 0], V[b, s + delta, j, 0]
-            if va != NEG and vb != NEG:
-                e = o + (extra + row[s])
-                U[a, i, s, 0] = max(U[a, i, s, 0], e + vb)
-                U[b, s + delta, j, 0] = max(U[b, s + delta, j, 0], e + va)
+    if find == OUTSIDE and cap == 0:  # the max semiring's outside without counts (a call: not the fill's code)
+        _best_outside_split(chart.V, chart.aux, x, i, j, a, b, lo, hi, delta, extra, row)
         return -1, -1
     if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
@@ -585,23 +598,28 @@ def _axioms(bigram, V, O, scale, counting, cap, j):
 
 
 @njit(cache=True, _nrt=False)
-def _fill(cells, O, inputs, find):
+def _fill(cells, O, inputs, find, trim):
     """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
     narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
     triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
     lists the hyperedges of a filled chart, INSIDE (V starts at 0) and OUTSIDE sum.
 
     ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
-    argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
+    argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile.
+
+    ``trim`` = (bound, slope, floor): a pruned fill drops, once an item is filled, its counts below the floor
+    (:func:`_trim_window`).  An argument of the fill alone: the rules never read it, and every field of the
+    records costs each call of :func:`_derive` (a field of 3 arrays made the free chart 16% slower at n = 100)."""
     chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     N = chart.V.shape[1]
     arc_shift = 1 if scores.counting == KEPT else 0
-    if find == OUTSIDE:  # the sums' outside (O) or the max semiring's (chart.U)
+    if find == OUTSIDE:  # the sums' outside (O) or the max semiring's (chart.aux)
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
                 for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
                     _derive(cells, O, inputs, arc_shift, x, i, j, find)
         return
+    windows = O is None and scores.pruned and find == FILL
     for j in range(N):
         if O is not None:
             _guess_scale(scores.gap, scores.scale, j)
@@ -609,13 +627,13 @@ def _fill(cells, O, inputs, find):
             _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                if O is None and scores.pruned and find == FILL:
-                    lo, hi = chart.window[x, i, j, 0], chart.window[x, i, j, 1]
+                if windows:
+                    lo, hi = int(chart.aux[x, i, j, 0]), int(chart.aux[x, i, j, 1])
                     if lo > hi:  # no count of the item is kept
                         continue
                     chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
                     _derive(cells, O, inputs, arc_shift, x, i, j, find)
-                    _trim_window(chart.V, chart.window, scores.bound, scores.bound_slope, scores.floor, x, i, j)
+                    _trim_window(chart.V, chart.aux, trim[0], trim[1], trim[2], x, i, j)
                 else:
                     _derive(cells, O, inputs, arc_shift, x, i, j, find)
         if O is not None and j >= 1:
@@ -701,9 +719,8 @@ _NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's si
 _NO_SIBLINGS.flags.writeable = False
 _NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
 _NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart (nor the fills U)
-_NO_WINDOW = np.zeros((1, 1, 1, 2), np.int64)  # a fill that keeps every count
-_NO_BOUND = np.zeros((1, 1, 1, 1))
-_NO_SLOPE = np.zeros(1)
+_NO_AUX = np.zeros((1, 1, 1, 2))  # no max-semiring outside, no windows
+_NO_TRIM = (np.zeros((1, 1, 1, 1)), np.zeros(1), -math.inf)  # an unpruned fill trims nothing
 
 
 @dataclass(frozen=True)
@@ -712,7 +729,7 @@ class Pruning:
     over the counts window[x, i, j, 0] .. window[x, i, j, 1] (an empty window: not at all), and once filled, its
     count c is dropped when V[x, i, j, c] + min_l (bound[l, x, i, j] + slope[l] * c) < floor."""
 
-    window: np.ndarray  # items x N x N x 2, int64 (trimmed in place by the fill)
+    window: np.ndarray  # items x N x N x 2, float64 holding integers (trimmed in place by the fill)
     bound: np.ndarray  # L x items x N x N
     slope: np.ndarray  # (L,)
     floor: float
@@ -783,20 +800,18 @@ class Chart:
         # the chart and everything its rules read, for the fill and again for the backtrace
         # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
         zeros = scores.zeros
-        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_OUTSIDE,
-                      pruning.window if pruned else _NO_WINDOW)
+        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, pruning.window if pruned else _NO_AUX)
         rules = Scores(scores.bigram, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie), pruned,
-                       pruning.bound if pruned else _NO_BOUND, pruning.slope if pruned else _NO_SLOPE,
-                       float(pruning.floor) if pruned else -math.inf)
-        _fill(tuple(cells), None, tuple(rules), np.int64(FILL))
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie), pruned)
+        trim = (pruning.bound, pruning.slope, float(pruning.floor)) if pruned else _NO_TRIM
+        _fill(tuple(cells), None, tuple(rules), np.int64(FILL), trim)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
             kept = np.arange(cap + 1) if counting == "kept" else n - np.arange(cap + 1)
         goal = V[RTRI, 0, n].copy()
         if pruned:  # the goal's counts outside its window have no derivation left
-            lo, hi = pruning.window[RTRI, 0, n]
+            lo, hi = (int(c) for c in pruning.window[RTRI, 0, n])
             goal[:max(lo, 0)] = NEG
             goal[max(hi + 1, 0):] = NEG
         return cls(goal, kept, cells, rules)
@@ -808,7 +823,7 @@ class Chart:
         U = np.full_like(self._cells.V, NEG)
         n = U.shape[1] - 1
         U[RTRI, 0, n] = 0.0
-        _fill(tuple(self._cells._replace(U=U)), None, tuple(self._scores), np.int64(OUTSIDE))
+        _fill(tuple(self._cells._replace(aux=U)), None, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
         return U
 
     def heads(self, count: int) -> np.ndarray:
@@ -865,12 +880,11 @@ class ScaledChart:
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
         cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
-                      _NO_OUTSIDE, _NO_WINDOW)
+                      _NO_AUX)
         rules = Scores(scores.bigram, attach, 1.0, sibling, np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1),
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0, False, _NO_BOUND,
-                       _NO_SLOPE, -math.inf)
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0, False)
         # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
-        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE))
+        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE), _NO_TRIM)
         return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
 
     @property
@@ -891,7 +905,7 @@ class ScaledChart:
         outside = np.zeros_like(self.inside)
         mass = np.zeros((n + 1,) * 3) if self.second_order else _NO_MASS
         outside[RTRI, 0, n] = goal_outside
-        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE))
+        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
         return outside, mass
 
 
@@ -945,7 +959,8 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT))
+    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT),
+          _NO_TRIM)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)

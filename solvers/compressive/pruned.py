@@ -206,7 +206,6 @@ class PrunedDP(ChartSolver):
         n = problem.n
         lo, hi = problem.length_bounds()
         counting, cap = count_plan(n, lo, hi)
-        scores = ChartScores.of(problem)
         stats: dict[str, Any] = {"charts": 0, "outside_passes": 0, "certificate": False, "counted_fills": 0,
                                  "counting": counting, "cap": cap}
         seconds: dict[str, float] = {}
@@ -217,7 +216,7 @@ class PrunedDP(ChartSolver):
             return solution
 
         if counting == "none":  # every length allowed: the free chart is exact
-            chart = Chart.fill(scores, tie=-1)
+            chart = Chart.fill(problem, tie=-1)
             stats["charts"] = 1
             return done(_solution_at(chart, 0))
         refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
@@ -237,10 +236,11 @@ class PrunedDP(ChartSolver):
         stats["counted_cost"] = cost
         if cost < self.full_below and floor is None:  # a small count vector: the whole chart is cheaper
             t0 = time.perf_counter()
-            chart = Chart.fill(scores, counting=counting, cap=cap, tie=-1)
+            chart = Chart.fill(problem, counting=counting, cap=cap, tie=-1)
             seconds["counted_seconds"] = time.perf_counter() - t0
             stats.update(counted_fills=1, floor=-math.inf, count_entries=0, entries_kept=0, pruned_share=0.0)
             return done(answer(chart))
+        scores = ChartScores.of(problem)  # once: only the kept bonus changes from one multiplier to the next
         tried: list[tuple[float, Chart]] = []
 
         primal = -math.inf  # the best feasible value among the relaxed optima (inside a length range)
@@ -342,7 +342,7 @@ class PrunedDP(ChartSolver):
         N = n + 1
         safe = guessed and primal >= floor  # the floor is a real solution's value (<= OPT): one fill is exact
         while True:
-            window = np.zeros((ITEMS, N, N, 2), np.int64)
+            window = np.zeros((ITEMS, N, N, 2))
             window[..., 0] = 1  # empty unless _windows opens it
             bound = np.empty((len(mus), ITEMS, N, N))
             slope = np.empty(len(mus))
