@@ -49,6 +49,11 @@ convolution's inner loop is then a bare max-plus step.  The backtrace asks each 
 of its rules reaches its value (:func:`_derive` in find mode, the same code that filled it, so the candidate scores
 are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
+OUTSIDE with no sums (O = None) is the max semiring's outside pass, the same rules with max passing the best
+completion of each item down to its antecedents (:meth:`Chart.best_outside`; ``pruned-dp`` bounds the counted chart
+with it).  A pruned fill (:class:`Pruning`) derives each item only over a window of counts and trims the window once
+the item is filled; the backtrace needs nothing more (the counts left out hold -inf).
+
 The same rules run in two more modes, INSIDE and OUTSIDE, in the sum-product semiring on scaled probabilities
 (:class:`ScaledChart`): log Z and posterior marginals (:mod:`compbench_solvers.compressive.marginals`).  The chart then
 holds no kept counts; the outside values are a second chart of the same shape, filled in the reverse order.
@@ -103,6 +108,10 @@ class Cells(NamedTuple):
     mass: np.ndarray  # the sibling triples' posterior mass, mass[h, m, s] (OUTSIDE in second order)
     edges: np.ndarray  # the hyperedges listed in EMIT mode, EDGE_COLUMNS numbers each
     n_edges: np.ndarray  # (1,) int64: how many are listed
+    # one array for two modes (each array of these records costs every call of _derive: see :func:`_fill`):
+    # OUTSIDE with O = None: like V, the max semiring's outside values, the best completion of each item;
+    # a ``pruned`` FILL: items x N x N x 2, the counts lo..hi each item keeps (its window, integers as floats)
+    aux: np.ndarray
 
 
 class Scores(NamedTuple):
@@ -120,6 +129,7 @@ class Scores(NamedTuple):
     counting: int  # NONE, KEPT or DROPPED
     cap: int  # the largest count; 0 with nothing counted
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
+    pruned: bool  # fill each item only over its ``window`` of counts (and trim it once filled: :func:`_fill`)
 
 
 # The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
@@ -154,16 +164,22 @@ def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
 
 
 @njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
-                  types.float64, *[types.int64] * 4), cache=True, _nrt=False)
-def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count):
+                  types.float64, *[types.int64] * 4, types.Array(types.float64, 4, "C"), types.boolean),
+      cache=True, _nrt=False)
+def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window, pruned):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
     ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
-    backtrace is not the hot path)."""
+    backtrace is not the hot path).  A pruned chart is read only inside the items' windows (outside them V holds
+    nothing)."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
-    for c1 in range(top_a + 1):
+    lo_a, lo_b = 0, 0
+    if pruned:
+        lo_a, top_a = int(window[a, ai, aj, 0]), min(top_a, int(window[a, ai, aj, 1]))
+        lo_b, top_b = int(window[b, bi, bj, 0]), min(top_b, int(window[b, bi, bj, 1]))
+    for c1 in range(lo_a, top_a + 1):
         c2 = count - shift - c1
-        if 0 <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
+        if lo_b <= c2 <= top_b and V[a, ai, aj, c1] + extra + V[b, bi, bj, c2] == V[x, i, j, count] \
                 and (cap > 0 or T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j]):
             return c1
     return -1
@@ -177,6 +193,60 @@ def _add_sibling_mass(mass, x, i, j, sib, value):
         mass[i, j, sib] += value
     else:
         mass[j, i, sib] += value
+
+
+@njit(cache=True, _nrt=False)
+def _best_outside(V, U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
+    """The offer (x i j) <- (a ai aj) (b bi bj) + extra passing outside values down in the max semiring:
+    U[a, c1] max= U[x, c1 + c2 + shift] + extra + V[b, c2], and U[b, c2] likewise (a call: not the hot path)."""
+    for c1 in range(min(cap, aj - ai) + 1):
+        va = V[a, ai, aj, c1]
+        if va == NEG:
+            continue
+        for c2 in range(min(min(cap, bj - bi), cap - shift - c1) + 1):
+            vb = V[b, bi, bj, c2]
+            o = U[x, i, j, c1 + c2 + shift]
+            if vb == NEG or o == NEG:
+                continue
+            o = o + extra
+            U[a, ai, aj, c1] = max(U[a, ai, aj, c1], o + vb)
+            U[b, bi, bj, c2] = max(U[b, bi, bj, c2], o + va)
+
+
+@njit(cache=True, _nrt=False)
+def _best_outside_split(V, U, x, i, j, a, b, lo, hi, delta, extra, row):
+    """(x i j) <- (a i s) (b s+delta j) + extra + row[s] for lo <= s < hi passing outside values down in the max
+    semiring without counts: U[x] read once."""
+    o = U[x, i, j, 0]
+    if o == NEG:
+        return
+    for s in range(lo, hi):
+        va, vb = V[a, i, s, 0], V[b, s + delta, j, 0]
+        if va != NEG and vb != NEG:
+            e = o + (extra + row[s])
+            U[a, i, s, 0] = max(U[a, i, s, 0], e + vb)
+            U[b, s + delta, j, 0] = max(U[b, s + delta, j, 0], e + va)
+
+
+@njit(cache=True, _nrt=False)
+def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
+    """After the pruned fill derived (x i j): drop its counts whose value plus the bound on their completions,
+    min_l (bound[l, x, i, j] + bound_slope[l] * c), is below ``floor`` (set to -inf; the window shrinks to the
+    counts left at its ends).  Not a rule: what :mod:`compbench_solvers.compressive.pruned` proves about them."""
+    lo, hi = int(window[x, i, j, 0]), int(window[x, i, j, 1])
+    first, last = hi + 1, lo - 1
+    for c in range(lo, hi + 1):
+        v = V[x, i, j, c]
+        if v == NEG:
+            continue
+        completion = np.inf
+        for l in range(bound.shape[0]):
+            completion = min(completion, bound[l, x, i, j] + bound_slope[l] * c)
+        if v + completion < floor:
+            V[x, i, j, c] = NEG
+        else:
+            first, last = min(first, c), c
+    window[x, i, j, 0], window[x, i, j, 1] = first, last
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -282,7 +352,11 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
     top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
     top_b = min(cap, bj - bi)
     if find >= 0:
-        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find)
+        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find,
+                           chart.aux, scores.pruned)
+    if find == OUTSIDE:  # the max semiring's outside: U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
+        _best_outside(V, chart.aux, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+        return -1
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -290,6 +364,20 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
             if v > V[x, i, j, 0] or (v == V[x, i, j, 0] and v != NEG and tie * t > tie * T[x, i, j]):
                 V[x, i, j, 0] = v
                 T[x, i, j] = t
+        return -1
+    if scores.pruned:  # only the counts each item keeps (its window): a loop of its own, the hot one stays as it is
+        w = chart.aux
+        lo_a, top_a = int(w[a, ai, aj, 0]), min(top_a, int(w[a, ai, aj, 1]))
+        lo_b, top_b = int(w[b, bi, bj, 0]), min(top_b, int(w[b, bi, bj, 1]))
+        lo_x, hi_x = int(w[x, i, j, 0]), int(w[x, i, j, 1])
+        for c1 in range(lo_a, top_a + 1):
+            va = V[a, ai, aj, c1]
+            if va == NEG:
+                continue
+            va = va + extra
+            for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
+                c = c1 + c2 + shift
+                V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
         return -1
     for c1 in range(top_a + 1):
         va = V[a, ai, aj, c1]
@@ -317,6 +405,9 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
                        record)
         return -1, -1
     if extra == NEG:
+        return -1, -1
+    if find == OUTSIDE and cap == 0:  # the max semiring's outside without counts (a call: not the fill's code)
+        _best_outside_split(chart.V, chart.aux, x, i, j, a, b, lo, hi, delta, extra, row)
         return -1, -1
     if find != FILL or cap > 0 or shift > 0:
         for s in range(lo, hi):
@@ -507,23 +598,28 @@ def _axioms(bigram, V, O, scale, counting, cap, j):
 
 
 @njit(cache=True, _nrt=False)
-def _fill(cells, O, inputs, find):
+def _fill(cells, O, inputs, find, trim):
     """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
     narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
     triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
     lists the hyperedges of a filled chart, INSIDE (V starts at 0) and OUTSIDE sum.
 
     ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
-    argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile."""
+    argument as a version of its own, and one version of _derive (all rules inlined) takes 15 s to compile.
+
+    ``trim`` = (bound, slope, floor): a pruned fill drops, once an item is filled, its counts below the floor
+    (:func:`_trim_window`).  An argument of the fill alone: the rules never read it, and every field of the
+    records costs each call of :func:`_derive` (a field of 3 arrays made the free chart 16% slower at n = 100)."""
     chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
     N = chart.V.shape[1]
     arc_shift = 1 if scores.counting == KEPT else 0
-    if O is not None and find == OUTSIDE:
+    if find == OUTSIDE:  # the sums' outside (O) or the max semiring's (chart.aux)
         for j in range(N - 1, -1, -1):
             for i in range(j + 1):
                 for x in range(LTRI if i < j else RTRI, (BOX if i < j else RTRI) - 1, -1):
                     _derive(cells, O, inputs, arc_shift, x, i, j, find)
         return
+    windows = O is None and scores.pruned and find == FILL
     for j in range(N):
         if O is not None:
             _guess_scale(scores.gap, scores.scale, j)
@@ -531,7 +627,15 @@ def _fill(cells, O, inputs, find):
             _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
         for i in range(j, -1, -1):
             for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                _derive(cells, O, inputs, arc_shift, x, i, j, find)
+                if windows:
+                    lo, hi = int(chart.aux[x, i, j, 0]), int(chart.aux[x, i, j, 1])
+                    if lo > hi:  # no count of the item is kept
+                        continue
+                    chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
+                    _trim_window(chart.V, chart.aux, trim[0], trim[1], trim[2], x, i, j)
+                else:
+                    _derive(cells, O, inputs, arc_shift, x, i, j, find)
         if O is not None and j >= 1:
             _normalize_column(chart.V, scores.gap, scores.scale, j)
 
@@ -616,7 +720,21 @@ _NO_EDGE_COUNT = np.zeros(1, np.int64)
 _NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
 _NO_SIBLINGS.flags.writeable = False
 _NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
-_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart
+_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart (nor the fills U)
+_NO_AUX = np.zeros((1, 1, 1, 2))  # no max-semiring outside, no windows
+_NO_TRIM = (np.zeros((1, 1, 1, 1)), np.zeros(1), -math.inf)  # an unpruned fill trims nothing
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """What a pruned fill keeps (:mod:`compbench_solvers.compressive.pruned` proves it): item (x i j) is filled only
+    over the counts window[x, i, j, 0] .. window[x, i, j, 1] (an empty window: not at all), and once filled, its
+    count c is dropped when V[x, i, j, c] + min_l (bound[l, x, i, j] + slope[l] * c) < floor."""
+
+    window: np.ndarray  # items x N x N x 2, float64 holding integers (trimmed in place by the fill)
+    bound: np.ndarray  # L x items x N x N
+    slope: np.ndarray  # (L,)
+    floor: float
 
 
 @dataclass(frozen=True)
@@ -663,37 +781,59 @@ class Chart:
 
     @classmethod
     def fill(cls, problem: Problem | ChartScores, *, counting: str = "none", cap: int = 0, kept_bonus: float = 0.0,
-             tie: int = 0) -> Chart:
+             tie: int = 0, pruning: Pruning | None = None) -> Chart:
         """Fill the chart of ``problem`` (or of its prepared :class:`ChartScores`) counting ``counting`` words up
         to ``cap``.
 
         ``kept_bonus`` is added to every kept word's score (the Lagrange multiplier of the length);
-        ``tie`` = +1 / -1 breaks ties between equal scores towards more / fewer kept words.
+        ``tie`` = +1 / -1 breaks ties between equal scores towards more / fewer kept words; ``pruning`` (with
+        counts): fill each item only over the counts it keeps (:class:`Pruning`).
         """
         scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
         n = scores.n
         if n > MAX_N:
             raise ValueError(f"n = {n} exceeds the chart's limit of {MAX_N} tokens")
         cap = 0 if counting == "none" else int(cap)
-        V = np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
+        pruned = pruning is not None and cap > 0
+        # a pruned chart is read and written only inside the windows (the fill sets them to -inf first), so it is
+        # allocated empty: no page of it is touched outside them (np.full would touch all of it, most of the time)
+        V = np.empty((ITEMS, n + 1, n + 1, cap + 1)) if pruned else np.full((ITEMS, n + 1, n + 1, cap + 1), NEG)
         T = np.zeros((ITEMS, n + 1, n + 1), np.int16)
         # the chart and everything its rules read, for the fill and again for the backtrace
         # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
         zeros = scores.zeros
-        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, pruning.window if pruned else _NO_AUX)
         rules = Scores(scores.bigram, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie))
-        _fill(tuple(cells), None, tuple(rules), np.int64(FILL))
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie), pruned)
+        trim = (pruning.bound, pruning.slope, float(pruning.floor)) if pruned else _NO_TRIM
+        _fill(tuple(cells), None, tuple(rules), np.int64(FILL), trim)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
             kept = np.arange(cap + 1) if counting == "kept" else n - np.arange(cap + 1)
-        return cls(V[RTRI, 0, n].copy(), kept, cells, rules)
+        goal = V[RTRI, 0, n].copy()
+        if pruned:  # the goal's counts outside its window have no derivation left
+            lo, hi = (int(c) for c in pruning.window[RTRI, 0, n])
+            goal[:max(lo, 0)] = NEG
+            goal[max(hi + 1, 0):] = NEG
+        return cls(goal, kept, cells, rules)
+
+    def best_outside(self) -> np.ndarray:
+        """The max semiring's outside values (items x N x N x counts): the best score of a completion of each item
+        into a derivation of the goal at each count (the goal's count; -inf: none) under the same kept bonus, by the
+        rules of the fill run in reverse (:func:`_derive` in OUTSIDE mode with no sums)."""
+        U = np.full_like(self._cells.V, NEG)
+        n = U.shape[1] - 1
+        U[RTRI, 0, n] = 0.0
+        _fill(tuple(self._cells._replace(aux=U)), None, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
+        return U
 
     def heads(self, count: int) -> np.ndarray:
         """The heads of the goal's best derivation at ``count`` (all -1 when there is none)."""
         n = self._cells.V.shape[1] - 1
         heads = np.full(n + 1, -1, np.int64)
+        if self.goal[count] == NEG:  # no derivation (a pruned chart holds nothing outside the windows)
+            return heads
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
         _backtrace(tuple(self._cells), None, tuple(self._scores), int(count), heads, stack)
@@ -741,11 +881,12 @@ class ScaledChart:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
-        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT)
+        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
+                      _NO_AUX)
         rules = Scores(scores.bigram, attach, 1.0, sibling, np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1),
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0)
+                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0, False)
         # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
-        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE))
+        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE), _NO_TRIM)
         return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
 
     @property
@@ -766,7 +907,7 @@ class ScaledChart:
         outside = np.zeros_like(self.inside)
         mass = np.zeros((n + 1,) * 3) if self.second_order else _NO_MASS
         outside[RTRI, 0, n] = goal_outside
-        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE))
+        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
         return outside, mass
 
 
@@ -820,7 +961,8 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT))
+    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT),
+          _NO_TRIM)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)

@@ -378,7 +378,7 @@ class Bisection(ChartSolver):
 
 
 class BisectionExact(ChartSolver):
-    """``bisection`` first; when it finds no certificate, ``resource-dp`` (always a proven answer).
+    """``bisection`` first; when it finds no certificate, ``pruned-dp`` (always a proven answer).
 
     >>> import compbench
     >>> p = compbench.generate("integer-ties", n=8, seed=0, length=3)
@@ -387,14 +387,16 @@ class BisectionExact(ChartSolver):
     """
 
     name = "bisection-exact"
-    description = "bisection, falling back to resource-dp when the Lagrangian relaxation gives no certificate"
+    description = "bisection, falling back to pruned-dp when the Lagrangian relaxation gives no certificate"
     exact = True
     complexity = "O(n^3 log(B / resolution)), else O(n^3 d^2)"
     supports = Capabilities(second_order=True, max_n=MAX_N)
 
     def __init__(self, max_iterations: int = 200, memory_limit: int | None = None):
+        from .pruned import PrunedDP  # pruned.py builds on this module
+
         self.bisection = Bisection(max_iterations)
-        self.resource = ResourceDP(memory_limit)
+        self.resource = PrunedDP(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         first = self.bisection.solve(problem, time_limit, **options)
