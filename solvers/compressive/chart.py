@@ -983,7 +983,7 @@ OUT = 3  # results per problem: the count of the best derivation, its objective 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, V_flat, T_flat, attach_flat, zeros,
-                 stack, mass, edges, n_edges, heads, out, order):
+                 stack, mass, edges, n_edges, aux, trim, heads, out, order):
     """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`; ``params`` per problem:
     single_root, what it counts up to which cap, and its lengths lo..hi): ``heads`` (all -1) gets each problem's best
     derivation among the counts of its lengths (the fewest kept words among equal optima), ``out`` its count, its
@@ -1010,9 +1010,10 @@ def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, 
         s0 = offsets[k, 4]
         siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:1].reshape((1, 1, 1))
         ones = zeros[:N]
-        cells = (V, T, mass, edges, n_edges)
-        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root, counting, cap, tie)
-        _fill(cells, None, inputs, np.int64(FILL))
+        cells = (V, T, mass, edges, n_edges, aux)
+        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root, counting, cap, tie,
+                  False)
+        _fill(cells, None, inputs, np.int64(FILL), trim)
         count, top = 0, NEG  # the best allowed length, the fewest kept words among equal optima
         if counting != NONE:
             for m in range(lo, hi + 1):
@@ -1081,8 +1082,8 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     out = np.empty((1, OUT))
     _decode_many(offsets, params, _NO_BONUS, problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1),
                  problem.bigram_scores.reshape(-1), (_NO_SIBLINGS if sibling is None else sibling).reshape(-1),
-                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, heads, out,
-                 _ONE)
+                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM,
+                 heads, out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
 
 
@@ -1114,7 +1115,7 @@ def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndar
         _decode_many(offsets, params, bonus, token, arc, bigram, sibling, np.int64(tie),
                      np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
                      np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
-                     _NO_EDGES, _NO_EDGE_COUNT, heads, out, order)
+                     _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads, out, order)
 
     _run_shares(run, shares)
     return heads, offsets, out
@@ -1151,7 +1152,8 @@ SAFE = 2.0 ** 300  # the scaled chart's safe range (see compbench_solvers.compre
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, attach_flat, ones, gap, scale, mass,
-                edges, n_edges, placeholder, goal, with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
+                edges, n_edges, aux, trim, placeholder, goal, with_marginals, log_z, safe, token_out, arc_out,
+                bigram_out, order):
     """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, at the offsets of
     :func:`pack`) of the first-order problems ``order`` lists, by the scaled chart's inside and outside, as
     :class:`ScaledChart` computes them one at a time; ``params`` per problem as :func:`_decode_many` takes them and
@@ -1177,10 +1179,10 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, att
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
         b0 = offsets[k, 2]
         bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
-        cells = (V, T, mass, edges, n_edges)
+        cells = (V, T, mass, edges, n_edges, aux)
         inputs = (bigrams, attach, 1.0, placeholder, ones[:N], gap[:N], scale[:N], False, single_root, counting, cap,
-                  np.int64(0))
-        _fill(cells, O_flat[:1].reshape((1, 1, 1, 1)), inputs, np.int64(INSIDE))
+                  np.int64(0), False)
+        _fill(cells, O_flat[:1].reshape((1, 1, 1, 1)), inputs, np.int64(INSIDE), trim)
         z, top = 0.0, 0.0
         for c in range(cap + 1):
             z += V[RTRI, 0, n, c] * goal[k, c]
@@ -1197,7 +1199,7 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, att
             O_flat[e] = 0.0
         for c in range(cap + 1):
             O[RTRI, 0, n, c] = goal[k, c]
-        _fill(cells, O, inputs, np.int64(OUTSIDE))
+        _fill(cells, O, inputs, np.int64(OUTSIDE), trim)
         for e in range(size):
             top = max(top, O_flat[e])
         if not top <= SAFE:
@@ -1252,8 +1254,8 @@ def infer_packed(offsets: np.ndarray, token: np.ndarray, arc: np.ndarray, bigram
         most, scores = int(N[order].max()), int(cells[order].max())
         _infer_many(offsets, params, token, arc, bigram, np.empty(scores), np.empty(scores if with_marginals else 1),
                     np.zeros(ITEMS * most * most, np.int16), np.empty(most * most), np.empty(most), np.empty(most),
-                    np.empty(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_SIBLINGS, goal, with_marginals, log_z,
-                    safe, *outputs, order)
+                    np.empty(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, _NO_SIBLINGS, goal,
+                    with_marginals, log_z, safe, *outputs, order)
 
     _run_shares(run, shares)
     return log_z, safe, offsets, *outputs
