@@ -55,7 +55,7 @@ def main() -> None:
     heads, stack = np.full(p.n + 1, -1), np.empty((8 * (p.n + 2), 4), np.int64)
 
     def kernel() -> None:
-        C._fill(cells, None, inputs, np.int64(C.FILL))
+        C._fill(cells, None, inputs, np.int64(C.FILL), C._NO_TRIM)
         C._backtrace(cells, None, inputs, 0, heads, stack)
 
     rows = medians({
@@ -78,12 +78,7 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     batch = [compbench.generate("gaussian", int(rng.integers(20, 31)), seed=seed) for seed in range(args.batch)]
-    solver.solve_many(batch[:4], jobs=2)
-    runs = medians({
-        "one solve per problem": lambda: [solver.solve(q) for q in batch],
-        "solve_many, jobs=1": lambda: solver.solve_many(batch, jobs=1),
-        "solve_many, jobs=2": lambda: solver.solve_many(batch, jobs=2),
-    }, 5)
+    runs = batch_medians(solver, batch, 5)
     print()
     print(f"{args.batch} problems, n 20..30, hook-dp (free length), median of 5 runs")
     print("| how | seconds | problems per second |")
@@ -92,13 +87,7 @@ def main() -> None:
         print(f"| {name} | {seconds:.3f} | {args.batch / seconds:,.0f} |")
     if args.instances:
         problems = list(compbench.read_instances(args.instances))
-        resource = compbench.get_solver("resource-dp")
-        resource.solve_many(problems[:4], jobs=2)
-        runs = medians({
-            "one solve per problem": lambda: [resource.solve(q) for q in problems],
-            "solve_many, jobs=1": lambda: resource.solve_many(problems, jobs=1),
-            "solve_many, jobs=2": lambda: resource.solve_many(problems, jobs=2),
-        }, 3)
+        runs = batch_medians(compbench.get_solver("resource-dp"), problems, 3)
         sizes = [q.n for q in problems]
         print()
         print(f"{len(problems)} instances of {args.instances.rsplit('/', 1)[-1]} (n {min(sizes)}..{max(sizes)}, mean "
@@ -107,6 +96,16 @@ def main() -> None:
         print("|---|---|")
         for name, seconds in runs.items():
             print(f"| {name} | {seconds:.3f} |")
+
+
+def batch_medians(solver, problems: list, repeats: int) -> dict[str, float]:
+    """Median seconds of one solve per problem and of solve_many with one and two threads (after a warm batch)."""
+    solver.solve_many(problems[:4], jobs=2)
+    return medians({
+        "one solve per problem": lambda: [solver.solve(q) for q in problems],
+        "solve_many, jobs=1": lambda: solver.solve_many(problems, jobs=1),
+        "solve_many, jobs=2": lambda: solver.solve_many(problems, jobs=2),
+    }, repeats)
 
 
 if __name__ == "__main__":
