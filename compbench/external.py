@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from .io import write_instance
 from .problem import Problem, Solution, Status
+from .processes import kill_group, kill_process_tree
 from .records import record_solution
 from .registry import Solver, SolverError
 
@@ -124,13 +125,11 @@ class ExecSolver(Solver):
                 pass
             finally:  # an overrun, or an interrupt of the caller: the program does not outlive the call
                 if code is None:
-                    from .processes import kill_process_tree
-
                     kill_process_tree(process.pid)  # its descendants, and its group when it leads one
                     process.kill()
                     process.wait()
                 elif own_group:  # what it left running in its group
-                    _kill_group(process.pid)
+                    kill_group(process.pid)
             seconds = time.perf_counter() - started
             out.seek(0)
             return Run(code, out.read(OUTPUT_LIMIT + 1), _tail(err), seconds)
@@ -185,13 +184,6 @@ def read_answer(run: Run, n: int) -> Solution:
     if isinstance(answer.get("stats"), dict):
         solution.stats = answer["stats"]
     return solution
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(stream: IO[bytes], lines: int = 3, chars: int = 300) -> str:

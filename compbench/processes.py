@@ -21,7 +21,12 @@ def kill_process_tree(pid: int) -> None:
     except psutil.Error:
         pass
     finally:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(pid)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid``; a group that is gone (or not ours) is left alone."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
