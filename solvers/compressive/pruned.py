@@ -65,8 +65,9 @@ from compbench import Capabilities, Problem, Solution, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .chart import BOX, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning, chart_bytes
-from .solvers import ChartSolver, _solution_at, count_plan, score_bound
+from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
+                    chart_bytes, decode_one)
+from .solvers import ChartSolver, _answer, _solution_at, count_plan, score_bound
 
 
 @njit(cache=True)
@@ -215,10 +216,9 @@ class PrunedDP(ChartSolver):
             solution.stats.update(stats, **seconds)
             return solution
 
-        if counting == "none":  # every length allowed: the free chart is exact
-            chart = Chart.fill(problem, tie=-1)
+        if counting == "none":  # every length allowed: the free chart is exact (hook-dp's one compiled call)
             stats["charts"] = 1
-            return done(_solution_at(chart, 0))
+            return done(_answer(*decode_one(problem)[:2]))
         refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
                                     self.memory_limit if memory_limit is None else memory_limit)
         if refused is not None:
@@ -235,11 +235,11 @@ class PrunedDP(ChartSolver):
         cost = (cap + 1) ** 2 / 2 if (cap + 1) ** 2 / 2 < self.full_below else counted_cost(n, cap)
         stats["counted_cost"] = cost
         if cost < self.full_below and floor is None:  # a small count vector: the whole chart is cheaper
-            t0 = time.perf_counter()
-            chart = Chart.fill(problem, counting=counting, cap=cap, tie=-1)
+            t0 = time.perf_counter()  # resource-dp's one compiled call
+            heads, value, _ = decode_one(problem, COUNTING[counting], cap, lo, hi)
             seconds["counted_seconds"] = time.perf_counter() - t0
             stats.update(counted_fills=1, floor=-math.inf, count_entries=0, entries_kept=0, pruned_share=0.0)
-            return done(answer(chart))
+            return done(_answer(heads, value))
         scores = ChartScores.of(problem)  # once: only the kept bonus changes from one multiplier to the next
         tried: list[tuple[float, Chart]] = []
 
