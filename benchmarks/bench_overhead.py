@@ -26,6 +26,7 @@ import numpy as np
 
 import compbench
 from compbench_solvers.compressive import chart as C
+from compbench_solvers.compressive.batch import decode_one
 from compbench_solvers.compressive.solvers import load_kernels
 
 
@@ -49,7 +50,7 @@ def main() -> None:
     load_kernels()
     solver = compbench.get_solver("hook-dp")
     p = compbench.generate("gaussian", args.n, seed=0)
-    C.decode_one(p)
+    decode_one(p)
     chart = C.Chart.fill(p, tie=-1)
     cells, inputs = tuple(chart._cells), tuple(chart._scores)
     heads, stack = np.full(p.n + 1, -1), np.empty((8 * (p.n + 2), 4), np.int64)
@@ -60,7 +61,7 @@ def main() -> None:
 
     rows = medians({
         "kernel (_fill + _backtrace)": kernel,
-        "decode_one (one compiled call)": lambda: C.decode_one(p),
+        "decode_one (one compiled call)": lambda: decode_one(p),
         "Chart.fill + heads": lambda: C.Chart.fill(p, tie=-1).heads(0),
         "Solver.solve": lambda: solver.solve(p),
         "Problem(...) (validation)": lambda: compbench.Problem(p.token_scores, p.arc_scores, p.bigram_scores),

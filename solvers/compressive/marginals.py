@@ -34,8 +34,9 @@ from compbench import Problem
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
-from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, PACK, RTRAP, SKIP, Hypergraph, ScaledChart, announce_compile,
-                    hypergraph, infer_many, infer_packed, max_hyperedges, _infer_many)
+from .batch import PACK, _infer_many, infer_many, infer_packed
+from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
+                    hypergraph, max_hyperedges)
 from .solvers import count_plan
 
 NEG = -np.inf
@@ -232,13 +233,6 @@ def _no_solution(problem: Problem) -> Marginals:
     return Marginals(-math.inf, np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2)), sibling)
 
 
-# The scaled chart's answer is kept when every value it multiplied (inside, outside, score factors) is at most SAFE
-# and the scaled Z at least 1 / SAFE.  Then an item or a product that underflows can change Z by at most its
-# sensitivity (an outside value <= SAFE) times the underflow's error (<= 2^-1074 times a factor <= SAFE): relative
-# to Z >= 1 / SAFE at most 2^(3 * 300 - 1074) = 2^-174 per operation, far below double rounding.
-SAFE = 2.0 ** 300
-
-
 def _goal_counts(problem: Problem) -> tuple[str, int, np.ndarray]:
     """What the scaled chart counts (the cheaper of kept and dropped words, as resource-dp), its cap, and the
     goal's weights over the counts: 1 where the count meets the length condition."""
@@ -330,8 +324,8 @@ def _previous_sibling(graph: Hypergraph, attach: np.ndarray) -> np.ndarray:
 
 def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[list[int], tuple]:
     """The first-order problems of a batch through the compiled batch kernel: their indices and the kernel's
-    outputs (:func:`compbench_solvers.compressive.chart.infer_many`)."""
-    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    outputs (:func:`compbench_solvers.compressive.batch.infer_many`)."""
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "5 s")
     index = [k for k, p in enumerate(problems) if p.sibling_scores is None]
     chosen = [problems[k] for k in index]
     plans = [_goal_counts(p) for p in chosen]
@@ -379,7 +373,7 @@ def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: i
     """log Z and (with ``with_marginals``) the arc marginals of B tree-CRFs of one size (``arcs``: B x (n+1) x (n+1),
     checked scores), laid out for the batch kernel at once, without a Problem each: every token kept, no token or
     bigram scores (the problem :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""
-    announce_compile((_infer_many,), "the batch inside-outside kernel", "20 s")
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "5 s")
     B, N = arcs.shape[0], arcs.shape[1]
     n = N - 1
     if B == 0:

@@ -65,8 +65,9 @@ from compbench import Capabilities, Problem, Solution, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
+from .batch import decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
-                    chart_bytes, decode_one)
+                    chart_bytes)
 from .solvers import ChartSolver, _answer, _solution_at, count_plan, score_bound
 
 

@@ -12,8 +12,8 @@ from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .chart import (COUNTING, MAX_N, Chart, ChartScores, _backtrace, _decode_many, _fill, announce_compile,
-                    chart_bytes, decode_many, decode_one)
+from .batch import _decode_many, decode_many, decode_one
+from .chart import COUNTING, MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
 
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
 
@@ -41,7 +41,7 @@ def load_kernels() -> float:
     if _loaded:
         return 0.0
     start = time.perf_counter()
-    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "10 s")
+    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "20 s")
     tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
     for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
         Chart.fill(problem, counting="kept", cap=1).heads(0)
@@ -65,7 +65,7 @@ class ChartSolver(Solver):
                    **options: Any) -> list[Solution]:
         setup = load_kernels()
         if type(self)._solve_batch is not Solver._solve_batch:
-            announce_compile((_decode_many,), "the chart's batch kernel", "15 s")
+            announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
         solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
