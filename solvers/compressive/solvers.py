@@ -32,29 +32,38 @@ def _timed_fill(problem: Problem | ChartScores, **options: Any) -> tuple[Chart, 
     return chart, time.perf_counter() - start
 
 
-_loaded = False
+_loaded: set[str] = set()
 
 
-def load_kernels() -> float:
-    """Compile (or load from numba's cache) the chart's kernels once per process; the seconds it took."""
-    global _loaded
-    if _loaded:
+def load_kernels(kernels: tuple[str, ...] = ("decode", "chart")) -> float:
+    """Compile (or load from numba's cache) the chart's kernels once per process: "decode" (:func:`decode_one`, the
+    one compiled call of ``hook-dp`` and ``resource-dp``) and "chart" (:meth:`Chart.fill` and its backtrace, called
+    from Python by the others), first and second order; the seconds it took.  Each is a library of its own to load
+    (about 0.03 s warm), so a solver loads only those it calls."""
+    wanted = [kernel for kernel in kernels if kernel not in _loaded]
+    if not wanted:
         return 0.0
     start = time.perf_counter()
-    announce_compile((_fill, _backtrace), "the hook-trick chart kernels", "20 s")
+    announce_compile((_fill, _backtrace, _decode_many), "the hook-trick chart kernels", "20 s")
     tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
     for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
-        Chart.fill(problem, counting="kept", cap=1).heads(0)
-    _loaded = True
+        if "decode" in wanted:
+            decode_one(problem, COUNTING["kept"], 1, 0, 1)
+        if "chart" in wanted:
+            Chart.fill(problem, counting="kept", cap=1).heads(0)
+    _loaded.update(wanted)
     return time.perf_counter() - start
 
 
 class ChartSolver(Solver):
-    """Base of the chart's solvers: loading the compiled kernels counts as set-up time."""
+    """Base of the chart's solvers: loading the compiled kernels they call (``kernels``, see :func:`load_kernels`)
+    counts as set-up time."""
+
+    kernels: tuple[str, ...] = ("decode", "chart")
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
-        setup = load_kernels()
+        setup = load_kernels(("chart",) if all_lengths else self.kernels)
         solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
                                  all_lengths=all_lengths, **options)
         solution.seconds["setup"] = solution.seconds.get("setup", 0.0) + setup
@@ -63,7 +72,7 @@ class ChartSolver(Solver):
 
     def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
-        setup = load_kernels()
+        setup = load_kernels(self.kernels)
         if type(self)._solve_batch is not Solver._solve_batch:
             announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
         solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
@@ -110,6 +119,7 @@ class HookDP(ChartSolver):
     exact = True
     complexity = "O(n^3) time, O(n^2) memory"
     supports = Capabilities(lengths=frozenset({"free"}), second_order=True, max_n=MAX_N)
+    kernels = ("decode",)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         if options:
@@ -160,6 +170,7 @@ class ResourceDP(ChartSolver):
     exact = True
     complexity = "O(n^3 d^2) time, O(n^2 d) memory, d = min(m, n - m)"
     supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
+    kernels = ("decode",)  # all_lengths: ("chart",)
 
     def __init__(self, memory_limit: int | None = None):
         self.memory_limit = memory_budget(memory_limit)

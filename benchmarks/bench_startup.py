@@ -1,0 +1,66 @@
+"""Start-up: a warm ``compbench solve`` and ``compbench --help`` against what numpy and numba cost by themselves.
+
+    .venv/bin/python benchmarks/bench_startup.py --repeats 15
+
+Each row is a fresh process (wall clock, the rows alternated so the machine's load hits them alike; medians):
+``import numpy, numba``; numba's floor, a process that imports them and calls one tiny function from numba's cache
+(numba initializes its typing and target registries on the first compiled call: every program that runs a cached
+kernel pays it); ``compbench --help``; ``compbench solve instances/ex1.json`` (resource-dp, its kernels from the
+cache: run once before the timing).  Ratios are to the first row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR = """
+from numba import njit
+@njit(cache=True)
+def one(x):
+    return x + 1
+one(1)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    compbench = str(Path(sys.executable).with_name("compbench"))
+    with tempfile.TemporaryDirectory() as scratch:
+        floor = Path(scratch, "floor.py")
+        floor.write_text(FLOOR)
+        rows = {
+            "python -c 'import numpy, numba'": [sys.executable, "-c", "import numpy, numba"],
+            "numba's floor: one cached function called": [sys.executable, str(floor)],
+            "compbench --help": [compbench, "--help"],
+            "compbench solve instances/ex1.json": [compbench, "solve", str(ROOT / "instances" / "ex1.json")],
+        }
+        for command in rows.values():  # fill the caches (numba's, the OS's) before timing
+            subprocess.run(command, check=True, capture_output=True)
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for _ in range(args.repeats):
+            for name, command in rows.items():
+                start = time.perf_counter()
+                subprocess.run(command, check=True, capture_output=True)
+                times[name].append(time.perf_counter() - start)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+    print(f"fresh processes, median of {args.repeats}, rows alternated")
+    print("| what | seconds | x import numpy, numba |")
+    print("|---|---|---|")
+    base = statistics.median(next(iter(times.values())))
+    for name, values in times.items():
+        print(f"| {name} | {statistics.median(values):.3f} | {statistics.median(values) / base:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
