@@ -231,8 +231,8 @@ def test_a_problem_too_big_for_memory_is_refused_in_one_line(monkeypatch):
     import compbench_solvers.compressive.marginals as engines
 
     monkeypatch.setattr(engines, "available_memory", lambda: 2**20)
-    p = compbench.generate("gaussian", n=30, seed=0, length=12)
-    with pytest.raises(MemoryError, match=r"scaled chart for n = 30 needs \d+ MiB, above the 1 MiB available"):
+    p = compbench.generate("gaussian", n=150, seed=0, length=70)  # charts above 64 MiB: checked
+    with pytest.raises(MemoryError, match=r"scaled chart for n = 150 needs \d+ MiB, above the 1 MiB available"):
         compbench.marginals(p)
-    with pytest.raises(MemoryError, match="log-space engine for n = 30"):
+    with pytest.raises(MemoryError, match="log-space engine for n = 150"):
         log_space_marginals(p)

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from ..corpora import Sentence
-from ..inference import marginals
+from ..inference import marginals, marginals_many
 from ..problem import Length, Problem
 from ..registry import Solver
 from .model import CompressionModel
@@ -92,15 +92,15 @@ class System:
     decode: Callable[[Sentence, int], np.ndarray] | None = None
 
 
-def mbr_problem(problem: Problem) -> Problem:
+def mbr_problem(problem: Problem, token_marginals: np.ndarray | None = None) -> Problem:
     """The problem whose optimum is the minimum-Bayes-risk compression of ``problem`` for token F1 at its length.
 
     At a fixed length m, token precision, recall and F1 all equal |K ∩ G| / m, so the expected F1 of a kept set K
     under the model's posterior is Σ_{k in K} p(k kept) / m: the MBR compression keeps the m tokens of highest
     posterior marginal that a valid tree can hold.  Token scores become the marginals, every allowed arc and bigram
-    scores 0, forbidden ones stay forbidden.
+    scores 0, forbidden ones stay forbidden.  ``token_marginals``: the problem's, when already computed.
     """
-    marginal = marginals(problem).token
+    marginal = marginals(problem).token if token_marginals is None else token_marginals
     allowed = lambda scores: np.where(np.isfinite(scores), 0.0, -np.inf)  # noqa: E731
     return Problem(np.where(np.isfinite(problem.token_scores), marginal, -np.inf), allowed(problem.arc_scores),
                    allowed(problem.bigram_scores), length=problem.length, single_root=problem.single_root,
@@ -121,12 +121,14 @@ class _Pending:
 
 
 class _Batch:
-    """One system's problems of an evaluation, solved in one batch (:func:`compbench.solve_many`)."""
+    """One system's problems of an evaluation, solved in one batch (:func:`compbench.solve_many`); with ``mbr``, the
+    problems' minimum-Bayes-risk versions (:func:`mbr_problem`), their marginals in one batch too."""
 
-    def __init__(self) -> None:
+    def __init__(self, mbr: bool = False) -> None:
+        self.mbr = mbr
         self.problems: list[Problem] = []
         self.answers: list[_Pending] = []
-        self.seconds: list[float] = []  # building each problem (the MBR marginals), added to its solve
+        self.seconds: list[float] = []  # building each problem, added to its solve (and a share of the marginals)
 
     def add(self, problem: Problem, seconds: float) -> tuple[_Pending, float]:
         self.problems.append(problem)
@@ -137,6 +139,12 @@ class _Batch:
     def solve(self, solver: Solver | None, row: dict, time_limit: float | None) -> None:
         if not self.problems or solver is None:
             return
+        if self.mbr:
+            start = time.perf_counter()
+            posteriors = marginals_many(self.problems)
+            self.problems = [mbr_problem(p, posterior.token) for p, posterior in zip(self.problems, posteriors)]
+            share = (time.perf_counter() - start) / len(self.problems)
+            self.seconds = [seconds + share for seconds in self.seconds]
         for answer, before, solution in zip(self.answers, self.seconds,
                                             solver.solve_many(self.problems, time_limit=time_limit)):
             row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
@@ -153,7 +161,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                            "statuses": {}, "answered_f1": [], "answered_rate": [], "syntactic": []}
             for system in systems}
 
-    pending = {system.label: _Batch() for system in systems}
+    pending = {system.label: _Batch(mbr=system.part == "mbr") for system in systems}
     scored: list[tuple[dict, Sentence, object, list]] = []  # per sentence and system: its kept sets against golds
     for sentence in (progress(usable) if progress else usable):
         as_read = replace(sentence)  # before the evaluated model's tagger, parser and labeler fill in `sentence`
@@ -193,8 +201,6 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                         start = time.perf_counter()
                         key = (id(system.model if system.model is not None else model), system.part)
                         problem = problems[key].replace(length=Length.exact(m))
-                        if system.part == "mbr":
-                            problem = mbr_problem(problem)
                         cache[m] = pending[system.label].add(problem, time.perf_counter() - start)
                 kept, _ = cache[m]
                 scores.append((kept, gold))

@@ -8,7 +8,8 @@ the solutions of length m (every kept set of m tokens, every projective tree ove
 Z_m summing over all solutions of length m and Z_{K*} over the trees of the gold kept set only (the other tokens
 forbidden), so that p(K*) = Z_{K*} / Z_m marginalizes the latent tree.  Its gradient is E_m[phi] - E_{K*}[phi] + l2 w,
 the two expectations from the posterior marginals of tokens, arcs, bigrams (and sibling triples) that
-:func:`compbench.marginals` computes by inside-outside over the same chart the decoders maximize over.
+:func:`compbench.marginals` computes by inside-outside over the same chart the decoders maximize over (a minibatch's
+sentences in one :func:`compbench.marginals_many` call).
 
 The optimizer is AdaGrad on minibatches (Duchi et al. 2011): the features are hashed into 2^20 weights of which a
 sentence touches a few thousand, and AdaGrad's per-weight step sizes suit such sparse, unevenly frequent features;
@@ -23,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from ..corpora import Sentence
-from ..inference import marginals
+from ..inference import Marginals, marginals_many
 from ..learning.features import DIM
 from ..learning.training import AdaGrad
 from ..problem import Length, Problem
@@ -34,16 +35,16 @@ from .model import CompressionModel
 from .training import Batch, train_on_batches
 
 
-def expected_features(features: SentenceFeatures, problem: Problem) -> tuple[float, np.ndarray, np.ndarray, float]:
-    """(log Z, feature ids, their expected counts, expected LM total) under p ∝ exp(objective) over ``problem``."""
-    posterior = marginals(problem)
+def expected_features(features: SentenceFeatures, posterior: Marginals) -> tuple[np.ndarray, np.ndarray, float]:
+    """(feature ids, their expected counts, expected LM total) under ``posterior``, the marginals of p ∝
+    exp(objective) over a problem with these features."""
     parts = [(features.token, posterior.token), (features.arc, posterior.arc), (features.bigram, posterior.bigram)]
     if features.sibling is not None:
         parts.append((features.sibling, posterior.sibling))
     ids = np.concatenate([f.reshape(-1) for f, _ in parts])
     weights = np.concatenate([np.repeat(p.reshape(-1), f.shape[-1]) for f, p in parts])
     lm = float(np.sum(posterior.bigram * np.where(posterior.bigram > 0, features.lm, 0.0)))
-    return posterior.log_partition, ids, weights, lm
+    return ids, weights, lm
 
 
 def gold_problem(problem: Problem, gold: np.ndarray) -> Problem:
@@ -54,16 +55,35 @@ def gold_problem(problem: Problem, gold: np.ndarray) -> Problem:
     return problem.replace(token_scores=token, length=Length.exact(len(gold)))
 
 
+Example = tuple[SentenceFeatures, Sentence, np.ndarray]  # a sentence's features, the sentence, a gold kept set
+
+
+def batch_losses(model: CompressionModel, examples: list[Example],
+                 weights: np.ndarray) -> list[tuple[float, np.ndarray]]:
+    """The negative conditional log-likelihood of each example's gold compression and its gradient (dense, DIM + 1),
+    the marginals of the whole batch (each sentence's problem and its gold problem) in one :func:`marginals_many`
+    call."""
+    problems = []
+    for features, sentence, gold in examples:
+        problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
+        problems += [problem, gold_problem(problem, gold)]
+    posteriors = marginals_many(problems)
+    out = []
+    for k, (features, _, _) in enumerate(examples):
+        everything, gold = posteriors[2 * k], posteriors[2 * k + 1]
+        ids, counts, lm = expected_features(features, everything)
+        gold_ids, gold_counts, gold_lm = expected_features(features, gold)
+        gradient = np.bincount(np.concatenate([ids, gold_ids]), weights=np.concatenate([counts, -gold_counts]),
+                               minlength=DIM + 1)
+        gradient[DIM] += lm - gold_lm
+        out.append((everything.log_partition - gold.log_partition, gradient))
+    return out
+
+
 def sentence_loss(model: CompressionModel, features: SentenceFeatures, sentence: Sentence, gold: np.ndarray,
                   weights: np.ndarray) -> tuple[float, np.ndarray]:
-    """The negative conditional log-likelihood of one gold compression and its gradient (dense, DIM + 1)."""
-    problem = model.problem(sentence, Length.exact(len(gold)), features, weights)
-    log_z, ids, counts, lm = expected_features(features, problem)
-    gold_log_z, gold_ids, gold_counts, gold_lm = expected_features(features, gold_problem(problem, gold))
-    gradient = np.bincount(np.concatenate([ids, gold_ids]), weights=np.concatenate([counts, -gold_counts]),
-                           minlength=DIM + 1)
-    gradient[DIM] += lm - gold_lm
-    return log_z - gold_log_z, gradient
+    """:func:`batch_losses` of one gold compression."""
+    return batch_losses(model, [(features, sentence, gold)], weights)[0]
 
 
 def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
@@ -81,8 +101,8 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
         total, counted = 0.0, 0
         for batch in batches:
             gradient = np.zeros(DIM + 1)
-            for sentence, gold in batch:
-                loss, g = sentence_loss(model, model.features(sentence, lms[sentence.id]), sentence, gold, weights)
+            examples = [(model.features(sentence, lms[sentence.id]), sentence, gold) for sentence, gold in batch]
+            for loss, g in batch_losses(model, examples, weights):
                 if not np.isfinite(loss):
                     continue
                 total, counted = total + loss, counted + 1

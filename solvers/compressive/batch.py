@@ -76,19 +76,21 @@ def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, 
 def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
     """A batch's scores as flat arrays and the offsets of each problem's (token, arc, bigram, heads, sibling; -1 for
     first order), one row per problem and a last row of totals."""
-    ns = np.fromiter((p.n for p in problems), np.int64, len(problems))
-    N = ns + 1
-    second = np.fromiter((p.sibling_scores is not None for p in problems), bool, len(problems))
     offsets = np.zeros((len(problems) + 1, PACK), np.int64)
-    np.cumsum(ns, out=offsets[1:, 0])
-    np.cumsum(N * N, out=offsets[1:, 1])
-    np.cumsum((N + 1) * (N + 1), out=offsets[1:, 2])
-    np.cumsum(N, out=offsets[1:, 3])
-    np.cumsum(np.where(second, N ** 3, 0), out=offsets[1:, 4])
-    offsets[:-1, 4][~second] = -1
+    sizes = [(p.n, (p.n + 1) ** 2, (p.n + 2) ** 2, p.n + 1, 0 if p.sibling_scores is None else (p.n + 1) ** 3)
+             for p in problems]
+    if sizes:
+        np.cumsum(sizes, axis=0, out=offsets[1:])
+    for k, p in enumerate(problems):
+        if p.sibling_scores is None:
+            offsets[k, 4] = -1
 
     def flat(arrays: list[np.ndarray]) -> np.ndarray:
-        out = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0)
+        # one problem's own array needs no copy (a read-only view of it)
+        if len(arrays) == 1:
+            out = arrays[0].reshape(-1)
+        else:
+            out = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0)
         out.flags.writeable = False  # the type of a problem's scores: the same compiled kernels
         return out
 

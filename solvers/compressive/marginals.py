@@ -7,8 +7,10 @@ reverse order, O[a] += O[x] I[b] score(e) and O[b] += O[x] I[a] score(e); an ite
 An item's marginal gives an arc ((rtrap h m), (ltrap m h)) or a bigram ((skip i j): i and j+1 consecutive); second
 order's sibling triples get the posterior mass of the attachments that score them, summed during outside.  With a
 length condition every item carries a vector over its count of kept (or dropped) words, and products are
-convolutions truncated at the cap, as in resource-dp.  The answer is kept when every value stayed in the safe range
-(:data:`SAFE`); otherwise --
+convolutions truncated at the cap, as in resource-dp.  First-order problems go through the batch kernel
+(:func:`compbench_solvers.compressive.batch.infer_many`, the same rules; one problem is a batch of one, so an answer
+does not depend on the batch it came in), second-order ones through :class:`ScaledChart`.  The answer is kept when
+every value stayed in the safe range (:data:`SAFE`); otherwise --
 
 **the log-space engine** answers (about ten times slower, exact at any temperature):
 :func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system (``_derive`` in EMIT
@@ -171,7 +173,10 @@ def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z,
 
 
 def _refuse_if_too_big(engine: str, n: int, needed: int) -> None:
-    """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now."""
+    """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now (not read for
+    less than 64 MiB: reading /proc costs more than a small chart takes to fill, and numpy's own MemoryError remains)."""
+    if needed < 1 << 26:
+        return
     available = available_memory()
     if needed > available:
         raise MemoryError(f"compbench.marginals: the {engine} for n = {n} needs {needed / 2**20:.0f} MiB, "
@@ -296,14 +301,26 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
 
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every solution of ``problem`` (its length condition, root mode and order)."""
-    found = scaled_log_partition(problem)
-    return found if found is not None else _log_space_inside(problem)[4]
+    return float(log_partition_many([problem])[0])
 
 
 def marginals(problem: Problem) -> Marginals:
     """Posterior probabilities of tokens, arcs, bigrams (and sibling triples) under p(solution) ∝ exp(objective):
-    by the scaled chart, or in log space where its values leave the safe range."""
-    found = scaled_marginals(problem)
+    by the scaled chart (a batch of one: the same numbers as in any batch), or in log space where its values leave
+    the safe range."""
+    return marginals_many([problem])[0]
+
+
+def _one_log_partition(problem: Problem) -> float:
+    """log Z of a problem the batch kernel did not answer: second order by the scaled chart, else (or out of its
+    range) in log space."""
+    found = scaled_log_partition(problem) if problem.second_order else None
+    return found if found is not None else _log_space_inside(problem)[4]
+
+
+def _one_marginals(problem: Problem) -> Marginals:
+    """:func:`_one_log_partition`'s engines for the marginals."""
+    found = scaled_marginals(problem) if problem.second_order else None
     return found if found is not None else log_space_marginals(problem)
 
 
@@ -352,7 +369,7 @@ def log_partition_many(problems: list[Problem], jobs: int = 1) -> np.ndarray:
             done.add(k)
     for k, problem in enumerate(problems):
         if k not in done:
-            out[k] = log_partition(problem)
+            out[k] = _one_log_partition(problem)
     return out
 
 
@@ -366,7 +383,7 @@ def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
             t0, a0, b0 = offsets[row, :3]
             answers[k] = Marginals(float(log_z[row]), token[t0:t0 + N - 1], arc[a0:a0 + N * N].reshape(N, N),
                                    bigram[b0:b0 + (N + 1) ** 2].reshape(N + 1, N + 1))
-    return [answer if answer is not None else marginals(p) for answer, p in zip(answers, problems)]
+    return [answer if answer is not None else _one_marginals(p) for answer, p in zip(answers, problems)]
 
 
 def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int = 1) -> tuple[np.ndarray, list]:
@@ -397,8 +414,8 @@ def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: i
     for b in np.flatnonzero(~safe).tolist():  # out of the scaled chart's range: one at a time, in log space if need be
         problem = Problem(np.zeros(n), arcs[b], np.zeros((N + 1, N + 1)), length=n, single_root=single_root)
         if with_marginals:
-            answer = marginals(problem)
+            answer = _one_marginals(problem)
             log_z[b], margins[b] = answer.log_partition, answer.arc
         else:
-            log_z[b] = log_partition(problem)
+            log_z[b] = _one_log_partition(problem)
     return log_z, margins
