@@ -502,3 +502,22 @@ def test_ewt_parser_learns_from_a_slice() -> None:
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]))
     history = train_online(model, train, dev, epochs=2, log=lambda line: None)
     assert history[-1]["dev_uas"] > 0.6  # gold tags, 400 sentences: far from the full model, far above chance
+
+
+@pytest.mark.parametrize("second_order", [False, True])
+def test_parse_many_answers_in_order_across_its_batches(monkeypatch, second_order):
+    """parse_many cuts a set into batches of CHUNK sentences: every sentence gets the tree that one solve of its own
+    problem gives, in order, whatever the batch boundaries (CHUNK = 2 over 5 sentences of different lengths)."""
+    import compbench.parser.model as parser_model
+
+    monkeypatch.setattr(parser_model, "CHUNK", 2)
+    rng = np.random.default_rng(0)
+    model = ParserModel(weights=rng.normal(0, 1, SIZE + 1), info={"second_order": second_order})
+    sentences = [([f"w{k}" for k in range(n)], ["NN"] * n, None) for n in (3, 7, 1, 5, 4)]
+    expected = [model.solver.solve(parse_problem(*model.features(words, tags).scores(model.weights))).heads
+                for words, tags, _ in sentences]
+    got = model.parse_many(iter(sentences))
+    assert len(got) == len(sentences)
+    for a, b in zip(got, expected, strict=True):
+        assert np.array_equal(a, b)
+    assert [h.tolist() for _, _, h in model.tag_and_parse_many(sentences)] == [h.tolist() for h in expected]

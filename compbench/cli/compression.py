@@ -146,9 +146,9 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
         raise UsageError("a subtree-deletion model has no compression problems of its own (it decodes over the "
                          "input parse)")
     problems = []
-    for sentence in progress.bar(_split(corpus, args.split), "instances", unit="sentence"):
-        if not sentence.aligned:
-            continue
+    sentences = [sentence for sentence in _split(corpus, args.split) if sentence.aligned]
+    model.parse_all(sentences, progress.bar)  # with a parse-feature model: the parses in batches
+    for sentence in progress.bar(sentences, "instances", unit="sentence"):
         m = target_lengths(sentence, length)[0]
         problems.append(model.problem(sentence, Length.exact(m)))
     with atomic_output(out) as partial:

@@ -263,8 +263,9 @@ def parse_sentences(model: ParserModel, sentences: list[TreeSentence]) -> list[T
     """Copies of ``sentences`` with the model's tags (XPOS, and UPOS when the model reads them), heads and labels
     (DEPREL; ``_`` without a labeler)."""
     out = []
-    for sentence in sentences:
-        xpos, upos, heads = model.tag_and_parse(sentence.words, sentence.xpos, sentence.upos)
+    parses = model.tag_and_parse_many((s.words, s.xpos, s.upos)
+                                      for s in progress.bar(sentences, "sentences", unit="sentence"))
+    for sentence, (xpos, upos, heads) in zip(sentences, parses):
         (parsed,) = with_tags([sentence], [(xpos, upos)])
         parsed.heads = heads
         parsed.deprels = model.labels(parsed.words, parsed.xpos, parsed.heads)
@@ -285,7 +286,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         sentences = read_conllu(path) if conllu else read_tokens(path)
     except CorpusError as exc:
         raise UsageError(str(exc)) from None
-    sys.stdout.write(format_conllu(parse_sentences(model, progress.bar(sentences, "sentences", unit="sentence"))))
+    sys.stdout.write(format_conllu(parse_sentences(model, sentences)))
     return 0
 
 
@@ -298,8 +299,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     tagged = [model.tag(s.words, s.xpos, s.upos) for s in progress.bar(sentences, "tagging", unit="sentence")]
     tagging = time.perf_counter() - start
-    heads = [model.parse(s.words, xpos, universal_tags=upos)
-             for s, (xpos, upos) in progress.bar(list(zip(sentences, tagged)), "parsing", unit="sentence")]
+    heads = model.parse_many((s.words, xpos, upos) for s, (xpos, upos)
+                             in progress.bar(list(zip(sentences, tagged)), "parsing", unit="sentence"))
     parsing = time.perf_counter() - start - tagging
     labels = [model.labels(s.words, xpos, h) for s, (xpos, _), h in zip(sentences, tagged, heads)]
     total = time.perf_counter() - start

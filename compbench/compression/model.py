@@ -15,7 +15,7 @@ import json
 import tempfile
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -66,18 +66,29 @@ class CompressionModel:
         tagger, else ``tags``."""
         return self.parser.tag_and_parse(words, tags)[2]
 
-    def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
-        """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
-        parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
-        if self.parser is not None and sentence.heads is None:
-            # the parser's tagger (if any) tags the sentence for the parse anyway: with no tagger of the model's own
-            # and no tags of the sentence's, those tags are :meth:`pos`'s, kept rather than tagged twice
-            given = self.pos(sentence) if self.tagger is not None else sentence.pos
-            tags, _, sentence.heads = self.parser.tag_and_parse(sentence.tokens, given)
+    def parse_all(self, sentences: Iterable[Sentence], progress: Callable | None = None) -> None:
+        """With a parser: parse every sentence that has no parse yet (``sentence.heads``; the tags and labels the
+        parse brings when the sentence has none), the parses in batches (:meth:`ParserModel.tag_and_parse_many`);
+        ``progress`` (e.g. :func:`compbench.progress.bar`) wraps the sentences as they are parsed."""
+        if self.parser is None:
+            return
+        todo = list({id(sentence): sentence for sentence in sentences if sentence.heads is None}.values())
+        # the parser's tagger (if any) tags the sentence for the parse anyway: with no tagger of the model's own
+        # and no tags of the sentence's, those tags are :meth:`pos`'s, kept rather than tagged twice
+        given = [self.pos(sentence) if self.tagger is not None else sentence.pos for sentence in todo]
+        shown = progress(todo, "parsing", unit="sentence") if progress and todo else todo
+        parses = self.parser.tag_and_parse_many((s.tokens, tags, None) for s, tags in zip(shown, given))
+        for sentence, (tags, _, heads) in zip(todo, parses):
+            sentence.heads = heads
             if sentence.pos is None:
                 sentence.pos = tags
             if sentence.dep is None and self.parser.labeler is not None:  # Clarke & Lapata come without labels
-                sentence.dep = self.parser.labels(sentence.tokens, tags, sentence.heads)
+                sentence.dep = self.parser.labels(sentence.tokens, tags, heads)
+
+    def features(self, sentence: Sentence, lm: BigramLM | None = None) -> SentenceFeatures:
+        """Feature indices of a sentence; ``lm`` overrides the model's language model (jackknifed training).  With a
+        parser the sentence is parsed once (``sentence.heads``) and the parse features are added."""
+        self.parse_all([sentence])
         return sentence_features(sentence.tokens, self.pos(sentence), sentence.dep, lm or self.lm,
                                  second_order=self.second_order, heads=sentence.heads)
 

@@ -50,6 +50,7 @@ def train_on_batches(model: CompressionModel, train: list[Sentence], dev: list[S
     examples = training_examples(train, max_n)
     lms = jackknife_lms(train)
     dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    model.parse_all([sentence for sentence, _ in examples] + dev, progress)  # a parse-feature model's parses, batched
 
     def epoch_of_batches(epoch: int, shuffled: list[tuple[Sentence, np.ndarray]]) -> tuple[np.ndarray, dict, str]:
         batches = [shuffled[i:i + batch_size] for i in range(0, len(shuffled), batch_size)]

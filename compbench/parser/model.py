@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from os import PathLike
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -49,10 +49,20 @@ def parse_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = No
 
 def decode(solver: Solver, arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None) -> np.ndarray:
     """The best projective tree (heads, n+1 entries) under the scores by ``solver`` on :func:`parse_problem`."""
-    solution = solver.solve(parse_problem(arc_scores, sibling_scores))
-    if solution.status != Status.OPTIMAL:
-        raise SolverError(f"{solver.name} gave {solution.status.value} on a parse: {solution.message}")
-    return solution.heads
+    return decode_many(solver, [(arc_scores, sibling_scores)])[0]
+
+
+def decode_many(solver: Solver, scores: list[tuple[np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
+    """:func:`decode` of every (arc, sibling) score pair, in one :meth:`~compbench.Solver.solve_many` batch."""
+    solutions = solver.solve_many([parse_problem(arc, sibling) for arc, sibling in scores], jobs=1)
+    for solution in solutions:
+        if solution.status != Status.OPTIMAL:
+            raise SolverError(f"{solver.name} gave {solution.status.value} on a parse: {solution.message}")
+    return [solution.heads for solution in solutions]
+
+
+CHUNK = 256  # sentences parsed per batch: their scores are held at once (second order: 1 MB at 50 words)
+Tagged = tuple[list[str], list[str], list[str] | None]  # words, tags, universal tags
 
 
 class ParserModel:
@@ -105,14 +115,43 @@ class ParserModel:
     def parse(self, words: list[str], tags: list[str], weights: np.ndarray | None = None,
               universal_tags: list[str] | None = None) -> np.ndarray:
         """The heads (n+1 entries, heads[0] = -1) of the best projective tree of a tagged sentence."""
-        features = self.features(words, tags, universal_tags)
-        return decode(self.solver, *features.scores(self.weights if weights is None else weights))
+        return self.parse_many([(words, tags, universal_tags)], weights)[0]
+
+    def parse_many(self, sentences: Iterable[Tagged], weights: np.ndarray | None = None) -> list[np.ndarray]:
+        """:meth:`parse` of every (words, tags, universal tags), decoded :data:`CHUNK` sentences per
+        :func:`decode_many` batch.
+
+        >>> [h.tolist() for h in ParserModel().parse_many([(["a"], ["DT"], None), (["a", "b"], ["DT", "NN"], None)])]
+        [[-1, 0], [-1, 0, 1]]
+        """
+        w = self.weights if weights is None else weights
+        heads: list[np.ndarray] = []
+        chunk: list[tuple[np.ndarray, np.ndarray | None]] = []
+        for words, tags, universal_tags in sentences:
+            chunk.append(self.features(words, tags, universal_tags).scores(w))
+            if len(chunk) == CHUNK:
+                heads += decode_many(self.solver, chunk)
+                chunk = []
+        return heads + (decode_many(self.solver, chunk) if chunk else [])
 
     def tag_and_parse(self, words: list[str], tags: list[str] | None = None,
                       universal_tags: list[str] | None = None) -> tuple[list[str], list[str] | None, np.ndarray]:
         """:meth:`tag`, then :meth:`parse` over those tags: (PTB tags, universal tags or None, heads)."""
-        tags, universal_tags = self.tag(words, tags, universal_tags)
-        return tags, universal_tags, self.parse(words, tags, universal_tags=universal_tags)
+        return self.tag_and_parse_many([(words, tags, universal_tags)])[0]
+
+    def tag_and_parse_many(self, sentences: Iterable[tuple[list[str], list[str] | None, list[str] | None]]
+                           ) -> list[tuple[list[str], list[str] | None, np.ndarray]]:
+        """:meth:`tag_and_parse` of every (words, tags or None, universal tags or None), the parses in batches
+        (``sentences`` is read once, each sentence tagged as the parses reach it)."""
+        tagged: list[Tagged] = []
+
+        def tag_each() -> Iterator[Tagged]:
+            for words, tags, universal_tags in sentences:
+                tagged.append((words, *self.tag(words, tags, universal_tags)))
+                yield tagged[-1]
+
+        heads = self.parse_many(tag_each())
+        return [(tags, universal_tags, h) for (_, tags, universal_tags), h in zip(tagged, heads)]
 
     def labels(self, words: list[str], tags: list[str], heads: np.ndarray) -> list[str]:
         """The labeler's DEPREL of each word's arc, or ``_`` when the model has no labeler."""

@@ -70,8 +70,8 @@ def train_parser_by_epochs(model: ParserModel, train: list[TreeSentence], dev: l
                 f"{mistakes}/{len(train)} sentences with a mistake, {seconds:.1f} s")
 
     def dev_uas() -> float | None:
-        return attachment_score(dev, [model.parse(s.words, s.xpos, universal_tags=s.upos)
-                                      for s in shown(dev, "dev", unit="sentence")]) if dev else None
+        return attachment_score(dev, model.parse_many((s.words, s.xpos, s.upos)
+                                                      for s in shown(dev, "dev", unit="sentence"))) if dev else None
 
     return train_by_epochs(model, train, train_epoch, dev_uas, epochs=epochs, seed=seed, score_name="dev_uas",
                            show_score=lambda uas: f"UAS {'-' if uas is None else f'{100 * uas:.2f}'}", log=log)
