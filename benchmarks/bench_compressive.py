@@ -27,6 +27,8 @@ import compbench
 from compbench_solvers.compressive import Chart, count_plan
 from compbench_solvers.compressive.solvers import load_kernels
 
+from machine import machine_line
+
 COMPILE_PROBE = "import time; t = time.perf_counter(); from compbench_solvers.compressive.solvers import load_kernels; " \
                 "load_kernels(); print(time.perf_counter() - t)"
 
@@ -98,6 +100,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="fewer sizes (a smoke run)")
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     r = args.repeats
 
     cold, cached = compile_seconds()

@@ -27,6 +27,8 @@ from compbench_solvers.compressive.chart import Chart, ScaledChart
 from compbench_solvers.compressive.marginals import _goal_counts, log_space_marginals, scaled_marginals
 from compbench_solvers.compressive.solvers import load_kernels
 
+from machine import machine_line
+
 
 def timed(function, repeats: int = 3) -> float:
     times = []
@@ -43,6 +45,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=5)
     parser.add_argument("--terms", type=int, default=1000, help="length of the split loop timed per semiring")
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     load_kernels()
     for second_order in (False, True):
         p = compbench.generate("gaussian", 4, seed=0, length=2, second_order=second_order)

@@ -29,6 +29,8 @@ from compbench_solvers.compressive import chart as C
 from compbench_solvers.compressive.batch import decode_one
 from compbench_solvers.compressive.solvers import load_kernels
 
+from machine import machine_line
+
 
 def medians(functions: dict, repeats: int) -> dict[str, float]:
     times: dict[str, list[float]] = {name: [] for name in functions}
@@ -47,6 +49,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=2000)
     parser.add_argument("--instances", metavar="FILE", help="an instance set to decode at its lengths (part 3)")
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     load_kernels()
     solver = compbench.get_solver("hook-dp")
     p = compbench.generate("gaussian", args.n, seed=0)

@@ -28,6 +28,8 @@ import compbench
 from compbench import Problem
 from compbench.problem import check_scores
 
+from machine import machine_line
+
 
 def load_peers() -> dict:
     """The peers that are installed: supar's structs (imported without its package's own imports, which pull in
@@ -111,6 +113,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--sentences", type=int, default=256, help="sentences per timed run (batch 1: one at a time)")
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     peers = load_peers()
     print(f"peers installed: {', '.join(peers) or 'none (compbench alone)'}; one thread, float64, CPU")
     print("| n | batch | task | " + " | ".join(["compbench", *peers]) + " | compbench / best peer |")

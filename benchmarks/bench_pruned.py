@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,8 @@ import numpy as np
 
 import compbench
 import compbench.io
+
+from machine import machine_line
 
 SOLVERS = ("hook-dp", "resource-dp", "pruned-dp", "bisection-exact")
 
@@ -65,8 +66,8 @@ def measure(label: str, problems: list[compbench.Problem]) -> str:
     speedup = statistics.median(r / p for r, p in zip(seconds["resource-dp"], seconds["pruned-dp"]))
     worst = max(p / r for r, p in zip(seconds["resource-dp"], seconds["pruned-dp"]))
     over_free = statistics.median(p / h for h, p in zip(seconds["hook-dp"], seconds["pruned-dp"]))
-    return (f"{label:<28} {len(problems):>3} {med['hook-dp']:>8.1f} {med['resource-dp']:>9.1f} "
-            f"{med['pruned-dp']:>8.1f} {med['bisection-exact']:>9.1f} {speedup:>8.1f}x {worst:>6.2f} "
+    return (f"{label:<28} {len(problems):>3} {med['hook-dp']:>8.3g} {med['resource-dp']:>9.4g} "
+            f"{med['pruned-dp']:>8.3g} {med['bisection-exact']:>9.3g} {speedup:>8.1f}x {worst:>6.2f} "
             f"{over_free:>6.1f}x {statistics.median(shares):>8.4f} {certified:>4}")
 
 
@@ -78,8 +79,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 instances per set")
     args = parser.parse_args()
     repeats = 3 if args.quick else args.repeats
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the start")
+    print(machine_line())
     warm = compbench.generate("gaussian", 12, seed=0, length=5)
     for name in SOLVERS:
         compbench.get_solver(name).solve(warm.replace(length=None) if name == "hook-dp" else warm)

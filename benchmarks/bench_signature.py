@@ -18,6 +18,8 @@ import numpy as np
 import compbench
 from compbench_solvers.signature import Chart
 
+from machine import machine_line
+
 PAPER_SECONDS_PER_SENTENCE = 0.61  # Qian & Liu 2014, Clarke & Lapata newswire
 
 
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-n", type=int, default=35)
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     warm = problem(4, 0)  # compile (or load from the numba cache) outside the timings
     Chart(warm.token_scores, warm.arc_scores, warm.bigram_scores, count=True, single_root=False)
     signature = compbench.get_solver("signature-dp")

@@ -12,13 +12,14 @@ cache: run once before the timing).  Ratios are to the first row.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = """
@@ -52,8 +53,7 @@ def main() -> None:
                 start = time.perf_counter()
                 subprocess.run(command, check=True, capture_output=True)
                 times[name].append(time.perf_counter() - start)
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+    print(machine_line("at the end"))
     print(f"fresh processes, median of {args.repeats}, rows alternated")
     print("| what | seconds | x import numpy, numba |")
     print("|---|---|---|")
