@@ -18,8 +18,8 @@ from numba import njit
 
 from compbench import Problem
 
-from .chart import (FILL, INSIDE, ITEMS, KEPT, LTRAP, NEG, NONE, OUTSIDE, RTRAP, RTRI, SAFE, SKIP, _NO_AUX,
-                    _NO_EDGE_COUNT, _NO_EDGES, _NO_MASS, _NO_SIBLINGS, _NO_TRIM, _backtrace, _fill)
+from .chart import (FILL, INSIDE, ITEMS, KEPT, LTRAP, NEG, NONE, OUTSIDE, RTRAP, RTRI, SAFE, SKIP,
+                    _NO_AUX, _NO_EDGE_COUNT, _NO_EDGES, _NO_MASS, _NO_SIBLINGS, _NO_TRIM, _backtrace, _fill)
 
 
 PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling (-1: first order)
@@ -135,8 +135,8 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     out = np.empty((1, OUT))
     _decode_many(offsets, params, _NO_BONUS, problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1),
                  problem.bigram_scores.reshape(-1), (_NO_SIBLINGS if sibling is None else sibling).reshape(-1),
-                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM,
-                 heads, out, _ONE)
+                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX,
+                 _NO_TRIM, heads, out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
 
 

@@ -174,7 +174,7 @@ def _outside(conclusion, antecedents, score, adds, most, inside, outside, log_z,
 
 def _refuse_if_too_big(engine: str, n: int, needed: int) -> None:
     """MemoryError, with what it would take, when ``needed`` bytes exceed the memory available now (not read for
-    less than 64 MiB: reading /proc costs more than a small chart takes to fill, and numpy's own MemoryError remains)."""
+    less than 64 MiB: reading /proc costs more than a small chart takes to fill; numpy's own MemoryError remains)."""
     if needed < 1 << 26:
         return
     available = available_memory()
