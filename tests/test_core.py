@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import compbench
+import compbench.io
 from compbench import InvalidSolution, Length, Problem, Solution, Status, evaluate, tree_violation
 from compbench.testing import assert_conforms, problems
 
