@@ -140,6 +140,8 @@ class Solver:
         ['optimal', 'optimal', 'optimal']
         """
         problems = list(problems)
+        if len(problems) == 1:  # solve's own path: packing a batch of one costs more than one call (twice at n = 25)
+            return [self.solve(problems[0], time_limit, **options)]
         if type(self)._solve_batch is Solver._solve_batch:
             workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
             if workers > 1 and _picklable(self):

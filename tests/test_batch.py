@@ -58,10 +58,11 @@ def test_chart_batches_match_solve(batch: list[Problem], jobs: int) -> None:
 def test_solve_many_edge_cases() -> None:
     assert compbench.solve_many([], "hook-dp") == []
     p = compbench.generate("gaussian", 5, seed=0)
-    bad = compbench.get_solver("hook-dp").solve_many([p], nonsense=1)[0]  # unknown options: an error answer each
-    assert bad.status == Status.ERROR and "nonsense" in bad.message
-    refused = compbench.get_solver("resource-dp", memory_limit=10).solve_many([p.replace(length=2)])[0]
-    assert refused.status == Status.UNSUPPORTED and "memory limit" in refused.message
+    for count in (1, 2):  # one problem takes solve's path, more the batch's
+        for bad in compbench.get_solver("hook-dp").solve_many([p] * count, nonsense=1):  # an error answer each
+            assert bad.status == Status.ERROR and "nonsense" in bad.message
+        for refused in compbench.get_solver("resource-dp", memory_limit=10).solve_many([p.replace(length=2)] * count):
+            assert refused.status == Status.UNSUPPORTED and "memory limit" in refused.message
 
 
 def test_one_compiled_call_matches_the_chart() -> None:
