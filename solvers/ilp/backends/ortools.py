@@ -26,6 +26,7 @@ class OrtoolsScip(ILPSolver):
     backend = "ortools+scip"
     description = "on SCIP through OR-Tools' pywraplp"
     library = "ortools.linear_solver.pywraplp"
+
     def _run(self, model, time_limit, threads, settings):
         pywraplp = self._load()
         solver = pywraplp.Solver.CreateSolver("SCIP")
@@ -68,6 +69,7 @@ class OrtoolsCpSat(ILPSolver):
     backend = "ortools+cp-sat"
     description = "on OR-Tools CP-SAT (objective scaled to integers, re-scored with the float scores)"
     library = "ortools.sat.python.cp_model"
+
     def _run(self, model, time_limit, threads, settings):
         cp_model = self._load()
         cp = cp_model.CpModel()
