@@ -33,7 +33,8 @@ def fixed_set() -> list[Problem]:
     return out
 
 
-@pytest.mark.parametrize("name", ["hook-dp", "resource-dp", "bisection", "bisection-exact", "brute-force"])
+@pytest.mark.parametrize("name", ["hook-dp", "resource-dp", "pruned-dp", "bisection", "bisection-exact",
+                                  "brute-force"])
 def test_solve_many_matches_solve(name: str) -> None:
     solver = compbench.get_solver(name)
     batch = [p for p in fixed_set() if name != "brute-force" or p.n <= 6]
@@ -49,10 +50,25 @@ def test_solve_many_matches_solve(name: str) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(st.lists(problems(max_n=9, second_order=None), min_size=0, max_size=6), st.sampled_from([1, 2]))
 def test_chart_batches_match_solve(batch: list[Problem], jobs: int) -> None:
-    for name in ("hook-dp", "resource-dp"):
+    for name in ("hook-dp", "resource-dp", "pruned-dp"):
         solver = compbench.get_solver(name)
         for p, b in zip(batch, solver.solve_many(batch, jobs=jobs), strict=True):
             assert same(solver.solve(p), b)
+
+
+def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
+    """pruned-dp's batch: short count vectors through the compiled batch, long ones pruned one at a time, a
+    refusal in place, all in order and as solve answers them."""
+    solver = compbench.get_solver("pruned-dp")
+    long = [compbench.generate(kind, 60, seed=seed, length=27) for seed, kind in enumerate(("distance", "gaussian"))]
+    short = fixed_set()[36:48]  # n = 6 and 7, every length mode
+    batch = [long[0], *short, long[1]]
+    many = solver.solve_many(batch, jobs=2)
+    assert [s.stats["counted_fills"] >= 1 and s.stats["pruned_share"] > 0 for s in (many[0], many[-1])] == [True] * 2
+    for p, b in zip(batch, many, strict=True):
+        assert same(solver.solve(p), b)
+    refused = compbench.get_solver("pruned-dp", memory_limit=10).solve_many([long[0], short[0], short[2]])
+    assert [s.status for s in refused] == [Status.UNSUPPORTED, Status.OPTIMAL, Status.UNSUPPORTED]
 
 
 def test_solve_many_edge_cases() -> None:

@@ -68,7 +68,7 @@ from ..memory import refuse_if_too_big
 from .batch import decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
                     chart_bytes)
-from .solvers import ChartSolver, _answer, _solution_at, count_plan, score_bound
+from .solvers import ChartSolver, _answer, _decoded, _solution_at, count_plan, score_bound
 
 
 @njit(cache=True)
@@ -200,16 +200,61 @@ class PrunedDP(ChartSolver):
         self.max_charts = int(max_charts)
         self.outside_passes = int(outside_passes)
 
-    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               memory_limit: int | None = None, floor: float | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
-        start = time.perf_counter()
+    def _plan(self, problem: Problem, memory_limit: int | None, floor: float | None
+              ) -> tuple[Solution | tuple[int, int, int, int] | None, dict[str, Any]]:
+        """How ``problem`` is solved, and the stats that says so: a refusal (too big), the arguments of
+        ``resource-dp``'s one compiled call (:func:`decode_one`: counting, cap, lo, hi) when the free chart is exact or
+        the whole counted chart is cheaper than the search and the bound, else None (the pruned fill)."""
         n = problem.n
         lo, hi = problem.length_bounds()
         counting, cap = count_plan(n, lo, hi)
         stats: dict[str, Any] = {"charts": 0, "outside_passes": 0, "certificate": False, "counted_fills": 0,
                                  "counting": counting, "cap": cap}
+        if counting == "none":  # every length allowed: the free chart is exact (hook-dp's one compiled call)
+            stats["charts"] = 1
+            return (COUNTING[counting], 0, lo, hi), stats
+        refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
+                                    self.memory_limit if memory_limit is None else memory_limit)
+        if refused is not None:
+            return refused, stats
+        # counted_cost <= (cap + 1)^2 / 2: the common short vectors skip computing it (a solve is ~0.1 ms at n = 15)
+        cost = (cap + 1) ** 2 / 2 if (cap + 1) ** 2 / 2 < self.full_below else counted_cost(n, cap)
+        stats["counted_cost"] = cost
+        if cost < self.full_below and floor is None:  # a small count vector: the whole chart is cheaper
+            stats.update(counted_fills=1, floor=-math.inf, count_entries=0, entries_kept=0, pruned_share=0.0)
+            return (COUNTING[counting], cap, lo, hi), stats
+        return None, stats
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     memory_limit: int | None = None, floor: float | None = None, **options: Any) -> list[Solution]:
+        """The problems :meth:`_plan` solves by one compiled call go through the compiled batch (:func:`decode_many`,
+        on ``jobs`` threads), the others through :meth:`_solve` one at a time."""
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        answers: list[Solution | None] = [None] * len(problems)
+        direct = []
+        for k, problem in enumerate(problems):
+            plan, stats = self._plan(problem, memory_limit, floor)
+            if plan is None:
+                answers[k] = self._solve(problem, time_limit=time_limit, all_lengths=False, memory_limit=memory_limit,
+                                         floor=floor)
+            elif isinstance(plan, Solution):
+                plan.stats.update(stats)
+                answers[k] = plan
+            else:
+                direct.append((k, plan, stats))
+        for (k, _, stats), solution in zip(direct, _decoded([problems[k] for k, _, _ in direct],
+                                                             [plan for _, plan, _ in direct], jobs)):
+            solution.stats.update(stats)
+            answers[k] = solution
+        return answers  # type: ignore[return-value]
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
+               memory_limit: int | None = None, floor: float | None = None, **options: Any) -> Solution:
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        start = time.perf_counter()
+        plan, stats = self._plan(problem, memory_limit, floor)
         seconds: dict[str, float] = {}
 
         def done(solution: Solution) -> Solution:
@@ -217,13 +262,16 @@ class PrunedDP(ChartSolver):
             solution.stats.update(stats, **seconds)
             return solution
 
-        if counting == "none":  # every length allowed: the free chart is exact (hook-dp's one compiled call)
-            stats["charts"] = 1
-            return done(_answer(*decode_one(problem)[:2]))
-        refused = refuse_if_too_big(self.name, n, chart_bytes(n, cap),
-                                    self.memory_limit if memory_limit is None else memory_limit)
-        if refused is not None:
-            return done(refused)
+        if isinstance(plan, Solution):
+            return done(plan)
+        if plan is not None:  # one compiled call (hook-dp's or resource-dp's)
+            heads, value, _ = decode_one(problem, *plan)
+            if stats["counting"] != "none":
+                seconds["counted_seconds"] = time.perf_counter() - start
+            return done(_answer(heads, value))
+        n = problem.n
+        lo, hi = problem.length_bounds()
+        counting, cap = stats["counting"], stats["cap"]
 
         def index(m: int) -> int:  # the chart's count for m kept words
             return m if counting == "kept" else n - m
@@ -232,15 +280,6 @@ class PrunedDP(ChartSolver):
             best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
             return _solution_at(chart, index(best))
 
-        # counted_cost <= (cap + 1)^2 / 2: the common short vectors skip computing it (a solve is ~0.1 ms at n = 15)
-        cost = (cap + 1) ** 2 / 2 if (cap + 1) ** 2 / 2 < self.full_below else counted_cost(n, cap)
-        stats["counted_cost"] = cost
-        if cost < self.full_below and floor is None:  # a small count vector: the whole chart is cheaper
-            t0 = time.perf_counter()  # resource-dp's one compiled call
-            heads, value, _ = decode_one(problem, COUNTING[counting], cap, lo, hi)
-            seconds["counted_seconds"] = time.perf_counter() - t0
-            stats.update(counted_fills=1, floor=-math.inf, count_entries=0, entries_kept=0, pruned_share=0.0)
-            return done(_answer(heads, value))
         scores = ChartScores.of(problem)  # once: only the kept bonus changes from one multiplier to the next
         tried: list[tuple[float, Chart]] = []
 
