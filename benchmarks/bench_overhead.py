@@ -12,9 +12,9 @@ Part 2, ``--batch`` problems with n drawn from 20..30: problems per second of on
 ``solve_many`` with 1 and 2 threads (medians of 5 runs, alternated).
 
 Part 3, with ``--instances FILE`` (e.g. the Google test split at the gold length, from ``compbench
-build-instances``): the seconds of decoding the whole set with the two fastest exact solvers of counted lengths,
-``resource-dp`` and ``pruned-dp``, one ``solve`` per problem and ``solve_many`` with 1 and 2 threads (medians of 3
-runs, alternated).
+build-instances``): the seconds of decoding the whole set with the exact solvers of counted lengths ``resource-dp``,
+``pruned-dp`` and ``bisection-exact``, and with ``bisection`` (certificates for part of the set only), one ``solve``
+per problem and ``solve_many`` with 1 and 2 threads (medians of 3 runs, alternated).
 """
 
 from __future__ import annotations
@@ -92,16 +92,16 @@ def main() -> None:
         print(f"| {name} | {seconds:.3f} | {args.batch / seconds:,.0f} |")
     if args.instances:
         problems = list(compbench.read_instances(args.instances))
-        exact = ("resource-dp", "pruned-dp")
-        runs = {name: batch_medians(compbench.get_solver(name), problems, 3) for name in exact}
+        names = ("resource-dp", "pruned-dp", "bisection-exact", "bisection")
+        runs = {name: batch_medians(compbench.get_solver(name), problems, 3) for name in names}
         sizes = [q.n for q in problems]
         print()
         print(f"{len(problems)} instances of {args.instances.rsplit('/', 1)[-1]} (n {min(sizes)}..{max(sizes)}, mean "
               f"{np.mean(sizes):.1f}) at their lengths, seconds of decoding, median of 3 runs")
-        print(f"| how | {' | '.join(exact)} |")
-        print("|---|---|---|")
-        for how in runs[exact[0]]:
-            print(f"| {how} | {' | '.join(f'{runs[name][how]:.3f}' for name in exact)} |")
+        print(f"| how | {' | '.join(names)} |")
+        print("|---|" + "---|" * len(names))
+        for how in runs[names[0]]:
+            print(f"| {how} | {' | '.join(f'{runs[name][how]:.3f}' for name in names)} |")
 
 
 def batch_medians(solver, problems: list, repeats: int) -> dict[str, float]:

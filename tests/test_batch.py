@@ -71,6 +71,17 @@ def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
     assert [s.status for s in refused] == [Status.UNSUPPORTED, Status.OPTIMAL, Status.UNSUPPORTED]
 
 
+def test_bisection_batches_keep_the_time_limit() -> None:
+    """bisection's batch runs every search in rounds: a time limit stops each search as its solve stops it."""
+    solver = compbench.get_solver("bisection")
+    batch = [compbench.generate("gaussian", 30, seed=seed, length=13) for seed in range(6)]
+    for limit in (0.0, None):
+        expected = [solver.solve(p, limit) for p in batch]
+        assert (Status.TIMEOUT in [s.status for s in expected]) == (limit == 0.0)
+        for p, a, b in zip(batch, expected, solver.solve_many(batch, limit, jobs=2), strict=True):
+            assert same(a, b) and a.stats["charts"] == b.stats["charts"], (p.id, a, b)
+
+
 def test_solve_many_edge_cases() -> None:
     assert compbench.solve_many([], "hook-dp") == []
     p = compbench.generate("gaussian", 5, seed=0)

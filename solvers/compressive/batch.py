@@ -123,9 +123,10 @@ _NO_BONUS = np.zeros(1)
 
 
 def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0, hi: int = 0,
-               tie: int = -1) -> tuple[np.ndarray, float, int]:
+               tie: int = -1, kept_bonus: float = 0.0) -> tuple[np.ndarray, float, int]:
     """:func:`decode_many` of one problem without packing (its own arrays, this thread's work arrays): the per-call
-    cost of ``hook-dp`` and ``resource-dp``.  (heads, objective (-inf: none), kept words)."""
+    cost of ``hook-dp`` and ``resource-dp``.  (heads, objective (-inf: none), kept words); with a ``kept_bonus``
+    (added to every kept word's score) the objective includes it."""
     n = problem.n
     N = n + 1
     sibling = problem.sibling_scores
@@ -133,11 +134,60 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     params = np.array(((problem.single_root, counting, cap, lo, hi),), np.int64)
     heads = np.full(N, -1, np.int64)
     out = np.empty((1, OUT))
-    _decode_many(offsets, params, _NO_BONUS, problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1),
-                 problem.bigram_scores.reshape(-1), (_NO_SIBLINGS if sibling is None else sibling).reshape(-1),
-                 np.int64(tie), *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX,
-                 _NO_TRIM, heads, out, _ONE)
+    _decode_many(offsets, params, np.array((kept_bonus,)) if kept_bonus else _NO_BONUS,
+                 problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1), problem.bigram_scores.reshape(-1),
+                 (_NO_SIBLINGS if sibling is None else sibling).reshape(-1), np.int64(tie),
+                 *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads,
+                 out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
+
+
+class Packed:
+    """A batch packed once (:func:`pack`) and decoded as often as asked, any part of it at a time (bisection
+    decodes its problems again at a new multiplier each round)."""
+
+    def __init__(self, problems: list[Problem]):
+        self.offsets, self.token, self.arc, self.bigram, self.sibling = pack(problems)
+        self.single_root = np.fromiter((p.single_root for p in problems), bool, len(problems))
+
+    def __len__(self) -> int:
+        return len(self.single_root)
+
+    def heads(self, heads: np.ndarray, k: int) -> np.ndarray:
+        """Problem k's heads in a ``heads`` array :meth:`decode` returned."""
+        return heads[self.offsets[k, 3]:self.offsets[k + 1, 3]]
+
+    def decode(self, params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1, jobs: int = 1,
+               which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The best derivations of the problems ``which`` lists (None: all) in compiled calls over ``jobs``
+        threads, as :func:`decode_many`: (heads, out), rows of the others left at -1 and 0."""
+        offsets = self.offsets
+        K = len(self)
+        heads = np.full(int(offsets[-1, 3]), -1, np.int64)
+        out = np.zeros((K, OUT))
+        which = np.arange(K) if which is None else np.asarray(which, np.int64)
+        if len(which) == 0:
+            return heads, out
+        params = np.array(params, np.int64).reshape(K, PARAMS)
+        params[:, 0] = self.single_root
+        caps = params[:, 2]
+        bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
+        N = offsets[1:, 3] - offsets[:-1, 3]
+        cells = ITEMS * N ** 2 * (caps + 1)
+        shares = _shares(N[which].astype(np.float64) ** 3 * (caps[which] + 1) ** 2, jobs)
+
+        def run(share: list[int]) -> None:
+            if not share:
+                return
+            order = which[sorted(share)]
+            most = int(N[order].max())
+            _decode_many(offsets, params, bonus, self.token, self.arc, self.bigram, self.sibling, np.int64(tie),
+                         np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
+                         np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
+                         _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads, out, order)
+
+        _run_shares(run, shares)
+        return heads, out
 
 
 def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
@@ -146,32 +196,9 @@ def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndar
     words (NONE, KEPT or DROPPED) up to ``params[k, 2]`` and takes its best count among lengths params[k, 3]..
     params[k, 4] (``params[k, 0]``: ignored, the problem's root mode is used).  (heads, offsets, out): problem k's
     heads are heads[offsets[k, 3]:offsets[k + 1, 3]], ``out[k]`` its count, objective and kept words."""
-    offsets, token, arc, bigram, sibling = pack(problems)
-    K = len(problems)
-    heads = np.full(int(offsets[-1, 3]), -1, np.int64)
-    out = np.zeros((K, OUT))
-    if K == 0:
-        return heads, offsets, out
-    params = np.array(params, np.int64).reshape(K, PARAMS)
-    params[:, 0] = np.fromiter((p.single_root for p in problems), bool, K)
-    caps = params[:, 2]
-    bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
-    N = offsets[1:, 3] - offsets[:-1, 3]
-    cells = ITEMS * N ** 2 * (caps + 1)
-    shares = _shares(N.astype(np.float64) ** 3 * (caps + 1) ** 2, jobs)
-
-    def run(share: list[int]) -> None:
-        if not share:
-            return
-        order = np.array(sorted(share), np.int64)
-        most = int(N[order].max())
-        _decode_many(offsets, params, bonus, token, arc, bigram, sibling, np.int64(tie),
-                     np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
-                     np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
-                     _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads, out, order)
-
-    _run_shares(run, shares)
-    return heads, offsets, out
+    batch = Packed(problems)
+    heads, out = batch.decode(params, kept_bonus, tie, jobs)
+    return heads, batch.offsets, out
 
 
 def _shares(cost: np.ndarray, jobs: int) -> list[list[int]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Generator, Iterable, NamedTuple
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .batch import _decode_many, decode_many, decode_one
+from .batch import Packed, _decode_many, decode_many, decode_one
 from .chart import COUNTING, MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
 
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
@@ -246,6 +246,16 @@ def score_bound(problem: Problem) -> float:
             + (n + 1) * largest(problem.bigram_scores) + n * largest(problem.sibling_scores))
 
 
+class Relaxed(NamedTuple):
+    """The optimum of a relaxed (free-length) chart at a kept bonus lambda: its value (lambda per kept word
+    included), kept words and heads, and the seconds the chart took."""
+
+    value: float
+    kept: int
+    heads: np.ndarray
+    seconds: float
+
+
 class Bisection(ChartSolver):
     """Lagrangian relaxation of the length: add lambda to every kept word, solve ``hook-dp``, bisect on lambda.
 
@@ -279,6 +289,7 @@ class Bisection(ChartSolver):
     exact = False
     complexity = "O(n^3) per iteration, O(log(B / resolution)) iterations"
     supports = Capabilities(second_order=True, max_n=MAX_N)
+    kernels = ("decode",)
 
     def __init__(self, max_iterations: int = 200):
         self.max_iterations = int(max_iterations)
@@ -287,18 +298,66 @@ class Bisection(ChartSolver):
                max_iterations: int | None = None, **options: Any) -> Solution:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
-        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        start = time.perf_counter()
+        search = self._search(problem, time_limit, max_iterations, lambda: time.perf_counter() - start)
+        request = next(search)
+        while True:
+            t0 = time.perf_counter()
+            heads, value, kept = decode_one(problem, tie=request[1], kept_bonus=request[0])
+            try:
+                request = search.send(Relaxed(value, kept, heads, time.perf_counter() - t0))
+            except StopIteration as stop:
+                return stop.value
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     max_iterations: int | None = None, **options: Any) -> list[Solution]:
+        """Every problem's search in rounds: each round decodes the charts the searches ask for in one compiled
+        batch per tie-break (:class:`Packed`, on ``jobs`` threads), so the per-chart Python is paid once per round.
+        A problem's time is its share of the rounds it took part in."""
+        if options:
+            raise TypeError(f"unknown options: {', '.join(options)}")
+        batch = Packed(problems)
+        K = len(problems)
+        spent = np.zeros(K)
+        searches = [self._search(p, time_limit, max_iterations, lambda k=k: float(spent[k]))
+                    for k, p in enumerate(problems)]
+        requests = {k: next(search) for k, search in enumerate(searches)}
+        answers: list[Solution | None] = [None] * K
+        free = np.zeros((K, 5), np.int64)  # every chart free: no counts
+        while requests:
+            for tie in (-1, 1):
+                which = [k for k, (_, t) in requests.items() if t == tie]
+                if not which:
+                    continue
+                bonus = np.zeros(K)
+                bonus[which] = [requests[k][0] for k in which]
+                t0 = time.perf_counter()
+                heads, out = batch.decode(free, bonus, tie, jobs, np.array(which, np.int64))
+                share = (time.perf_counter() - t0) / len(which)
+                for k in which:
+                    spent[k] += share
+                    try:
+                        requests[k] = searches[k].send(Relaxed(float(out[k, 1]), int(out[k, 2]),
+                                                               batch.heads(heads, k), share))
+                    except StopIteration as stop:
+                        answers[k] = stop.value
+                        del requests[k]
+        return answers  # type: ignore[return-value]
+
+    def _search(self, problem: Problem, time_limit: float | None, max_iterations: int | None,
+                elapsed: Callable[[], float]) -> Generator[tuple[float, int], Relaxed, Solution]:
+        """The search for one problem: yields each chart it needs as (lambda, tie), is sent the :class:`Relaxed`
+        optimum, returns the answer; ``elapsed()``: the seconds this problem has taken (the time limit's clock)."""
         limit = self.max_iterations if max_iterations is None else int(max_iterations)
         n = problem.n
         lo, hi = problem.length_bounds()
         stats: dict[str, Any] = {"iterations": 0, "charts": 0, "certificate": False}
         chart_seconds = 0.0
-        scores = ChartScores.of(problem)  # once: only the kept bonus changes from one lambda to the next
 
-        def relaxed(lam: float, tie: int) -> Chart:
+        def relaxed(lam: float, tie: int) -> Generator[tuple[float, int], Relaxed, Relaxed]:
             nonlocal chart_seconds
-            chart, seconds = _timed_fill(scores, kept_bonus=lam, tie=tie)
-            chart_seconds += seconds
+            chart = yield lam, tie
+            chart_seconds += chart.seconds
             stats["charts"] += 1
             return chart
 
@@ -307,43 +366,42 @@ class Bisection(ChartSolver):
             solution.stats.update(stats)
             return solution
 
-        def certified(chart: Chart, lam: float) -> Solution:
-            heads = chart.heads(0)
-            value = objective(problem, heads)
+        def certified(chart: Relaxed, lam: float) -> Solution:
+            value = objective(problem, chart.heads)
             stats["certificate"] = True
-            return finish(Solution(Status.OPTIMAL, heads, value, bound=value), lam)
+            return finish(Solution(Status.OPTIMAL, chart.heads, value, bound=value), lam)
 
         # lambda = 0: the unconstrained optimum, with the fewest and the most kept words among its ties
-        fewest = relaxed(0.0, -1)
+        fewest = yield from relaxed(0.0, -1)
         stats["iterations"] = 1
-        if fewest.goal[0] == -math.inf:  # no compression of any length
+        if fewest.value == -math.inf:  # no compression of any length
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), 0.0)
-        if lo <= fewest.kept[0] <= hi:
+        if lo <= fewest.kept <= hi:
             return certified(fewest, 0.0)
-        upward = bool(fewest.kept[0] < lo)  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
+        upward = bool(fewest.kept < lo)  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
         target = lo if upward else hi
         near = fewest
         if upward:
-            near = relaxed(0.0, +1)
-            if lo <= near.kept[0] <= hi:
+            near = yield from relaxed(0.0, +1)
+            if lo <= near.kept <= hi:
                 return certified(near, 0.0)
-        bound = float(fewest.goal[0])  # the dual at lambda = 0
-        if upward and near.kept[0] > hi:  # the tie-broken counts at lambda = 0 jump over the whole range: a duality gap
+        bound = float(fewest.value)  # the dual at lambda = 0
+        if upward and near.kept > hi:  # the tie-broken counts at lambda = 0 jump over the whole range: a duality gap
             return finish(Solution(Status.FEASIBLE, bound=bound, message=(
                 f"{self.name}: no certificate: lambda = 0 is a breakpoint that jumps over the length")), 0.0)
         reach = 2.0 * score_bound(problem) + 1.0
         resolution = 8.0 * (4 * n + 2) * np.finfo(float).eps * max(reach, 1.0)
         far_lambda = reach if upward else -reach
-        far = relaxed(far_lambda, +1 if upward else -1)  # the most (fewest) words any solution keeps
+        far = yield from relaxed(far_lambda, +1 if upward else -1)  # the most (fewest) words any solution keeps
         stats["iterations"] += 1
-        if (upward and far.kept[0] < lo) or (not upward and far.kept[0] > hi):  # no solution reaches the length
+        if (upward and far.kept < lo) or (not upward and far.kept > hi):  # no solution reaches the length
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), far_lambda)
-        if far.kept[0] == target:
+        if far.kept == target:
             return certified(far, far_lambda)
-        bound = min(bound, float(far.goal[0]) - far_lambda * target)
+        bound = min(bound, float(far.value) - far_lambda * target)
         # The bracket's ends as (lambda, kept, objective): kept(below) < target < kept(above).
-        ends = [(0.0, int(near.kept[0]), float(near.goal[0])), (far_lambda, int(far.kept[0]),
-                                                                 float(far.goal[0]) - far_lambda * int(far.kept[0]))]
+        ends = [(0.0, int(near.kept), float(near.value)), (far_lambda, int(far.kept),
+                                                                 float(far.value) - far_lambda * int(far.kept))]
         below, above = sorted(ends)
         reason = "bracket narrower than the score resolution"
         lam, midpoint_next = 0.0, False
@@ -351,7 +409,7 @@ class Bisection(ChartSolver):
             if stats["iterations"] >= limit:
                 reason = f"iteration limit {limit}"
                 break
-            if deadline is not None and time.perf_counter() > deadline:
+            if time_limit is not None and elapsed() > time_limit:
                 return finish(Solution(Status.TIMEOUT, bound=bound, message=(
                     f"{self.name}: time limit after {stats['iterations']} iterations, no certificate")), lam)
             width = above[0] - below[0]
@@ -360,17 +418,17 @@ class Bisection(ChartSolver):
             at_crossing = not midpoint_next and below[0] < crossing < above[0]
             lam = crossing if at_crossing else 0.5 * (below[0] + above[0])
             stats["iterations"] += 1
-            chart = relaxed(lam, -1)
-            dual = float(chart.goal[0]) - lam * target
+            chart = yield from relaxed(lam, -1)
+            dual = float(chart.value) - lam * target
             bound = min(bound, dual)
-            if chart.kept[0] == target:
+            if chart.kept == target:
                 return certified(chart, lam)
             jumps_over = False  # the tie-broken counts at lambda lie on both sides of the target
-            if chart.kept[0] < target:
-                chart = relaxed(lam, +1)
-                if chart.kept[0] == target:
+            if chart.kept < target:
+                chart = yield from relaxed(lam, +1)
+                if chart.kept == target:
                     return certified(chart, lam)
-                jumps_over = bool(chart.kept[0] > target)
+                jumps_over = bool(chart.kept > target)
             # at the crossing, nothing beats both ends' lines: they are adjacent vertices of the hull of the optimum
             # per length, the target lies strictly between them, and this is the dual's minimum
             line = below[2] + lam * (below[1] - target)
@@ -378,7 +436,7 @@ class Bisection(ChartSolver):
             if jumps_over or on_lines:  # a duality gap
                 reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
                 break
-            end = (lam, int(chart.kept[0]), float(chart.goal[0]) - lam * int(chart.kept[0]))
+            end = (lam, int(chart.kept), float(chart.value) - lam * int(chart.kept))
             if end[1] < target:
                 below = end
             else:
@@ -410,10 +468,17 @@ class BisectionExact(ChartSolver):
         self.resource = PrunedDP(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
-        first = self.bisection.solve(problem, time_limit, **options)
-        if first.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return self._solve_batch([problem], time_limit=time_limit, jobs=1, **options)[0]
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     **options: Any) -> list[Solution]:
+        """``bisection``'s batch, then ``pruned-dp``'s batch for the problems it left without a certificate."""
+        answers = self.bisection.solve_many(problems, time_limit, jobs=jobs, **options)
+        rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
+        for first in answers:
             first.stats["fallback"] = False
-            return first
-        exact = self.resource.solve(problem, None)
-        exact.stats.update({f"bisection_{k}": v for k, v in first.stats.items()}, certificate=False, fallback=True)
-        return exact
+        for k, exact in zip(rest, self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs)):
+            exact.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items() if key != "fallback"},
+                               certificate=False, fallback=True)
+            answers[k] = exact
+        return answers
