@@ -149,7 +149,7 @@ def train_crf(model: ParserModel, train: list[TreeSentence], dev: list[TreeSente
     head is not its gold head."""
     averaged = AveragedWeights(SIZE + 1)
     weights = averaged.current
-    adagrad = AdaGrad(SIZE + 1, learning_rate, initial=1e-8)
+    adagrad = AdaGrad(SIZE + 1, learning_rate)
 
     def step(sentence: TreeSentence, features: ArcFeatures) -> bool:
         scores, sibling = features.scores(weights)
