@@ -66,7 +66,8 @@ def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
     many = solver.solve_many(batch, jobs=2)
     assert [s.stats["counted_fills"] >= 1 and s.stats["pruned_share"] > 0 for s in (many[0], many[-1])] == [True] * 2
     for p, b in zip(batch, many, strict=True):
-        assert same(solver.solve(p), b)
+        a = solver.solve(p)
+        assert same(a, b) and set(a.stats) <= set(b.stats), (p.id, a.stats, b.stats)  # the batch adds its size
     refused = compbench.get_solver("pruned-dp", memory_limit=10).solve_many([long[0], short[0], short[2]])
     assert [s.status for s in refused] == [Status.UNSUPPORTED, Status.OPTIMAL, Status.UNSUPPORTED]
 
@@ -111,6 +112,31 @@ def test_one_compiled_call_matches_the_chart() -> None:
             assert np.array_equal(got.heads, expected) and got.objective == chart.goal[index(best)]
         if p.length is None:
             assert np.array_equal(compbench.get_solver("hook-dp").solve(p).heads, Chart.fill(p, tie=-1).heads(0))
+
+
+def test_one_compiled_call_with_a_kept_bonus_matches_the_chart() -> None:
+    """bisection's charts through decode_one: at any multiplier and either tie-break, the value (the bonus
+    included), the kept count and the heads of Chart.fill and its backtrace."""
+    from compbench_solvers.compressive.batch import decode_one
+    from compbench_solvers.compressive.chart import Chart
+
+    for p in fixed_set():
+        for bonus in (-1.7, -0.25, 0.0, 0.5, 3.0):
+            for tie in (-1, 1):
+                chart = Chart.fill(p, kept_bonus=bonus, tie=tie)
+                heads, value, kept = decode_one(p, tie=tie, kept_bonus=bonus)
+                assert value == chart.goal[0] and (value == -np.inf or kept == chart.kept[0]), (p.id, bonus, tie)
+                assert np.array_equal(heads, chart.heads(0)), (p.id, bonus, tie)
+
+
+def test_bisection_batches_report_what_solve_reports() -> None:
+    """bisection's rounds end each search where its solve ends it: the same bound, message and search stats."""
+    solver = compbench.get_solver("bisection")
+    batch = fixed_set()
+    keys = ("iterations", "charts", "certificate", "final_lambda")
+    for p, a, b in zip(batch, [solver.solve(p) for p in batch], solver.solve_many(batch, jobs=2), strict=True):
+        assert same(a, b) and a.bound == b.bound and a.message == b.message, p.id
+        assert [a.stats.get(k) for k in keys] == [b.stats.get(k) for k in keys], p.id
 
 
 def inference_set() -> list[Problem]:

@@ -31,9 +31,9 @@ optimum inside a length range) when that is higher.  When the guess fails, the c
 F = v when it found a solution v < F (a real solution's value, so safe), else with the best feasible value seen,
 else with a guess 4 times further below the dual (a fill that finds nothing is cheap: its windows are narrow),
 and after 4 fills with F = -inf (no pruning beyond items that have no derivation or no completion), so an
-infeasible length comes out ``infeasible`` from that last fill.  Floating point: an item is dropped only when its computed bound is
-below F - tol, tol = 1e-9 (1 + B + |l|max n) with B the scores' bound (:func:`score_bound`), far above the rounding
-of the sums, so an optimum is never pruned by rounding; ties are kept (UB = F passes).
+infeasible length comes out ``infeasible`` from that last fill.  Floating point: an item is dropped only when its
+computed bound is below F - tol, tol = 1e-9 (1 + B + |l|max n) with B the scores' bound (:func:`score_bound`), far
+above the rounding of the sums, so an optimum is never pruned by rounding; ties are kept (UB = F passes).
 
 The multipliers.  A few secant steps on the dual g(l) = In_l(goal) - l K (its slope is the kept count of the
 relaxed optimum minus K): l = 0, then a step from the scores' scale, doubled until the kept count crosses the
@@ -228,7 +228,7 @@ class PrunedDP(ChartSolver):
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
                      memory_limit: int | None = None, floor: float | None = None, **options: Any) -> list[Solution]:
         """The problems :meth:`_plan` solves by one compiled call go through the compiled batch (:func:`decode_many`,
-        on ``jobs`` threads), the others through :meth:`_solve` one at a time."""
+        on ``jobs`` threads; each one's seconds are its share), the others through :meth:`_prune` one at a time."""
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
         answers: list[Solution | None] = [None] * len(problems)
@@ -236,16 +236,18 @@ class PrunedDP(ChartSolver):
         for k, problem in enumerate(problems):
             plan, stats = self._plan(problem, memory_limit, floor)
             if plan is None:
-                answers[k] = self._solve(problem, time_limit=time_limit, all_lengths=False, memory_limit=memory_limit,
-                                         floor=floor)
+                answers[k] = self._prune(problem, stats, floor)
             elif isinstance(plan, Solution):
-                plan.stats.update(stats)
+                plan.stats.update(stats, total_seconds=0.0)
                 answers[k] = plan
             else:
                 direct.append((k, plan, stats))
         for (k, _, stats), solution in zip(direct, _decoded([problems[k] for k, _, _ in direct],
                                                              [plan for _, plan, _ in direct], jobs)):
-            solution.stats.update(stats)
+            share = solution.stats["chart_seconds"]
+            solution.stats.update(stats, total_seconds=share)
+            if stats["counting"] != "none":
+                solution.stats["counted_seconds"] = share
             answers[k] = solution
         return answers  # type: ignore[return-value]
 
@@ -255,6 +257,21 @@ class PrunedDP(ChartSolver):
             raise TypeError(f"unknown options: {', '.join(options)}")
         start = time.perf_counter()
         plan, stats = self._plan(problem, memory_limit, floor)
+        if plan is None:
+            return self._prune(problem, stats, floor)
+        if not isinstance(plan, Solution):  # one compiled call (hook-dp's or resource-dp's)
+            t0 = time.perf_counter()
+            heads, value, _ = decode_one(problem, *plan)
+            if stats["counting"] != "none":
+                stats["counted_seconds"] = time.perf_counter() - t0
+            plan = _answer(heads, value)
+        plan.stats.update(stats, total_seconds=time.perf_counter() - start)
+        return plan
+
+    def _prune(self, problem: Problem, stats: dict[str, Any], floor: float | None) -> Solution:
+        """The pruned path (the module docstring): the multiplier search, the bound, the counted chart over the
+        windows; ``stats`` from :meth:`_plan`."""
+        start = time.perf_counter()
         seconds: dict[str, float] = {}
 
         def done(solution: Solution) -> Solution:
@@ -262,13 +279,6 @@ class PrunedDP(ChartSolver):
             solution.stats.update(stats, **seconds)
             return solution
 
-        if isinstance(plan, Solution):
-            return done(plan)
-        if plan is not None:  # one compiled call (hook-dp's or resource-dp's)
-            heads, value, _ = decode_one(problem, *plan)
-            if stats["counting"] != "none":
-                seconds["counted_seconds"] = time.perf_counter() - start
-            return done(_answer(heads, value))
         n = problem.n
         lo, hi = problem.length_bounds()
         counting, cap = stats["counting"], stats["cap"]

@@ -12,7 +12,7 @@ from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .batch import Packed, _decode_many, decode_many, decode_one
+from .batch import PARAMS, Packed, _decode_many, decode_many, decode_one
 from .chart import COUNTING, MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
 
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
@@ -37,8 +37,9 @@ _loaded: set[str] = set()
 
 def load_kernels(kernels: tuple[str, ...] = ("decode", "chart")) -> float:
     """Compile (or load from numba's cache) the chart's kernels once per process: "decode" (:func:`decode_one`, the
-    one compiled call of ``hook-dp`` and ``resource-dp``) and "chart" (:meth:`Chart.fill` and its backtrace, called
-    from Python by the others), first and second order; the seconds it took.  Each is a library of its own to load
+    one compiled call per solve of ``hook-dp`` and ``resource-dp`` and per multiplier of ``bisection``) and "chart"
+    (:meth:`Chart.fill` and its backtrace, called from Python by ``pruned-dp`` and by ``resource-dp``'s
+    ``all_lengths``), first and second order; the seconds it took.  Each is a library of its own to load
     (about 0.03 s warm), so a solver loads only those it calls."""
     wanted = [kernel for kernel in kernels if kernel not in _loaded]
     if not wanted:
@@ -92,8 +93,8 @@ def _decoded(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) 
     """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
     answers."""
     start = time.perf_counter()
-    heads, offsets, out = decode_many(problems, np.array([(0, *row) for row in params], np.int64).reshape(-1, 5),
-                                      jobs=jobs)
+    rows = np.array([(0, *row) for row in params], np.int64).reshape(-1, PARAMS)
+    heads, offsets, out = decode_many(problems, rows, jobs=jobs)
     share = (time.perf_counter() - start) / max(1, len(problems))
     solutions = []
     ends = offsets[:, 3].tolist()
@@ -323,7 +324,7 @@ class Bisection(ChartSolver):
                     for k, p in enumerate(problems)]
         requests = {k: next(search) for k, search in enumerate(searches)}
         answers: list[Solution | None] = [None] * K
-        free = np.zeros((K, 5), np.int64)  # every chart free: no counts
+        free = np.zeros((K, PARAMS), np.int64)  # every chart free: no counts
         while requests:
             for tie in (-1, 1):
                 which = [k for k, (_, t) in requests.items() if t == tie]
@@ -477,8 +478,11 @@ class BisectionExact(ChartSolver):
         rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
         for first in answers:
             first.stats["fallback"] = False
-        for k, exact in zip(rest, self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs)):
-            exact.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items() if key != "fallback"},
-                               certificate=False, fallback=True)
-            answers[k] = exact
+        exact = self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs) if rest else []
+        for k, answer in zip(rest, exact):
+            answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items() if key != "fallback"},
+                                certificate=False, fallback=True)
+            answers[k] = answer
+        for answer in answers:  # the seconds are this solver's (solve and solve_many fill them), not a part's
+            answer.seconds.clear()
         return answers
