@@ -5,7 +5,8 @@ every chart (:func:`decode_many`) or sums its inside and outside (:func:`infer_m
 chart's allocation, the records, numba's dispatch) is paid once per batch.  The calls release the GIL, so threads run
 slices of a batch on several cores.  Each problem's views are cut from the flat arrays with the types the
 single-problem kernels are compiled for, so the batch runs the same compiled rules (:mod:`.chart`) and finds the same
-answers.  :func:`decode_one` is the same call on one problem: what ``hook-dp`` and ``resource-dp`` make per solve.
+answers.  :func:`decode_one` is the same call on one problem: what ``hook-dp`` and ``resource-dp`` make per solve
+and ``bisection`` per multiplier; :class:`Packed` keeps a batch packed for decoding again (``bisection``'s rounds).
 """
 
 from __future__ import annotations
