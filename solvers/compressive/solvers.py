@@ -379,14 +379,14 @@ class Bisection(ChartSolver):
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), 0.0)
         if lo <= fewest.kept <= hi:
             return certified(fewest, 0.0)
-        upward = bool(fewest.kept < lo)  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
+        upward = fewest.kept < lo  # too few words at lambda = 0: raise lambda towards lo, else lower it to hi
         target = lo if upward else hi
         near = fewest
         if upward:
             near = yield from relaxed(0.0, +1)
             if lo <= near.kept <= hi:
                 return certified(near, 0.0)
-        bound = float(fewest.value)  # the dual at lambda = 0
+        bound = fewest.value  # the dual at lambda = 0
         if upward and near.kept > hi:  # the tie-broken counts at lambda = 0 jump over the whole range: a duality gap
             return finish(Solution(Status.FEASIBLE, bound=bound, message=(
                 f"{self.name}: no certificate: lambda = 0 is a breakpoint that jumps over the length")), 0.0)
@@ -399,10 +399,9 @@ class Bisection(ChartSolver):
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), far_lambda)
         if far.kept == target:
             return certified(far, far_lambda)
-        bound = min(bound, float(far.value) - far_lambda * target)
+        bound = min(bound, far.value - far_lambda * target)
         # The bracket's ends as (lambda, kept, objective): kept(below) < target < kept(above).
-        ends = [(0.0, int(near.kept), float(near.value)), (far_lambda, int(far.kept),
-                                                                 float(far.value) - far_lambda * int(far.kept))]
+        ends = [(0.0, near.kept, near.value), (far_lambda, far.kept, far.value - far_lambda * far.kept)]
         below, above = sorted(ends)
         reason = "bracket narrower than the score resolution"
         lam, midpoint_next = 0.0, False
@@ -420,7 +419,7 @@ class Bisection(ChartSolver):
             lam = crossing if at_crossing else 0.5 * (below[0] + above[0])
             stats["iterations"] += 1
             chart = yield from relaxed(lam, -1)
-            dual = float(chart.value) - lam * target
+            dual = chart.value - lam * target
             bound = min(bound, dual)
             if chart.kept == target:
                 return certified(chart, lam)
@@ -429,7 +428,7 @@ class Bisection(ChartSolver):
                 chart = yield from relaxed(lam, +1)
                 if chart.kept == target:
                     return certified(chart, lam)
-                jumps_over = bool(chart.kept > target)
+                jumps_over = chart.kept > target
             # at the crossing, nothing beats both ends' lines: they are adjacent vertices of the hull of the optimum
             # per length, the target lies strictly between them, and this is the dual's minimum
             line = below[2] + lam * (below[1] - target)
@@ -437,7 +436,7 @@ class Bisection(ChartSolver):
             if jumps_over or on_lines:  # a duality gap
                 reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
                 break
-            end = (lam, int(chart.kept), float(chart.value) - lam * int(chart.kept))
+            end = (lam, chart.kept, chart.value - lam * chart.kept)
             if end[1] < target:
                 below = end
             else:
@@ -476,13 +475,12 @@ class BisectionExact(ChartSolver):
         """``bisection``'s batch, then ``pruned-dp``'s batch for the problems it left without a certificate."""
         answers = self.bisection.solve_many(problems, time_limit, jobs=jobs, **options)
         rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
-        for first in answers:
-            first.stats["fallback"] = False
         exact = self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs) if rest else []
         for k, answer in zip(rest, exact):
-            answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items() if key != "fallback"},
-                                certificate=False, fallback=True)
+            answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items()}, certificate=False,
+                                fallback=True)
             answers[k] = answer
-        for answer in answers:  # the seconds are this solver's (solve and solve_many fill them), not a part's
-            answer.seconds.clear()
+        for answer in answers:
+            answer.stats.setdefault("fallback", False)
+            answer.seconds.clear()  # this solver's seconds (solve and solve_many fill them), not a part's
         return answers
