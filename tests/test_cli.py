@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import compbench
-from compbench.cli import main
+from compbench.cli import _command, build_parser, main
 from tests.test_core import _issue_example
 
 ENV = {**os.environ, "MPLCONFIGDIR": "/tmp/compbench-mpl"}
@@ -93,6 +93,19 @@ def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def _commands(parser) -> set[str]:
+    return set(next(a for a in parser._actions if a.dest == "command").choices)
+
+
+def test_a_command_builds_only_the_parsers_up_to_its_own() -> None:
+    every = _commands(build_parser())
+    assert _commands(build_parser("solve")) == {"solve", "solvers", "warm-up", "generate"} < every
+    assert _commands(build_parser("accuracy-report")) == _commands(build_parser("no-such-command")) == every
+    assert _command(["--quiet", "solve", "x.json", "--solver", "hook-dp"]) == "solve"
+    # the top-level help, the version and a missing command list every command
+    assert _command(["-h", "solve"]) is _command(["--version"]) is _command(["--quiet"]) is None
 
 
 def test_version_and_broken_pipe_end_quietly() -> None:

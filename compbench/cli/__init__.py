@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import os
 import signal
@@ -39,7 +40,9 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command``, only the command modules up to the one that adds it (argparse
+    takes about 20 ms to build every command's parser, a tenth of a warm ``compbench solve``)."""
     from .. import __version__
 
     parser = ArgumentParser(prog="compbench", description=DESCRIPTION)
@@ -47,8 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+        if command in subparsers.choices:
+            break
     _add_quiet(parser, default=False)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names when only ``--quiet`` comes before it; else None (top-level help, the version, or
+    no command: those need every command's parser)."""
+    for token in argv:
+        if token != "--quiet":
+            return None if token.startswith("-") else token
+    return None
 
 
 def _add_quiet(parser: argparse.ArgumentParser, default: object) -> None:
@@ -70,7 +84,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     from ..progress import end_stage, quieted
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     from ..io import InstanceError
     from ..problem import ProblemError
@@ -102,3 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def run() -> NoReturn:
+    """The ``compbench`` program: :func:`main`, then exit without the garbage collector's passes over the heap.
+    The process ends there, and CPython's shutdown collections over the objects numpy and numba create took
+    0.04-0.06 s, a sixth of a warm ``compbench solve`` (docs/performance.md, Start-up); frozen objects are left to
+    the operating system.  Not in :func:`main`, which tests and programs call in their own process."""
+    status = main()
+    gc.freeze()
+    sys.exit(status)
+

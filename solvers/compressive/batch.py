@@ -15,10 +15,10 @@ import math
 import threading
 
 import numpy as np
-from numba import njit
 
 from compbench import Problem
 
+from ..jit import njit
 from .chart import (FILL, INSIDE, ITEMS, KEPT, LTRAP, NEG, NONE, OUTSIDE, RTRAP, RTRI, SAFE, SKIP,
                     _NO_AUX, _NO_EDGE_COUNT, _NO_EDGES, _NO_MASS, _NO_SIBLINGS, _NO_TRIM, _backtrace, _fill)
 

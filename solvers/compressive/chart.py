@@ -66,9 +66,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from compbench import Problem
+
+from ..jit import njit
 
 # What the count dimension counts.
 NONE, KEPT, DROPPED = 0, 1, 2

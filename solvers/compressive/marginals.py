@@ -30,12 +30,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from compbench import Problem
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
+from ..jit import njit
 from .batch import PACK, _infer_many, infer_many, infer_packed
 from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
                     hypergraph, max_hyperedges)

@@ -59,11 +59,11 @@ import time
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from compbench import Capabilities, Problem, Solution, Status, objective
 from compbench.limits import memory_budget
 
+from ..jit import njit
 from ..memory import refuse_if_too_big
 from .batch import decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,

@@ -34,7 +34,8 @@ O(n^5) time, O(n^3) memory; this module keeps the published chart on purpose.)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..jit import njit
 
 NO_SPLIT = -1  # CR backpointer of a chain
 

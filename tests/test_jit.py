@@ -1,0 +1,58 @@
+"""compbench_solvers.jit: kernels defined with its njit load from numba's cache without numba's registries, and run
+(with numba's runtime when they allocate); every other function loads as numba loads it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+KERNELS = textwrap.dedent("""
+    import sys
+
+    import numba
+    import numpy as np
+
+    from compbench_solvers.jit import njit
+
+    REGISTRIES = "numba.np.linalg"  # one of the modules numba's registry refresh imports (import numba does not)
+
+
+    @njit(cache=True, _nrt=False)
+    def total(a):
+        s = 0.0
+        for x in a:
+            s += x
+        return s
+
+
+    @njit(cache=True)
+    def halves(n):  # allocates: needs numba's runtime
+        out = np.empty(n)
+        for i in range(n):
+            out[i] = i / 2
+        return out
+
+
+    @numba.njit(cache=True)
+    def plain(x):  # not ours: numba's own loading
+        return x + 1
+
+
+    print(total(np.arange(4.0)), halves(3).tolist(), REGISTRIES in sys.modules)
+    print(plain(1), REGISTRIES in sys.modules)
+""")
+
+
+def test_own_kernels_load_without_registries_and_others_as_numba_loads_them(tmp_path):
+    script = tmp_path / "kernels.py"
+    script.write_text(KERNELS)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    compiled, loaded = (run.stdout.splitlines() for run in runs)
+    assert compiled == ["6.0 [0.0, 0.5, 1.0] True", "2 True"]  # compiling fills the registries
+    assert loaded == ["6.0 [0.0, 0.5, 1.0] False", "2 True"]  # ours load without them; numba's own refreshes
