@@ -1,19 +1,20 @@
 """The built-in solvers' numba decorator: :func:`njit`, numba's own, whose kernels load from numba's cache without
-numba filling its registries first.
+numba refreshing its registries first.
 
-numba's ``Cache.load_overload`` calls ``target_context.refresh()`` before it loads a cached kernel.  That fills the
-typing and lowering registries of everything numba can compile (and starts numba's runtime, NRT): 0.17 s, most of a
-warm ``compbench solve`` (reports/performance/startup.txt).  Loading a kernel needs none of the registries: a cached
-kernel is machine code, linked and ready.  The refresh is there for code that numba generates *after* a load
-(object-mode blocks and ``vectorize`` wrappers, numba issues #2198 and #9806), which no kernel here has.  What a
-loaded kernel does need is the runtime when its code calls it (allocations, reference counts): numba's flag
-``_nrt=False`` says it does not.
+Before numba loads a cached kernel, ``Cache.load_overload`` calls ``target_context.refresh()``: it fills the typing
+and lowering registries of everything numba can compile, and starts numba's runtime (NRT).  That is most of a warm
+``compbench solve`` (reports/performance/startup.txt: numba's floor against the same function defined here).
+Loading a kernel needs none of the registries: a cached kernel is machine code, linked and ready; the refresh serves
+code numba generates *after* a load (object-mode blocks and ``vectorize`` wrappers: numba issue #2198, pull request
+#9806), which no kernel here has.  What a loaded kernel does need is the runtime, when its object code calls it
+(allocations, reference counts): loaded without it, such a kernel crashes.
 
-So a kernel defined with this :func:`njit` loads without the registries, after the runtime is started unless it was
-declared ``_nrt=False``.  Compiling is unaffected (numba's compiler refreshes both contexts before it starts: a cache
-miss in the same process compiles as before), and so is every function not defined with this decorator: a user's
-kernels load as numba loads them.  ``Cache.load_overload`` is private API like the ``_nrt`` flag: pyproject.toml
-bounds numba to the versions tested, and ``.ci/run`` runs the chart's tests on the lower bound.
+So a kernel defined with :func:`njit` loads without the refresh, and numba's runtime is started first when the
+cached object code names any of the runtime's symbols (``NRT_*``), whatever the kernel's flags say.  Compiling is
+unchanged (numba's compiler refreshes both contexts before it starts: a cache miss in the same process compiles as
+before), and so is every function not defined with this decorator: a user's kernels load as numba loads them.
+``Cache.load_overload`` is private API, like the ``_nrt`` flag: pyproject.toml bounds numba to the versions tested,
+``tests/test_jit.py`` checks both ways of loading in fresh processes, and ``.ci/run`` runs it on the lower bound.
 
 >>> @njit(_nrt=False)
 ... def twice(x):
@@ -24,42 +25,56 @@ bounds numba to the versions tested, and ``.ci/run`` runs the chart's tests on t
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numba
 from numba.core import caching
 from numba.core.runtime import rtsys
 
-_uses_runtime: dict[Any, bool] = {}  # the code object of every kernel defined with njit -> whether it calls NRT
+MARK = "_loads_without_registries"  # set on every function njit defines (numba's Cache keeps the function)
 
 
 def njit(*args: Any, **options: Any) -> Callable:
-    """``numba.njit`` with the same arguments (always called: ``@njit(...)``), for a kernel that loads from the
+    """``numba.njit`` with the same arguments (``@njit`` or ``@njit(...)``), for a kernel that loads from the
     cache without numba's registries."""
+    if len(args) == 1 and not options and inspect.isfunction(args[0]):
+        return njit()(args[0])
 
     def define(function: Callable) -> Callable:
-        _uses_runtime[function.__code__] = options.get("_nrt", True)  # before numba.njit: a signature loads it now
+        setattr(function, MARK, True)  # before numba.njit: with a signature, it loads the kernel at once
         return numba.njit(*args, **options)(function)
 
     return define
 
 
+def _calls_runtime(library: tuple) -> bool:
+    """Whether a cached kernel's library (numba's ``serialize_using_object_code``: name, kind, (object code,
+    bitcode)) names a symbol of numba's runtime; any other form counts as calling it."""
+    _, kind, data = library
+    return kind != "object" or b"NRT_" in data[0] or b"_nrt_" in data[0]
+
+
 def _install() -> None:
-    """Make numba's cache load the kernels defined with :func:`njit` without refreshing its registries."""
+    """Make numba's cache load the kernels :func:`njit` defines without refreshing its registries."""
     numba_load = caching.Cache.load_overload
-    if getattr(numba_load, "without_registries", False):
+    if getattr(numba_load, MARK, False):
         return
 
     def load_overload(self, sig, target_context):
-        uses_runtime = _uses_runtime.get(getattr(self._py_func, "__code__", None))
-        if uses_runtime is None:  # not ours: numba's own
+        if not getattr(self._py_func, MARK, False):  # not ours: numba's own
             return numba_load(self, sig, target_context)
-        if uses_runtime:
-            rtsys.initialize(target_context)  # idempotent; what the refresh would have started
-        with self._guard_against_spurious_io_errors():  # numba's own method without target_context.refresh()
-            return self._load_overload(sig, target_context)
+        with self._guard_against_spurious_io_errors():  # numba's _load_overload, the runtime started when needed
+            if not self._enabled:
+                return None
+            payload = self._cache_file.load(self._index_key(sig, target_context.codegen()))
+            if payload is None:
+                return None
+            if _calls_runtime(payload[0]):
+                rtsys.initialize(target_context)  # idempotent: what the refresh would have started
+            return self._impl.rebuild(target_context, payload)
 
-    load_overload.without_registries = True
+    setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload
 
 
