@@ -41,8 +41,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; with ``command``, only the command modules up to the one that adds it (argparse
-    takes about 20 ms to build every command's parser, a tenth of a warm ``compbench solve``)."""
+    """The command line's parser; with ``command``, only the command modules up to the one that adds it (building
+    every command's parser with argparse is a noticeable part of a warm ``compbench solve``)."""
     from .. import __version__
 
     parser = ArgumentParser(prog="compbench", description=DESCRIPTION)
@@ -115,16 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, saved)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 def run() -> NoReturn:
     """The ``compbench`` program: :func:`main`, then exit without the garbage collector's passes over the heap.
-    The process ends there, and CPython's shutdown collections over the objects numpy and numba create took
-    0.04-0.06 s, a sixth of a warm ``compbench solve`` (docs/performance.md, Start-up); frozen objects are left to
-    the operating system.  Not in :func:`main`, which tests and programs call in their own process."""
+    The process ends there, and CPython's shutdown collections over the objects numpy and numba create are a sixth
+    of ``python -c "import numpy, numba"`` (reports/performance/startup.txt); frozen objects are left to the
+    operating system.  Not in :func:`main`, which tests and programs call in their own process."""
     status = main()
     gc.freeze()
     sys.exit(status)
-
