@@ -30,6 +30,7 @@ PROVEN = ("optimal", "infeasible")
 LEFT_OUT = ("unsupported", "skipped")
 # outcome of one result: solved, or why not
 OUTCOMES = ("solved", "unproven", "timeout", "error", "invalid", "contradicted", "unsupported", "skipped")
+WRONG = ("invalid", "contradicted")  # outcomes that disqualify a solver
 SHIFT_FRACTION = 1e-3  # the default shift: this fraction of the time limit (MIPLIB 2017: 10 s over 2 h, ~1/720)
 BOOTSTRAP_SAMPLES = 2000
 SEED = 0
@@ -176,6 +177,24 @@ def profile_fractions(ratios: np.ndarray, taus: np.ndarray) -> np.ndarray:
     return (ratios[:, :, None] <= np.asarray(taus)[None, None, :]).mean(axis=0)
 
 
+def disqualified(results: list[dict], kinds: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The solvers with at least one wrong answer (an ``invalid`` or ``contradicted`` outcome; the SAT competitions'
+    rule): ``{solver: {"wrong": count, "first": first instance, in the results' order}}``.  ``kinds``: the results'
+    outcomes (default: each result's ``outcome``, as :func:`annotate` adds it).
+
+    >>> disqualified([{"solver": "a", "instance": "x", "outcome": "solved"},
+    ...               {"solver": "b", "instance": "y", "outcome": "contradicted"}])
+    {'b': {'wrong': 1, 'first': 'y'}}
+    """
+    kinds = [r.get("outcome") for r in results] if kinds is None else kinds
+    out: dict[str, dict[str, Any]] = {}
+    for r, kind in zip(results, kinds):
+        if kind in WRONG:
+            entry = out.setdefault(r["solver"], {"wrong": 0, "first": r["instance"]})
+            entry["wrong"] += 1
+    return out
+
+
 def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool) -> dict[str, Any]:
     """The statistics of one solver's results (``kinds``: their outcomes); the same keys for every solver."""
     counts = {k: kinds.count(k) for k in OUTCOMES}
@@ -183,7 +202,10 @@ def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool)
     ran = ~np.isnan(seconds)
     limits = np.array([float(r["time_limit"]) if r.get("time_limit") is not None else seconds[i]
                        for i, r in enumerate(records)])
-    return {"exact": exact, "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
+    wrong = disqualified(records, kinds).get(records[0]["solver"]) if records else None
+    return {"exact": exact, "disqualified": wrong is not None, "wrong": wrong["wrong"] if wrong else 0,
+            "first_wrong": wrong["first"] if wrong else None,
+            "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
             "errors": counts["error"], "invalid": counts["invalid"], "contradicted": counts["contradicted"],
             "unproven": counts["unproven"], "unsupported": counts["unsupported"], "skipped": counts["skipped"],
             "sgm_seconds": _finite(sgm(seconds[ran], shift)), "shift_seconds": shift, "sgm_scaled": None,
@@ -195,9 +217,10 @@ def _finite(value: float) -> float | None:
 
 
 def reference_solver(rows: dict[str, dict]) -> str | None:
-    """The fastest exact solver (lowest SGM) among those that ran the most instances (none left out), else among
+    """The fastest exact solver not disqualified (lowest SGM) among those that ran the most instances (none left out), else among
     all exact solvers with an SGM."""
-    exact = {s: row for s, row in rows.items() if row["exact"] and row["sgm_seconds"] is not None}
+    exact = {s: row for s, row in rows.items()
+             if row["exact"] and not row["disqualified"] and row["sgm_seconds"] is not None}
     most = max((row["instances"] for row in exact.values()), default=0)
     full = {s: row for s, row in exact.items() if row["instances"] == most} or exact
     return min(full, key=lambda s: (full[s]["sgm_seconds"], s), default=None)
@@ -231,9 +254,9 @@ def summarize(results: list[dict], infos: dict[str, dict], shift: float | None =
     pairs = []
     if reference is not None:
         for solver, row in rows.items():
-            if row["sgm_seconds"] is not None:
+            if row["sgm_seconds"] is not None and not row["disqualified"]:
                 row["sgm_scaled"] = row["sgm_seconds"] / max(rows[reference]["sgm_seconds"], 1e-12)
-            if solver == reference:
+            if solver == reference or row["disqualified"]:
                 continue
             a, b, common = paired_times(results, kinds, reference, solver)
             if common:
