@@ -217,8 +217,8 @@ def _finite(value: float) -> float | None:
 
 
 def reference_solver(rows: dict[str, dict]) -> str | None:
-    """The fastest exact solver not disqualified (lowest SGM) among those that ran the most instances (none left out), else among
-    all exact solvers with an SGM."""
+    """The fastest exact solver not disqualified (lowest SGM) among those that ran the most instances (none left out),
+    else among all such solvers with an SGM."""
     exact = {s: row for s, row in rows.items()
              if row["exact"] and not row["disqualified"] and row["sgm_seconds"] is not None}
     most = max((row["instances"] for row in exact.values()), default=0)
