@@ -1,26 +1,93 @@
-"""Does a solver's answer hold up?  One judgement shared by ``compbench check`` and the conformance kit."""
+"""Does a solver's answer hold up?  One judgement shared by ``compbench check``, ``bench``, the statistics, the
+report and the conformance kit.
+
+An answer is *validated* against its problem (:func:`validate`: a tree of the right length over allowed scores, the
+objective it reports recomputed) and then judged against the instance's *reference* (:func:`verdict`): a certified
+optimum (a ``.solu.json`` file beside the instance file), an optimum an exact DP computed in the run, or at least the
+best valid objective any answer reached (a lower bound only).  The result is a :class:`Judgement`: a
+:class:`Verdict`, why, and whether the answer was *compared* at all (an exact, proven answer judged against a proven
+reference or a second exact answer); only a compared answer can be *solved*.
+
+>>> ref = Reference(Status.OPTIMAL, 2.0, "certified")
+>>> verdict(Solution(Status.INFEASIBLE), "ok", ref).verdict
+<Verdict.CONTRADICTED: 'contradicted'>
+>>> verdict(Solution(Status.TIMEOUT), "ok", ref).solved
+False
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from enum import Enum
 
 from .evaluate import InvalidSolution, evaluate
 from .problem import Problem, Solution, Status
 
 RTOL = 1e-9
+PROVEN = (Status.OPTIMAL, Status.INFEASIBLE)
 
 
-def objectives_agree(a: float, b: float, rtol: float = RTOL) -> bool:
-    return math.isclose(a, b, rel_tol=rtol, abs_tol=rtol)
+class Verdict(str, Enum):
+    """What an answer is worth, once judged."""
+
+    OK = "ok"  # validated, and nothing contradicts it
+    INVALID = "invalid"  # not a valid solution of the problem, or a wrong objective reported
+    CONTRADICTED = "contradicted"  # valid but contradicts the reference (a wrong optimum, infeasible, bound)
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    UNSUPPORTED = "unsupported"
+    SKIPPED = "skipped"  # not run: the harness skipped its size
+
+    def __str__(self) -> str:
+        return self.value
 
 
-def judge(problem: Problem, solution: Solution, reference: Solution | None = None, rtol: float = RTOL) -> str:
-    """``"ok"``, ``"invalid: <why>"`` or ``"disagrees: <why>"`` for one solution.
+WRONG = (Verdict.INVALID, Verdict.CONTRADICTED)  # the verdicts that disqualify a solver
 
-    Every returned solution must be valid and report its own objective.  Against a ``reference`` that is proven
-    (``optimal`` or ``infeasible``): an ``optimal`` claim must match its objective, an ``infeasible`` claim its
-    infeasibility, and no valid solution may beat it.  ``bound`` must not be below the reference optimum.
-    """
+
+@dataclass(frozen=True)
+class Reference:
+    """What an instance's answers are judged against: a proven ``optimal`` value or ``infeasible`` (``proven``), or
+    only the best valid objective some answer reached (a lower bound, ``proven=False``); ``source`` says where it
+    comes from (``certified (FILE)``, ``resource-dp in this run``, ``best valid answer``)."""
+
+    status: Status
+    objective: float | None
+    source: str
+    proven: bool = True
+
+    def describe(self) -> str:
+        value = "infeasible" if self.status == Status.INFEASIBLE else f"{self.objective!r}"
+        return f"{value} ({self.source})"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The judged answer: its verdict, why (empty when ok), the reference it was judged against, and whether it was
+    compared (a proven answer against a proven reference or a second proven answer)."""
+
+    verdict: Verdict
+    why: str = ""
+    reference: Reference | None = None
+    compared: bool = False
+    proven: bool = False  # the answer claims optimal or infeasible
+
+    @property
+    def solved(self) -> bool:
+        """A proven answer that passed validation and agrees with a reference it was compared against."""
+        return self.verdict == Verdict.OK and self.proven and self.compared
+
+    def __str__(self) -> str:
+        """``ok``, ``invalid: <why>``, ``disagrees: <why>`` or the verdict's name (the form ``judge`` returns)."""
+        if self.verdict == Verdict.CONTRADICTED:
+            return f"disagrees: {self.why}"
+        return f"{self.verdict}: {self.why}" if self.why and self.verdict != Verdict.OK else str(self.verdict)
+
+
+def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
+    """``"ok"`` or ``"invalid: <why>"``: is the solution a valid answer to the problem (its tree, length and
+    scores, its reported objective; an ``optimal`` claim needs a solution)?"""
     if solution.has_solution:
         try:
             evaluate(problem, solution, rtol=rtol)
@@ -28,29 +95,73 @@ def judge(problem: Problem, solution: Solution, reference: Solution | None = Non
             return f"invalid: {exc}"
     elif solution.status == Status.OPTIMAL:
         return "invalid: status optimal without a solution"
-    return contradiction(solution, reference, rtol)
+    return "ok"
 
 
-def contradiction(solution: Solution, reference: Solution | None, rtol: float = RTOL) -> str:
-    """``"ok"`` or ``"disagrees: <why>"``: does ``solution`` contradict a proven ``reference``?  (``judge`` without
-    the validation; for answers already validated, e.g. the records of a run file.)
+def verdict(solution: Solution, validity: str, reference: Reference | None, *, skipped: bool = False,
+            second_opinion: bool = False, rtol: float = RTOL) -> Judgement:
+    """The one judgement of an answer: ``solution`` (its status, value and bound), its ``validity`` (from
+    :func:`validate`), and the instance's ``reference``.  ``second_opinion``: another solver gave a proven valid
+    answer on the same instance (so that agreeing with a reference that is only a lower bound is a comparison too);
+    ``skipped``: the harness never ran it."""
+    proven = solution.status in PROVEN
+    if skipped:
+        return Judgement(Verdict.SKIPPED, reference=reference)
+    if validity != "ok":
+        return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, True, proven)
+    why = contradiction(solution, reference, rtol)
+    compared = proven and reference is not None and (reference.proven or second_opinion)
+    if why != "ok":
+        return Judgement(Verdict.CONTRADICTED, why.partition(": ")[2], reference, True, proven)
+    plain = {Status.TIMEOUT: Verdict.TIMEOUT, Status.ERROR: Verdict.ERROR, Status.UNSUPPORTED: Verdict.UNSUPPORTED}
+    return Judgement(plain.get(solution.status, Verdict.OK), "", reference, compared, proven)
 
-    >>> contradiction(Solution(Status.INFEASIBLE), Solution(Status.OPTIMAL, objective=2.0))
-    'disagrees: claims infeasible, reference optimum is 2.0'
+
+def objectives_agree(a: float, b: float, rtol: float = RTOL) -> bool:
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=rtol)
+
+
+def judge(problem: Problem, solution: Solution, reference: Solution | Reference | None = None,
+          rtol: float = RTOL) -> str:
+    """``"ok"``, ``"invalid: <why>"`` or ``"disagrees: <why>"`` for one solution (:func:`validate`, then
+    :func:`verdict` against a proven ``reference``; the conformance kit's form).
+
+    Every returned solution must be valid and report its own objective.  Against a ``reference`` that is proven
+    (``optimal`` or ``infeasible``): an ``optimal`` claim must match its objective, an ``infeasible`` claim its
+    infeasibility, and no valid solution may beat it.  ``bound`` must not be below the reference optimum.
     """
-    if reference is None or reference.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+    if isinstance(reference, Solution):
+        reference = Reference(reference.status, reference.objective, "reference") \
+            if reference.status in PROVEN else None
+    judged = verdict(solution, validate(problem, solution, rtol), reference, rtol=rtol)
+    return "ok" if judged.verdict not in WRONG else str(judged)
+
+
+def contradiction(solution: Solution, reference: Reference | None, rtol: float = RTOL) -> str:
+    """``"ok"`` or ``"disagrees: <why>"``: does ``solution`` contradict the ``reference``?  Against a lower bound
+    (``proven=False``) only a proven answer below it or an ``infeasible`` claim can.
+
+    >>> contradiction(Solution(Status.INFEASIBLE), Reference(Status.OPTIMAL, 2.0, "certified"))
+    'disagrees: claims infeasible, reference optimum is 2.0 (certified)'
+    """
+    if reference is None or reference.status not in PROVEN:
         return "ok"
+    source = f" ({reference.source})"
     if reference.status == Status.INFEASIBLE:
         if solution.has_solution:
-            return f"disagrees: reference proves infeasible, got a solution of value {solution.objective!r}"
+            return (f"disagrees: reference proves infeasible{source}, got a solution of value "
+                    f"{solution.objective!r}")
         return "ok"
-    best = reference.objective
+    best, what = reference.objective, "reference optimum" if reference.proven else "best valid objective"
     if solution.status == Status.INFEASIBLE:
-        return f"disagrees: claims infeasible, reference optimum is {best!r}"
-    if solution.status == Status.OPTIMAL and not objectives_agree(solution.objective, best, rtol):
-        return f"disagrees: claims optimum {solution.objective!r}, reference optimum is {best!r}"
-    if solution.has_solution and solution.objective > best and not objectives_agree(solution.objective, best, rtol):
-        return f"disagrees: solution value {solution.objective!r} beats the reference optimum {best!r}"
-    if solution.bound is not None and solution.bound < best and not objectives_agree(solution.bound, best, rtol):
-        return f"disagrees: bound {solution.bound!r} is below the reference optimum {best!r}"
+        return f"disagrees: claims infeasible, {what} is {best!r}{source}"
+    below = lambda value: value < best and not objectives_agree(value, best, rtol)
+    if solution.status == Status.OPTIMAL and (below(solution.objective) or reference.proven and not
+                                              objectives_agree(solution.objective, best, rtol)):
+        return f"disagrees: claims optimum {solution.objective!r}, {what} is {best!r}{source}"
+    if reference.proven and solution.has_solution and solution.objective > best \
+            and not objectives_agree(solution.objective, best, rtol):
+        return f"disagrees: solution value {solution.objective!r} beats the reference optimum {best!r}{source}"
+    if solution.bound is not None and below(solution.bound):
+        return f"disagrees: bound {solution.bound!r} is below the {what} {best!r}{source}"
     return "ok"

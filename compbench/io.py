@@ -363,3 +363,24 @@ def _read_npz(path: Path) -> Iterator[Problem]:
                           sibling_scores=arrays.get(f"sibling_{i}"), **metadata)
         except ProblemError as exc:
             raise InstanceError(f"{where}: {exc}") from None
+
+
+def instance_hash(problem: Problem) -> str:
+    """The content hash of an instance (MIPLIB's identity of an instance is its name and a checksum): sha256 over its
+    scores (as float64, -inf included), length condition and root mode; ids, tokens and extra fields do not count.
+
+    >>> from compbench import generate
+    >>> p = generate("gaussian", 4, length=2)
+    >>> instance_hash(p) == instance_hash(p.replace(id="other")), len(instance_hash(p))
+    (True, 16)
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    lo, hi = problem.length_bounds()
+    mode = "free" if problem.length is None else f"{lo}..{hi}"
+    digest.update(f"n={problem.n};length={mode};single_root={problem.single_root};".encode())
+    for array in (problem.token_scores, problem.arc_scores, problem.bigram_scores, problem.sibling_scores):
+        if array is not None:
+            digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:16]

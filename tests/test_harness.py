@@ -259,7 +259,7 @@ def test_check_finds_wrong_solvers_and_writes_repro_files(plugins: Path, tmp_pat
     for file in files:
         problem = compbench.read_instance(file)  # a standalone instance file
         answers = problem.extra["check"]
-        assert answers["reference"]["solver"] == "brute-force"
+        assert answers["reference"]["source"] == "resource-dp in this run" and answers["reference"]["proven"]
         assert answers["verdict"].startswith("disagrees" if "wrong-optimum" in file.name else "invalid")
         assert answers["answer"]["objective"] != answers["reference"]["objective"]
     # every wrong-objective answer is caught (4 instances); and brute force alone passes
@@ -361,6 +361,8 @@ def synthetic_run(path: Path) -> None:
             best = float(n + i)
             base = {"type": "result", "instance": instance, "n": n, "m": n // 2, "kind": "gaussian",
                     "time_limit": 5.0, "bound": None, "validity": "ok", "kept": [1], "heads": [0]}
+            lines.append({"type": "reference", "instance": instance, "status": "optimal", "objective": best,
+                          "source": "certified, synthetic.solu.json"})
             lines.append({**base, "solver": "dp", "status": "optimal", "objective": best,
                           "seconds": {"total": 1e-5 * n ** 3 * (1 + 0.1 * i)}})
             ilp = {"status": "optimal", "objective": best, "seconds": {"total": 0.01 * n ** 2}}
@@ -462,7 +464,7 @@ def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     status = main(["demo", "--quick", "--solvers", "brute-force,slow", "--out", str(tmp_path / "demo"), "--jobs", "2"])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "every answer holds up" in out and str(tmp_path / "demo" / "README.md") in out
+    assert "agreement: every answer on the" in out and str(tmp_path / "demo" / "README.md") in out
     readme = (tmp_path / "demo" / "README.md").read_text()
     assert "compbench demo --quick" in readme or "compbench demo --out" in readme
     assert (tmp_path / "demo" / "plots" / "runtime.png").stat().st_size > 1000
@@ -488,7 +490,7 @@ def test_second_order_sweep_is_recorded_and_plotted(tmp_path: Path) -> None:
     run = tmp_path / "second-order.jsonl"
     assert main(["bench", "--sizes", "5:7:2", "--per-size", "1", "--second-order", "--solvers",
                  "brute-force,resource-dp,signature-dp", "--time-limit", "30", "--out", str(run)]) == 0
-    records = [json.loads(line) for line in run.read_text().splitlines() if '"solver"' in line]
+    records = [r for r in map(json.loads, run.read_text().splitlines()) if r["type"] == "result"]
     assert {r["kind"] for r in records} == {"gaussian+sibling"}
     by_solver = {r["solver"]: r["status"] for r in records}
     assert by_solver["resource-dp"] == "optimal" and by_solver["signature-dp"] == "unsupported"

@@ -30,8 +30,9 @@ def one_error_line(capsys: pytest.CaptureFixture) -> str:
 def test_the_header_records_what_results_depend_on(tmp_path: Path) -> None:
     run = tmp_path / "run.jsonl"
     run_sweep(make_tasks(source_problems("gen:gaussian:4:1"), ["brute-force"], 30), run)
-    header, result, end = read_records(run)
-    assert header["type"] == "environment" and result["type"] == "result" and end["type"] == "end"
+    header, result, verdict, end = read_records(run)
+    assert [r["type"] for r in (header, result, verdict, end)] == ["environment", "result", "verdict", "end"]
+    assert (verdict["verdict"], verdict["solved"]) == ("ok", False)  # brute force alone, no reference: unchecked
     assert header["compbench"] == compbench.__version__ == header["packages"]["compbench"]
     assert header["git"] is None or len(header["git"]["commit"]) == 40  # this checkout's commit, when run from one
     assert {"numpy", "numba", "highspy", "pulp", "ortools", "gurobipy"} <= set(header["packages"])

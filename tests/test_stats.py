@@ -12,11 +12,14 @@ from compbench.harness.stats import (bootstrap_ratio, outcomes, par2, profile_fr
 
 
 def result(instance: str, solver: str, status: str, seconds: float, objective: float | None = 1.0,
-           validity: str = "ok") -> dict:
+           validity: str = "ok", reference: float | None = 1.0) -> dict:
+    """A result record as a run file holds it, with its instance's recorded reference optimum (None: none)."""
     heads = {"kept": [1], "heads": [0]} if objective is not None else {}
+    recorded = {} if reference is None else {"reference": {"status": "optimal", "objective": reference,
+                                                          "source": "test"}}
     return {"type": "result", "instance": instance, "solver": solver, "n": 3, "kind": "gaussian", "status": status,
             "objective": objective, "bound": None, "seconds": {"total": seconds}, "time_limit": 10.0,
-            "validity": validity, **heads}
+            "validity": validity, **heads, **recorded}
 
 
 def test_sgm_with_a_shift_and_par2() -> None:
@@ -42,14 +45,28 @@ def test_summary_counts_unsolved_at_the_limit_and_scales_by_the_fastest_exact_so
     assert set(slow) == set(fast)
 
 
-def test_what_counts_as_solved() -> None:
-    results = [result("a", "oracle", "optimal", 1.0, 5.0), result("a", "liar", "infeasible", 1.0, None),
-               result("a", "low", "optimal", 1.0, 4.0), result("a", "broken", "optimal", 1.0, 6.0, "invalid: a cycle"),
-               result("a", "lagrangian", "feasible", 1.0, 5.0)]
+def test_what_counts_as_solved_without_a_recorded_reference() -> None:
+    """No reference recorded: the best valid objective (5, the oracle's) is a lower bound, and a proven answer that
+    agrees with it counts as solved only beside a second proven answer."""
+    results = [result("a", "oracle", "optimal", 1.0, 5.0, reference=None),
+               result("a", "liar", "infeasible", 1.0, None, reference=None),
+               result("a", "low", "optimal", 1.0, 4.0, reference=None),
+               result("a", "broken", "optimal", 1.0, 6.0, "invalid: a cycle", reference=None),
+               result("a", "lagrangian", "feasible", 1.0, 5.0, reference=None)]
     assert outcomes(results) == ["solved", "contradicted", "contradicted", "invalid", "unproven"]
+    assert outcomes(results[:1]) == ["unchecked"]  # alone: nothing to judge it against
     summary = summarize(results, {"lagrangian": {"exact": False}}, shift=1.0)
     assert summary["solvers"]["liar"]["sgm_seconds"] == pytest.approx(10.0)  # counted at the limit
     assert summary["solvers"]["lagrangian"]["exact"] is False and summary["reference"] == "oracle"
+
+
+def test_a_lone_wrong_answer_is_caught_by_the_recorded_reference() -> None:
+    """One solver alone, claiming optimal 2.19 where the reference optimum is 10.53: contradicted, disqualified."""
+    results = [result("a", "sloppy", "optimal", 1.0, 2.19, reference=10.53),
+               result("b", "sloppy", "optimal", 1.0, 1.0)]
+    assert outcomes(results) == ["contradicted", "solved"]
+    row = summarize(results, {}, shift=1.0)["solvers"]["sloppy"]
+    assert row["disqualified"] and (row["wrong"], row["first_wrong"]) == (1, "a") and row["sgm_scaled"] is None
 
 
 def test_performance_profile_fractions() -> None:

@@ -9,7 +9,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from .. import progress
 from ..limits import GRACE_SECONDS, WARMUP_SECONDS
@@ -87,11 +87,14 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
     ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
     from ..harness.check import check
+    from ..harness.references import certified_for, reference_record
     from ..harness.runfiles import RecordWriter, environment
-    from ..harness.sweep import make_executor
+    from ..harness.stats import verdict_records
+    from ..harness.sweep import make_executor, unique_ids
     from ..limits import default_memory_limit
 
-    problems = _problems(source)
+    problems = unique_ids(_problems(source))
+    certified = with_reference_errors(lambda: certified_for(source, problems))
     with run_file_errors():
         writer = RecordWriter(out) if out else None
     executor = make_executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
@@ -102,7 +105,13 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
                 writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit,
                                           "solvers": solvers, "executor": executor.name, **executor.parallelism()}))
             report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                           executor=executor, on_record=writer.write if writer else None)
+                           executor=executor, on_record=writer.write if writer else None, references=certified)
+            if writer:
+                for problem in problems:
+                    if problem.id in report.reference_of:
+                        writer.write(reference_record(problem, report.reference_of[problem.id]))
+                for record in verdict_records(out):
+                    writer.write(record)
     finally:
         executor.close()
         if writer:
@@ -111,11 +120,21 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     for failure in report.failures:
         lines.append(f"FAIL {failure['solver']} on {failure['instance']}: {failure['verdict']}"
                      + (f"\n     repro: {failure['file']}" if "file" in failure else ""))
-    lines.append("agreement: " + (f"{len(report.failures)} failure(s)" if report.failed else "every answer holds up"))
+    lines += report.summary_lines()
     print("\n".join(lines))
     if summary is not None:
         summary += lines
     return 1 if report.failed else 0
+
+
+def with_reference_errors(read: Callable[[], Any]) -> Any:
+    """``read()``, a reference-optima file that cannot be read being one line, exit 2."""
+    from ..harness.references import ReferenceError
+
+    try:
+        return read()
+    except ReferenceError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @contextlib.contextmanager
@@ -159,7 +178,8 @@ def bench_problems(args: argparse.Namespace) -> list:
 def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out: str) -> dict[str, int]:
     """The sweep of ``bench`` (and of ``demo``): the memory limit per solve is the user's or the memory shared by the
     solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
-    from ..harness.sweep import make_executor, make_tasks, run_sweep
+    from ..harness.references import certified_for, compute_references, reference_record
+    from ..harness.sweep import make_executor, make_tasks, run_sweep, unique_ids
     from ..limits import default_memory_limit
 
     if args.jobs < 1:
@@ -174,29 +194,42 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
                     "instances": len(problems), "jobs": args.jobs}
         tasks = make_tasks(problems, solvers, args.time_limit, memory_limit)
+
+        def references(pool, recorded: set[str]) -> list[dict]:
+            todo = [p for p in unique_ids(problems) if p.id not in recorded]
+            known = with_reference_errors(lambda: certified_for(args.instances or "gen:", todo))
+            found = compute_references(todo, known, pool, time_limit=args.time_limit, memory_limit=memory_limit)
+            return [reference_record(p, found[p.id]) for p in todo if p.id in found]
+
         with run_file_errors():
             return run_sweep(tasks, out, jobs=args.jobs, resume=args.resume, executor=executor,
                              skip_fraction=args.skip_larger_after, grace=args.grace, warmup_limit=args.warmup_limit,
-                             settings=settings, force=args.force)
+                             settings=settings, force=args.force, references=references)
     finally:
         executor.close()
 
 
-def _summary(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if v)
-
-
-def judged_summary(run: str) -> tuple[str, list[str]]:
-    """The outcomes of every result of a run file (solved: validated and not contradicted, see harness.stats) and a
-    FAIL line, as ``check`` prints them, for each invalid or contradicted answer."""
-    from ..harness.plots import load_runs
-    from ..harness.stats import OUTCOMES, judge_results, outcomes
+def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
+    """The outcomes of every result of a run file (solved: validated and agreeing with the reference, see
+    harness.stats), a FAIL line per invalid or contradicted answer (as ``check`` prints them), how many instances
+    were compared, and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
+    from ..harness.runfiles import load_runs
+    from ..harness.stats import OUTCOMES, WRONG, annotate
 
     results, _ = load_runs([run])
-    kinds = outcomes(results)
-    fails = [f"FAIL {solver} on {instance}: {verdict}" for (instance, solver), verdict in
-             sorted(judge_results(results).items()) if verdict != "ok"]
-    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails
+    judged = annotate(results)
+    kinds = [r["outcome"] for r in judged]
+    fails = [f"FAIL {r['solver']} on {r['instance']}: "
+             + ("disagrees" if r["outcome"] == "contradicted" else r["outcome"]) + f": {r['why']}"
+             for r in sorted(judged, key=lambda r: (r["instance"], r["solver"])) if r["outcome"] in WRONG]
+    compared = len({r["instance"] for r in judged if r["compared"]})
+    why = None
+    if not compared:
+        why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
+    errors = sorted({r["solver"] for r in judged} - {r["solver"] for r in judged if r["outcome"] != "error"})
+    if errors:
+        why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error"]))
+    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails, compared, why
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -204,17 +237,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
     problems = bench_problems(args)
     started = time.perf_counter()
     counts = run_bench(args, solvers, problems, args.out)
-    judged, fails = judged_summary(args.out)
+    judged, fails, compared, why = judged_summary(args.out)
     print("\n".join(fails + [f"bench: {len(problems)} instances x {len(solvers)} solvers in "
                              f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "
-                             f"{judged}; results in {args.out}"]))
+                             f"{judged}; compared {compared} of {len(problems)} instances; results in {args.out}"]))
     if fails:
-        print(f"agreement: {len(fails)} failure(s): invalid or contradicted answers count as unsolved")
-    return 1 if fails else 0
+        print(f"agreement: {len(fails)} failure(s): invalid or contradicted answers count as unsolved, and their "
+              "solvers are disqualified")
+    if why:
+        print(why)
+    return 1 if fails or why else 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..harness.plots import load_runs
+    from ..harness.runfiles import load_runs
     from ..harness.stats import compare_runs
 
     _check_runs([args.a, args.b])
@@ -327,8 +363,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"demo 2/3: sweep of {len(problems)} {args.kinds} instances (n in {args.sizes}, {args.per_size} per size, "
           f"time limit {args.time_limit:g} s, {args.jobs} jobs) -> {sweep_run}", flush=True)
     run_bench(args, solvers, problems, str(sweep_run))
-    judged, fails = judged_summary(str(sweep_run))
-    print("\n".join(f"          {line}" for line in fails + [judged]))
+    judged, fails, compared, why = judged_summary(str(sweep_run))
+    print("\n".join(f"          {line}" for line in fails + [judged, f"compared {compared} instances"]
+                    + ([why] if why else [])))
+    status = status or int(bool(fails or why))
     if "skipped" in judged:
         print("          (skipped: once more than half of a solver's instances of one size time out, its larger sizes "
               "are skipped)")

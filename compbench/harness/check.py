@@ -1,16 +1,19 @@
-"""Agreement: run solvers on the same instances and find every provably wrong answer.
+"""Agreement: run solvers on the same instances and judge every answer against the instance's reference.
 
-Each solve runs in a child process under a hard limit (as in a sweep).  Every solution is validated with
-``compbench.agreement.judge`` (tree, length, forbidden scores, reported objective); then, per instance, the best
-valid objective found by any solver is a proven lower bound on the optimum, so an ``optimal`` claim below it, an
-``infeasible`` claim while a valid solution exists, or a ``bound`` below it is a disagreement (judged by the same
-``judge`` against that reference).  Every disagreement or invalid solution is written as a standalone instance file
-carrying both answers (a ready regression case).
+Each solve runs in a child process under a hard limit (as in a sweep).  Every solution is validated in the worker
+(``compbench.agreement.validate``: tree, length, forbidden scores, reported objective); then every answer is judged
+(``compbench.agreement.verdict``) against its instance's reference (:mod:`.references`: a certified optimum, else
+the optimum the resource-constrained DP computed in this run, else the best valid objective any answer reached).  An
+``optimal`` claim off the reference, an ``infeasible`` claim where a solution exists, or a ``bound`` below the
+optimum is a disagreement; every disagreement or invalid solution is written as a standalone instance file carrying
+the answer and the reference (a ready regression case).  A check *compared* an instance when at least one exact
+solver's proven answer on it was judged against a proven reference or a second exact answer; a check that compared
+nothing, or in which every answer of a solver is an error, has failed.
 
 >>> from compbench.harness.sweep import source_problems
 >>> report = check(source_problems("gen:gaussian:4:2"), ["brute-force"], time_limit=30)
->>> report.failed, report.table["brute-force"]["optimal"]
-(False, 2)
+>>> report.failed, report.table["brute-force"]["optimal"], report.compared
+(False, 2, 2)
 """
 
 from __future__ import annotations
@@ -18,63 +21,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.agreement import contradiction, judge, objectives_agree
+from compbench.agreement import WRONG, Judgement, Reference, Verdict, objectives_agree
 from compbench.io import problem_to_dict
-from compbench.problem import Problem, Solution, Status
-from compbench.records import record_solution
+from compbench.problem import Problem
 
+from .references import compute_references, judge_records
 from .sweep import LocalExecutor, make_tasks, run_tasks, unique_ids
 
-COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing")
-
-
-def best_valid(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
-    """The record with the highest objective among valid solutions (a proven lower bound on the optimum)."""
-    valid = [r for r in records if r.get("heads") is not None and r.get("validity") == "ok"]
-    return max(valid, key=lambda r: float(r["objective"]), default=None)
-
-
-def verdicts(problem: Problem, records: list[dict[str, Any]]) -> dict[str, str]:
-    """``judge``'s verdict for each solver's record on one problem, against the best valid solution found."""
-    best = best_valid(records)
-    out = {}
-    for record in records:
-        if record.get("validity", "ok") != "ok":
-            out[record["solver"]] = record["validity"]
-            continue
-        reference = Solution(Status.OPTIMAL, objective=float(best["objective"])) if best is not None else None
-        out[record["solver"]] = judge(problem, record_solution(record, problem.n), reference)
-    return out
-
-
-def record_verdicts(records: list[dict[str, Any]]) -> dict[str, str]:
-    """``verdicts`` for records already validated (their ``validity``, as a run file holds them): each record's own
-    validity, else whether it contradicts the best valid solution found on that problem (``contradiction``).
-
-    >>> ok = {"n": 2, "heads": [0], "kept": [1], "validity": "ok"}
-    >>> record_verdicts([{**ok, "solver": "a", "status": "optimal", "objective": 2.0},
-    ...                  {"n": 2, "solver": "b", "status": "infeasible", "objective": None}])["b"]
-    'disagrees: claims infeasible, reference optimum is 2.0'
-    """
-    best = best_valid(records)
-    reference = Solution(Status.OPTIMAL, objective=float(best["objective"])) if best is not None else None
-    out = {}
-    for record in records:
-        validity = record.get("validity", "ok")
-        if validity == "ok":
-            try:
-                validity = contradiction(record_solution(record, record["n"]), reference)
-            except ValueError as exc:  # kept and heads that describe no tree
-                validity = f"invalid: {exc}"
-        out[record["solver"]] = validity
-    return out
+COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing",
+           "compared")
 
 
 def agreement_matrix(results: Iterable[dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -101,10 +63,46 @@ class CheckReport:
     table: dict[str, dict[str, int]]
     failures: list[dict[str, Any]] = field(default_factory=list)  # {instance, solver, verdict, file}
     records: list[dict[str, Any]] = field(default_factory=list)
+    judgements: list[Judgement] = field(default_factory=list)  # of each record, in order
+    instances: int = 0
+    compared: int = 0  # instances on which some exact solver's proven answer was compared
+    references: dict[str, int] = field(default_factory=dict)  # how many instances each reference source served
+    reference_of: dict[str, Reference] = field(default_factory=dict)  # the proven reference of each instance (id)
+
+    @property
+    def all_errors(self) -> list[str]:
+        """The solvers every answer of which is an error."""
+        return [s for s in self.solvers if self.table[s]["error"] and self.table[s]["error"] == sum(
+            self.table[s][c] for c in ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error"))]
+
+    @property
+    def nothing_compared(self) -> str | None:
+        """Why nothing was compared (``"nothing was compared: ..."``), or None when something was."""
+        if self.compared:
+            return None
+        statuses = Counter(r.get("status") for r in self.records)
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no answers"
+        return (f"nothing was compared: no exact solver gave a proven answer that could be judged against a "
+                f"reference optimum or a second exact answer ({shown})")
 
     @property
     def failed(self) -> bool:
-        return bool(self.failures)
+        return bool(self.failures) or self.nothing_compared is not None or bool(self.all_errors)
+
+    def summary_lines(self) -> list[str]:
+        """The verdict lines: what was compared against what, and why the check failed (if it did)."""
+        sources = "; ".join(f"{source} ({count})" for source, count in sorted(self.references.items()))
+        lines = [f"compared: {self.compared} of {self.instances} instances; reference: {sources or 'none'}"]
+        if self.nothing_compared:
+            lines.append(self.nothing_compared)
+        for solver in self.all_errors:
+            lines.append(f"every answer of {solver} is an error: {self.table[solver]['error']} of "
+                         f"{self.table[solver]['error']}")
+        if self.failures:
+            lines.append(f"agreement: {len(self.failures)} failure(s)")
+        elif not self.failed:
+            lines.append(f"agreement: every answer on the {self.compared} compared instances holds up")
+        return lines
 
     def format_table(self) -> str:
         lines = [f"{'solver':<20}" + "".join(f"{c:>12}" for c in COLUMNS)]
@@ -123,13 +121,15 @@ def safe_file_name(name: str) -> str:
 
 
 def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, record: dict[str, Any],
-                reference: dict[str, Any] | None) -> Path:
-    """An instance file carrying the failing answer and the reference answer (extra keys are kept and ignored)."""
+                reference: Reference | None) -> Path:
+    """An instance file carrying the failing answer and the reference (extra keys are kept and ignored)."""
     directory.mkdir(parents=True, exist_ok=True)
     data = problem_to_dict(problem)
     strip = lambda r: {k: r.get(k) for k in ("solver", "status", "objective", "bound", "kept", "heads", "message")}
     data["check"] = {"solver": solver, "verdict": verdict, "answer": strip(record),
-                     "reference": strip(reference) if reference is not None else None}
+                     "reference": None if reference is None else {
+                         "status": reference.status.value, "objective": reference.objective,
+                         "source": reference.source, "proven": reference.proven}}
     path = directory / f"{safe_file_name(problem.id or 'instance')}--{safe_file_name(solver)}.json"
     path.write_text(json.dumps(data, allow_nan=False, indent=1) + "\n", encoding="utf-8")
     return path
@@ -137,49 +137,58 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
 
 def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0,
           memory_limit: int | None = None, jobs: int = 1, repro_dir: str | os.PathLike | None = None,
-          executor: Any = None, on_record: Any = None) -> CheckReport:
-    """Run every solver on every problem and judge all answers (see the module docstring)."""
+          executor: Any = None, on_record: Any = None, references: dict[str, Reference] | None = None) -> CheckReport:
+    """Run every solver on every problem and judge all answers (see the module docstring).  ``references``: the
+    instances' known references by id (certified optima); the others get the optimum the resource-constrained DP
+    computes here (:func:`.references.compute_references`)."""
+    from ..progress import bar
+
     problems = unique_ids(problems)  # answers are grouped by id
     by_id = {p.id: p for p in problems}
     tasks = make_tasks(problems, solvers, time_limit, memory_limit)
-    results: dict[str, list[dict[str, Any]]] = defaultdict(list)
     records: list[dict[str, Any]] = []
-
-    def collect(record: dict[str, Any]) -> None:
-        results[record["instance"]].append(record)
-        records.append(record)
-        if on_record is not None:
-            on_record(record)
-
-    from ..progress import bar
-
     pool = executor or LocalExecutor(jobs)
     progress = bar(total=len(tasks), desc="check", unit="solve")
 
-    def collect_and_count(record: dict[str, Any]) -> None:
-        collect(record)
+    def collect(record: dict[str, Any]) -> None:
+        records.append(record)
+        if on_record is not None:
+            on_record(record)
         progress.update(1)
 
     try:
-        run_tasks(tasks, pool, collect_and_count, progress=progress)
+        references = compute_references(problems, references or {}, pool, time_limit=time_limit,
+                                        memory_limit=memory_limit)
+        run_tasks(tasks, pool, collect, progress=progress)
     finally:
         progress.close()
         if executor is None:
             pool.close()
+    judgements = judge_records(records, references)
     table = {s: dict.fromkeys(COLUMNS, 0) for s in solvers}
-    report = CheckReport(solvers, table, records=records)
-    for instance, answers in results.items():
-        problem = by_id[instance]
-        reference = best_valid(answers)
-        for solver, verdict in verdicts(problem, answers).items():
-            record = next(r for r in answers if r["solver"] == solver)
-            if record["status"] in table[solver]:
-                table[solver][record["status"]] += 1
-            if verdict == "ok":
-                continue
-            table[solver]["invalid" if verdict.startswith("invalid") else "disagreeing"] += 1
-            failure = {"instance": instance, "solver": solver, "verdict": verdict}
-            if repro_dir is not None:
-                failure["file"] = str(write_repro(Path(repro_dir), problem, solver, verdict, record, reference))
-            report.failures.append(failure)
+    report = CheckReport(solvers, table, records=records, judgements=judgements, instances=len(problems),
+                         reference_of=references)
+    compared = set()
+    for record, judged in zip(records, judgements):
+        solver, instance = record["solver"], record["instance"]
+        if record["status"] in table[solver]:
+            table[solver][record["status"]] += 1
+        if judged.compared:
+            table[solver]["compared"] += 1
+            compared.add(instance)
+        if judged.verdict not in WRONG:
+            continue
+        table[solver]["invalid" if judged.verdict == Verdict.INVALID else "disagreeing"] += 1
+        failure = {"instance": instance, "solver": solver, "verdict": str(judged)}
+        if repro_dir is not None:
+            failure["file"] = str(write_repro(Path(repro_dir), by_id[instance], solver, str(judged), record,
+                                              judged.reference))
+        report.failures.append(failure)
+    report.compared = len(compared)
+    report.references = dict(Counter(
+        (ref.source if ref.proven else "best valid answer in the run (a lower bound)")
+        for ref in (references.get(p.id) for p in problems) if ref is not None))
+    missing = sum(p.id not in references for p in problems)
+    if missing:
+        report.references["none computed: best valid answer (a lower bound)"] = missing
     return report

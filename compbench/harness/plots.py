@@ -23,26 +23,13 @@ import numpy as np
 from .check import agreement_matrix
 from .stats import (annotate, is_exact, left_out_reason, profile_fractions, profile_ratios, scaling_fit,
                     reference_solver, summarize, time_limit_of)
-from .runfiles import read_records
+from .runfiles import load_runs, read_records
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, grid, integer_log_axis, name_missing,
                      new_figure, note, save_figure, shared_legend, small_print, solver_style)
 
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
 THEORY = {"hook-dp": "3", "resource-dp": "5 (n^3 d^2)", "signature-dp": "6", "bisection": "3 per iteration",
           "bisection-exact": "3 per iteration", "ql-subgradient": "3 per iteration", "brute-force": "exponential"}
-
-
-def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict]]:
-    """(results, environments) of some run files; a later record of the same (instance, solver) wins."""
-    results: dict[tuple[str, str], dict] = {}
-    environments = []
-    for path in paths:
-        for record in read_records(path):
-            if record["type"] == "environment":
-                environments.append(record)
-            elif record["type"] == "result":
-                results[record["instance"], record["solver"]] = record
-    return list(results.values()), environments
 
 
 def solver_infos(environments: list[dict]) -> dict[str, dict]:

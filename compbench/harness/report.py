@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .plots import certificate_stats, load_runs, plot_runs, solver_infos, speedup_baseline, theory
+from .plots import certificate_stats, plot_runs, solver_infos, speedup_baseline, theory
+from .runfiles import load_runs
 from .stats import LEFT_OUT, annotate, runtime, summary_by_kind
 
 PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved within a time"),

@@ -238,5 +238,24 @@ def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any
     return record
 
 
+def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict]]:
+    """(results, environments) of some run files; a later record of the same (instance, solver, repeat) wins, and
+    each result carries its file's ``reference`` for its instance (see :mod:`.references`)."""
+    results: dict[tuple[str, str, int], dict] = {}
+    environments = []
+    for path in paths:
+        records = read_records(path)
+        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source")}
+                      for r in records if r.get("type") == "reference"}
+        for record in records:
+            if record["type"] == "environment":
+                environments.append(record)
+            elif record["type"] == "result":
+                if record.get("instance") in references:
+                    record = {**record, "reference": references[record["instance"]]}
+                results[record["instance"], record["solver"], record.get("repeat", 0)] = record
+    return list(results.values()), environments
+
+
 def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
     return {(r["instance"], r["solver"]) for r in records if r.get("type") == "result"}

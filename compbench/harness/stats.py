@@ -2,12 +2,13 @@
 geometric mean (SGM), PAR-2, bootstrap intervals of SGM ratios, and performance-profile data.
 
 What counts as solved: an ``optimal`` or ``infeasible`` answer that passed validation (its ``validity`` is ``ok``)
-and that no other answer on the same instance contradicts (``check.record_verdicts``: an optimum below the best valid
-objective any solver found, an ``infeasible`` claim beside a valid solution, a bound below that objective).
+and agrees with its instance's reference (:func:`compbench.agreement.verdict`, with the reference the run file
+recorded: a certified optimum or one the resource-constrained DP computed in the run, else the best valid objective
+any answer reached, see :mod:`.references`).  A solver with any invalid or contradicted answer is disqualified.
 
 Times: ``seconds.total`` of each result (setup + solve).  An instance a solver ran but did not solve (timeout, error,
-invalid or contradicted answer, or ``feasible`` without a proof) counts at its time limit; ``unsupported`` and
-``skipped`` solves are left out of the time statistics and counted apart.
+invalid or contradicted answer, ``feasible`` without a proof) or was skipped on counts at its time limit;
+``unsupported`` solves (outside what the solver declares) are left out of the time statistics and counted apart.
 
 >>> times = np.array([1.0, 4.0])
 >>> round(sgm(times, shift=1.0), 6)  # exp(mean(log(2), log(5))) - 1 = sqrt(10) - 1
@@ -19,18 +20,23 @@ invalid or contradicted answer, or ``feasible`` without a proof) counts at its t
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 from typing import Any, Iterable
 
 import numpy as np
 
-from .check import record_verdicts
+from compbench.agreement import Judgement, Reference, Verdict
+from compbench.problem import Status
+from compbench.records import decode_number, encode_number
 
-PROVEN = ("optimal", "infeasible")
-LEFT_OUT = ("unsupported", "skipped")
-# outcome of one result: solved, or why not
-OUTCOMES = ("solved", "unproven", "timeout", "error", "invalid", "contradicted", "unsupported", "skipped")
-WRONG = ("invalid", "contradicted")  # outcomes that disqualify a solver
+from .references import judge_records
+
+LEFT_OUT = ("unsupported",)
+# outcome of one result: solved, or why not (unchecked: a proven answer with nothing to judge it against)
+OUTCOMES = ("solved", "unproven", "unchecked", "timeout", "error", "invalid", "contradicted", "unsupported",
+            "skipped")
+WRONG = ("invalid", "contradicted")  # outcomes that disqualify a solver (compbench.agreement.WRONG)
 SHIFT_FRACTION = 1e-3  # the default shift: this fraction of the time limit (MIPLIB 2017: 10 s over 2 h, ~1/720)
 BOOTSTRAP_SAMPLES = 2000
 SEED = 0
@@ -53,37 +59,41 @@ def runtime(record: dict) -> float | None:
     return float(value) if value is not None else None
 
 
-def judge_results(results: Iterable[dict]) -> dict[tuple[str, str], str]:
-    """The verdict (``ok``, ``invalid: ...`` or ``disagrees: ...``) of each (instance, solver) of one run."""
-    by_instance: dict[str, list[dict]] = defaultdict(list)
-    for r in results:
-        by_instance[r["instance"]].append(r)
-    return {(instance, solver): verdict for instance, records in by_instance.items()
-            for solver, verdict in record_verdicts(records).items()}
+def recorded_reference(record: dict) -> Reference | None:
+    """The reference a result carries (``reference``: what its run file recorded for its instance), or None."""
+    data = record.get("reference")
+    if not isinstance(data, dict) or data.get("status") not in ("optimal", "infeasible"):
+        return None
+    try:
+        return Reference(Status(data["status"]), decode_number(data.get("objective")), str(data.get("source")))
+    except (TypeError, ValueError):
+        return None
 
 
-def outcome(record: dict, verdict: str = "ok") -> str:
-    """One of OUTCOMES: ``solved`` only for a validated, uncontradicted ``optimal`` or ``infeasible`` answer.
+def judge_results(results: list[dict]) -> list[Judgement]:
+    """The judgement of each result, in order: against the reference it carries (its run file's), else the best
+    valid answer on its instance (:func:`.references.judge_records`)."""
+    references = {r["instance"]: ref for r in results if (ref := recorded_reference(r)) is not None}
+    return judge_records(results, references)
 
-    >>> outcome({"status": "optimal"}), outcome({"status": "optimal"}, "disagrees: ..."), outcome({"status": "feasible"})
-    ('solved', 'contradicted', 'unproven')
+
+def outcome(judged: Judgement) -> str:
+    """One of OUTCOMES: ``solved`` only for a validated proven answer that agrees with its reference.
+
+    >>> ref = Reference(Status.OPTIMAL, 2.0, "certified")
+    >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True)), outcome(Judgement(Verdict.OK))
+    ('solved', 'unproven')
     """
-    status = record.get("status")
-    if status in LEFT_OUT:
-        return status
-    if verdict.startswith("invalid"):
-        return "invalid"
-    if verdict != "ok":
-        return "contradicted"
-    if status in ("timeout", "error"):
-        return status
-    return "solved" if status in PROVEN else "unproven"
+    if judged.verdict != Verdict.OK:
+        return judged.verdict.value
+    if judged.solved:
+        return "solved"
+    return "unchecked" if judged.proven else "unproven"
 
 
 def outcomes(results: list[dict]) -> list[str]:
-    """The outcome of each result, in order (judged against the other answers on the same instance)."""
-    verdicts = judge_results(results)
-    return [outcome(r, verdicts.get((r["instance"], r["solver"]), "ok")) for r in results]
+    """The outcome of each result, in order (judged against its instance's reference)."""
+    return [outcome(j) for j in judge_results(results)]
 
 
 def time_limit_of(results: Iterable[dict]) -> float | None:
@@ -207,7 +217,8 @@ def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool)
             "first_wrong": wrong["first"] if wrong else None,
             "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
             "errors": counts["error"], "invalid": counts["invalid"], "contradicted": counts["contradicted"],
-            "unproven": counts["unproven"], "unsupported": counts["unsupported"], "skipped": counts["skipped"],
+            "unproven": counts["unproven"], "unchecked": counts["unchecked"], "unsupported": counts["unsupported"],
+            "skipped": counts["skipped"],
             "sgm_seconds": _finite(sgm(seconds[ran], shift)), "shift_seconds": shift, "sgm_scaled": None,
             "par2_seconds": _finite(par2(seconds[ran], solved[ran], limits[ran]))}
 
@@ -313,12 +324,30 @@ def scaling_fit(times: dict[int, np.ndarray], *, samples: int = BOOTSTRAP_SAMPLE
 
 
 def annotate(results: list[dict]) -> list[dict]:
-    """Copies of the results with ``outcome`` (see :func:`outcome`) and ``counted`` (the time the statistics use:
-    the solve's time when solved, its limit when not, None when left out) added."""
-    kinds = outcomes(results)
+    """Copies of the results with their judgement added: ``outcome`` (see :func:`outcome`), ``verdict`` and ``why``
+    (:class:`compbench.agreement.Verdict`), ``solved``, ``compared``, ``reference_value``, ``reference_source`` and ``counted`` (the time the statistics
+    use: the solve's time when solved, its limit when not, None when left out)."""
+    judged = judge_results(results)
+    kinds = [outcome(j) for j in judged]
     seconds, _ = counted_times(results, kinds)
-    return [{**r, "outcome": kind, "counted": None if np.isnan(t) else float(t)}
-            for r, kind, t in zip(results, kinds, seconds)]
+    return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": j.solved, "compared": j.compared,
+             "reference_value": None if j.reference is None else j.reference.objective,
+             "reference_source": None if j.reference is None else j.reference.source,
+             "counted": None if np.isnan(t) else float(t)}
+            for r, j, kind, t in zip(results, judged, kinds, seconds)]
+
+
+def verdict_records(path: str | os.PathLike) -> list[dict]:
+    """The judged verdict of every answer of a run file, as the records a run file ends with: instance, solver,
+    status, verdict, why, outcome, solved, compared, and the reference value and its source."""
+    from .runfiles import load_runs
+
+    results, _ = load_runs([path])
+    return [{"type": "verdict", "instance": r["instance"], "solver": r["solver"],
+             **({"repeat": r["repeat"]} if "repeat" in r else {}), "status": r.get("status"),
+             "verdict": r["verdict"], "why": r["why"], "outcome": r["outcome"], "solved": r["solved"],
+             "compared": r["compared"], "reference": encode_number(r["reference_value"]),
+             "reference_source": r["reference_source"]} for r in annotate(results)]
 
 
 def left_out_reason(records: list[dict]) -> str:

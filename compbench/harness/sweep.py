@@ -353,12 +353,14 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
               executor: str | LocalExecutor | DaskExecutor = "local", scheduler: Any = None, skip_fraction: float = 0.5,
               grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
               settings: dict[str, Any] | None = None, show_progress: bool | None = None,
-              force: bool = False) -> dict[str, int]:
+              force: bool = False, references: Any = None) -> dict[str, int]:
     """Run every task not yet in ``out`` (with ``resume``), appending records; returns status counts.
 
     ``executor`` is ``local``, ``dask`` (made here, closed at the end) or an executor the caller made and closes.  A
     resume whose solvers, sizes, kinds, limits or compbench version differ from the run file's is a
-    :class:`RunFileError` unless ``force``."""
+    :class:`RunFileError` unless ``force``.  ``references(pool, recorded)``: the reference records to write for
+    the instances whose reference is not ``recorded`` yet (see :mod:`.references`); when the sweep completes, the
+    judged verdict of every answer in the file is appended (:func:`.stats.verdict_records`)."""
     from ..progress import bar
 
     path = Path(out)
@@ -384,6 +386,9 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
                                   "tasks": len(tasks), "already_recorded": counts["resumed"],
                                   "skip_fraction": skip_fraction, "grace_seconds": grace}))
         started = True
+        if references is not None:
+            for record in references(pool, {r["instance"] for r in existing if r.get("type") == "reference"}):
+                writer.write(record)
         progress = bar(total=len(todo), desc="sweep", unit="solve", show=show_progress)
 
         def on_record(record: dict[str, Any]) -> None:
@@ -395,6 +400,10 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
             run_tasks(todo, pool, on_record, skipper, progress)
         finally:
             progress.close()
+        from .stats import verdict_records
+
+        for record in verdict_records(path):
+            writer.write(record)
         interrupted = False
     finally:
         if pool is not None and isinstance(executor, str):

@@ -1,6 +1,6 @@
 """One solve in a child process under a hard wall-clock limit.
 
-:class:`SolveProcess` owns a long-lived child (``python -m compbench.harness.worker``) that solves one task at a
+:class:`SolveProcess` owns a long-lived child (:func:`worker_command`) that solves one task at a
 time; the parent waits for the answer and kills the child when the limit passes (recorded as ``timeout``) or
 finds it dead (recorded as ``error`` with the tail of its stderr).  The child is restarted on the next task.
 
@@ -83,7 +83,7 @@ def _memory_note(task: dict[str, Any]) -> str:
 def solve_task(task: dict[str, Any]) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
-    from compbench.agreement import judge
+    from compbench.agreement import validate
     from compbench.records import solution_record
     problem = task_problem(task["problem"])
     solver = get_solver(task["solver"])
@@ -99,7 +99,7 @@ def solve_task(task: dict[str, Any]) -> dict[str, Any]:
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
         "message": solution.message + (_memory_note(task) if "raised MemoryError" in solution.message else ""),
-        "validity": judge(problem, solution),
+        "validity": validate(problem, solution),
     })
     return out
 
@@ -218,6 +218,17 @@ def main() -> None:
         channel.write(line + "\n")
 
 
+def worker_command() -> list[str]:
+    """The command line of a worker: this Python, with the folder this process imported compbench from first on its
+    path and the current folder not on it (``-P``), so that the worker imports the same compbench as its parent,
+    whatever folder it starts in (a folder holding a clone named ``compbench`` included)."""
+    import compbench
+
+    root = str(Path(compbench.__file__).resolve().parent.parent)
+    return [sys.executable, "-P", "-c", f"import sys; sys.path.insert(0, {root!r}); "
+                                        "from compbench.harness.worker import main; main()"]
+
+
 class SolveProcess:
     """A child process that solves tasks one at a time; killed and replaced when a solve overruns or crashes."""
 
@@ -237,7 +248,7 @@ class SolveProcess:
         self._scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
         env = {**THREAD_DEFAULTS, **os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self._scratch,
                PARENT_VARIABLE: str(os.getpid())}
-        self._process = spawn([sys.executable, "-m", "compbench.harness.worker"], stdin=subprocess.PIPE,
+        self._process = spawn(worker_command(), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=self._stderr, env=env,
                               start_new_session=True)  # its own process group: see close()
         self._warmed = set()
