@@ -293,3 +293,25 @@ def test_no_readme_command_writes_under_reports() -> None:
         if line != "compbench demo --out reports":
             under = [out for out in outputs if Path(out).parts[:1] == ("reports",)]
             assert not under, f"README.md: {line!r} writes under {under}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the ILP models' names
+
+
+def test_the_row_and_column_names_the_docs_quote_are_the_models() -> None:
+    """``one_head(3)``, ``box(0,3)``, ``z(3)``...: every such name the docs quote is a row or column of a model built
+    for a small problem (the joint model with either flow, the dp model)."""
+    import compbench
+    from compbench_solvers.ilp.formulations import FORMULATIONS
+
+    problem = compbench.generate("gaussian", n=5, seed=0, length=2, single_root=True)
+    names: set[str] = set()
+    for formulation, options in (("joint", {}), ("joint", {"flow": "multi"}), ("dp", {})):
+        model = FORMULATIONS[formulation].build(problem, **options)
+        names |= set(model.row_names) | set(model.col_names)
+    quoted = {(doc.name, name) for doc in DOCS
+              for name in re.findall(r"`([a-z][a-z_0-9]*\(\d+(?:,\d+)*\))`", doc.read_text())}
+    assert {name for _, name in quoted} >= {"one_head(3)", "box(0,3)", "z(3)"}
+    missing = sorted((doc, name) for doc, name in quoted if name not in names)
+    assert not missing, f"names in the docs that no ILP model has: {missing}"
