@@ -276,7 +276,8 @@ def test_sibling_scores_reach_the_program(tmp_path: Path) -> None:
         assert solution.status.value == best.status.value == "optimal", solution.message
         assert judge(problem, solution) == "ok" and solution.objective == pytest.approx(best.objective)
     seen = python_program(tmp_path, "seen", "p = json.load(open(sys.argv[1]))\n"
-                                            "print(json.dumps({'status': 'unsupported', 'message': ' '.join(p['scores'])}))")
+                                            "print(json.dumps({'status': 'unsupported', "
+                                            "'message': ' '.join(p['scores'])}))")
     answer = compbench.get_solver(f"exec:{seen}").solve(compbench.generate("gaussian", 4, seed=0, second_order=True))
     assert answer.status.value == "unsupported" and answer.message == "token arc bigram sibling"
 

@@ -86,7 +86,8 @@ def test_the_report_tables_show_no_negative_memory_and_explain_the_complexity_co
     results = [{**result(f"i{k}", "resource-dp", "optimal", 0.01), "peak_memory_scope": "solve",
                 "peak_memory_mb": 80.0, "memory_before_mb": 80.0 + shrink} for k, shrink in enumerate((0.3, 0.2, 0.1))]
     results += [{**result(f"i{k}", "hook-dp", "optimal", 0.01), "peak_memory_scope": "solve",
-                 "peak_memory_mb": 90.0 + growth, "memory_before_mb": 90.0} for k, growth in enumerate((1.0, 2.0, -0.1))]
+                 "peak_memory_mb": 90.0 + growth, "memory_before_mb": 90.0}
+                for k, growth in enumerate((1.0, 2.0, -0.1))]
     sizes = size_table(annotate(results))
     rows = {line.split(" | ")[0].strip("| "): line.rstrip(" |").rsplit(" | ", 1)[1] for line in sizes[2:4]}
     assert rows == {"hook-dp": "1.0", "resource-dp": "0.0"}  # medians of (1, 2, 0) and (0, 0, 0), never -0.2
