@@ -33,7 +33,7 @@ from .io import write_instance
 from .problem import Problem, Solution, Status
 from .processes import kill_group, kill_process_tree
 from .records import record_solution
-from .registry import Solver, SolverError
+from .registry import Capabilities, Solver, SolverError
 
 PREFIX = "exec:"
 TIME_LIMIT_VARIABLE = "COMPBENCH_TIME_LIMIT"
@@ -76,6 +76,9 @@ class ExecSolver(Solver):
 
     description = "an external program (the exec protocol of docs/plugins.md)"
     exact = True  # its optimal claims are checked against the other solvers' answers, and validated anyway
+    # Every length mode, both root modes and sibling scores reach the program (scores.sibling in its instance
+    # file); one that does not handle them answers unsupported itself.  No all-lengths mode.
+    supports = Capabilities(second_order=True)
 
     def __init__(self, path: str, grace: float = GRACE_SECONDS):
         self.program = resolve_program(path)

@@ -23,6 +23,8 @@ import json
 import math
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -237,3 +239,79 @@ def test_a_command_in_the_docs_has_those_options(line: str) -> None:
         option = word.strip("[]").split("=")[0].rstrip("|")
         if option.startswith("--"):
             assert option in known, f"{command} has no option {option}: {line}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the README's examples
+
+
+README_PYTHON = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("block", README_PYTHON, ids=[f"python block {i + 1}" for i in range(len(README_PYTHON))])
+def test_a_python_example_of_the_readme_runs_as_written(block: str) -> None:
+    """Each block runs as a script from the repository root (``-c``: the root's compbench is the one imported),
+    with an instance file as its one argument (what the exec example reads)."""
+    result = subprocess.run([sys.executable, "-c", block, "instances/ex1.json"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, f"the README example fails:\n{block}\n{result.stderr[-2000:]}"
+
+
+def test_the_readme_has_its_python_examples() -> None:  # the extraction finds them: the API, the plug-in, exec
+    assert len(README_PYTHON) >= 3 and any("compbench.evaluate" in block for block in README_PYTHON)
+
+
+def _readme_command_lines() -> list[str]:
+    """Every ``compbench`` command of README.md: the lines of its shell blocks and its inline code spans."""
+    text = (ROOT / "README.md").read_text()
+    lines = []
+    for block in re.findall(r"```(?:bash|sh)\n(.*?)```", text, flags=re.S):
+        for line in re.sub(r"\\\n\s*", " ", block).splitlines():
+            lines += [part.strip() for part in line.split("#")[0].split("&&")]
+    lines += [span.replace("\n", " ") for span in re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))]
+    return [re.sub(r"^(\.venv/bin/)?compbench ", "compbench ", line) for line in lines
+            if re.match(r"(\.venv/bin/)?compbench ", line)]
+
+
+def test_no_readme_command_writes_under_reports() -> None:
+    """What a newcomer runs from the README leaves the committed measurements alone: an output option (given, or
+    its default) under reports/ only in the documented regeneration ``compbench demo --out reports``."""
+    lines = _readme_command_lines()
+    assert any(line.startswith("compbench plot") for line in lines) and "compbench demo --out reports" in lines
+    for line in lines:
+        command, _, redirect = line.partition(">")
+        words = shlex.split(command)
+        name = "compbench"
+        while len(words) > name.count(" ") + 1 and f"{name} {words[name.count(' ') + 1]}" in COMMANDS:
+            name = f"{name} {words[name.count(' ') + 1]}"
+        outputs = shlex.split(redirect)
+        for option in ("--out", "--repro-dir", "--json-out"):
+            given = [b for a, b in zip(words, words[1:]) if a == option]
+            given += [w.partition("=")[2] for w in words if w.startswith(option + "=")]
+            default = next((a.default for a in COMMANDS[name]._actions if option in a.option_strings), None)
+            outputs += given or ([str(default)] if default is not None else [])
+        if line != "compbench demo --out reports":
+            under = [out for out in outputs if Path(out).parts[:1] == ("reports",)]
+            assert not under, f"README.md: {line!r} writes under {under}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the ILP models' names
+
+
+def test_the_row_and_column_names_the_docs_quote_are_the_models() -> None:
+    """``one_head(3)``, ``box(0,3)``, ``z(3)``...: every such name the docs quote is a row or column of a model built
+    for a small problem (the joint model with either flow, the dp model)."""
+    import compbench
+    from compbench_solvers.ilp.formulations import FORMULATIONS
+
+    problem = compbench.generate("gaussian", n=5, seed=0, length=2, single_root=True)
+    names: set[str] = set()
+    for formulation, options in (("joint", {}), ("joint", {"flow": "multi"}), ("dp", {})):
+        model = FORMULATIONS[formulation].build(problem, **options)
+        names |= set(model.row_names) | set(model.col_names)
+    quoted = {(doc.name, name) for doc in DOCS
+              for name in re.findall(r"`([a-z][a-z_0-9]*\(\d+(?:,\d+)*\))`", doc.read_text())}
+    assert {name for _, name in quoted} >= {"one_head(3)", "box(0,3)", "z(3)"}
+    missing = sorted((doc, name) for doc, name in quoted if name not in names)
+    assert not missing, f"names in the docs that no ILP model has: {missing}"

@@ -263,6 +263,25 @@ def test_brute_force_program_passes_the_conformance_kit(tmp_path: Path) -> None:
     check_solver(f"exec:{program(tmp_path, 'bf', BRUTE_FORCE)}", max_n=4, max_examples=25, seed=0)
 
 
+def test_sibling_scores_reach_the_program(tmp_path: Path) -> None:
+    """A second-order problem is run, not refused: the program gets scores.sibling (the nonzero triples) and, with
+    them, finds the optimum the built-in brute force finds."""
+    solver = compbench.get_solver(f"exec:{program(tmp_path, 'bf', BRUTE_FORCE)}")
+    assert solver.supports.second_order and not solver.supports.all_lengths
+    oracle = compbench.get_solver("brute-force")
+    for seed in range(4):
+        problem = compbench.generate("gaussian", 4, seed=seed, length=None if seed % 2 else 2, second_order=True,
+                                     single_root=seed >= 2)
+        solution, best = solver.solve(problem), oracle.solve(problem)
+        assert solution.status.value == best.status.value == "optimal", solution.message
+        assert judge(problem, solution) == "ok" and solution.objective == pytest.approx(best.objective)
+    seen = python_program(tmp_path, "seen", "p = json.load(open(sys.argv[1]))\n"
+                                            "print(json.dumps({'status': 'unsupported', "
+                                            "'message': ' '.join(p['scores'])}))")
+    answer = compbench.get_solver(f"exec:{seen}").solve(compbench.generate("gaussian", 4, seed=0, second_order=True))
+    assert answer.status.value == "unsupported" and answer.message == "token arc bigram sibling"
+
+
 def test_bench_records_an_exec_solver_under_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     program(tmp_path, "bf", BRUTE_FORCE)
     monkeypatch.chdir(tmp_path)

@@ -94,3 +94,21 @@ def test_exponents_need_four_sizes_over_a_factor_two_with_three_instances_each()
     assert slope == pytest.approx(3.0) and low <= slope <= high and (first, last) == (10, 28)
     assert scaling_fit({n: t for n, t in cubic.items() if n != 28}) is None  # three sizes
     assert scaling_fit({n: t[:2] for n, t in cubic.items()}) is None  # two instances per size
+
+
+def test_the_report_tables_show_no_negative_memory_and_explain_the_complexity_column() -> None:
+    from compbench.harness.report import size_table, solver_table
+    from compbench.harness.stats import annotate
+
+    results = [{**result(f"i{k}", "resource-dp", "optimal", 0.01), "peak_memory_scope": "solve",
+                "peak_memory_mb": 80.0, "memory_before_mb": 80.0 + shrink} for k, shrink in enumerate((0.3, 0.2, 0.1))]
+    results += [{**result(f"i{k}", "hook-dp", "optimal", 0.01), "peak_memory_scope": "solve",
+                 "peak_memory_mb": 90.0 + growth, "memory_before_mb": 90.0}
+                for k, growth in enumerate((1.0, 2.0, -0.1))]
+    sizes = size_table(annotate(results))
+    rows = {line.split(" | ")[0].strip("| "): line.rstrip(" |").rsplit(" | ", 1)[1] for line in sizes[2:4]}
+    assert rows == {"hook-dp": "1.0", "resource-dp": "0.0"}  # medians of (1, 2, 0) and (0, 0, 0), never -0.2
+    assert "shown as 0.0" in sizes[-1]
+    solvers = solver_table(annotate(results), {"resource-dp": {"exact": True, "complexity": "O(n^3 d^2) time"}})
+    assert "(5 (n^3 d^2))" in solvers[3] and solvers[-1].startswith("Complexity: ")
+    assert "exponent k of n" in solvers[-1] and "`none`: a MIP" in solvers[-1]

@@ -22,6 +22,7 @@ DEMO_SIZES = "8:48:8"
 DEMO_PER_SIZE = 3
 DEMO_TIME_LIMIT = 5.0
 DEMO_OUT = "compbench-demo"  # in the current directory: nothing tracked is touched
+REPORT_OUT = "compbench-report"  # plot and report, likewise (reports/ holds the committed measurements)
 QUICK_CHECK_SET = "gen:gaussian+forbidden:1-5:1"
 QUICK_SIZES = "4:8:4"
 
@@ -428,11 +429,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "(default 0.5; 1 never skips)")
     bench.set_defaults(func=cmd_bench)
 
-    plot = _add_run_reader(subparsers, "plot", "plots (PNG and SVG) of run files", "reports/plots")
+    plot = _add_run_reader(subparsers, "plot", "plots (PNG and SVG) of run files", f"{REPORT_OUT}/plots")
     plot.set_defaults(func=cmd_plot)
 
     report = _add_run_reader(subparsers, "report", "write OUT/README.md: tables, plots, environment, how to reproduce",
-                             "reports")
+                             REPORT_OUT)
     _add_shift_option(report)
     report.set_defaults(func=cmd_report)
 

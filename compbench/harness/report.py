@@ -84,7 +84,7 @@ def size_table(results: list[dict]) -> list[str]:
         times = [r["counted"] for r in records if r["outcome"] == "solved"]
         count = lambda *s: sum(r["outcome"] in s for r in records)
         cert = certs.get(solver, {}).get(n)
-        extra = [r["peak_memory_mb"] - r["memory_before_mb"] for r in records
+        extra = [memory_growth(r) for r in records
                  if "peak_memory_mb" in r and "memory_before_mb" in r and r.get("peak_memory_scope") == "solve"]
         lines.append(
             f"| {solver} | " + (f"{kind} | " if several else "") + f"{n} | {len(records)} | "
@@ -95,8 +95,17 @@ def size_table(results: list[dict]) -> list[str]:
     lines += ["", "Median time: setup + solve of the solved instances of that size.  Solved: `optimal` or "
               "`infeasible`, validated and not contradicted by another answer.  Other unsolved: errors, invalid or "
               "contradicted answers, answers without a proof.  Memory: median growth of the worker's peak resident "
-              "set during the solve (MiB)."]
+              "set during the solve over its resident set before it (MiB); the kernel's resident-set counters are "
+              "approximate (kept in batches per thread or CPU), so a solve that allocates almost nothing can measure "
+              "a fraction of a MiB below zero: shown as 0.0."]
     return lines
+
+
+def memory_growth(record: dict) -> float:
+    """The peak resident set of a solve over the resident set before it, in MiB, never below 0: ``VmHWM`` and
+    ``VmRSS`` come from the kernel's approximate page counters (batched per thread or CPU), so the difference for a
+    solve that allocates nearly nothing can come out a fraction of a MiB below zero."""
+    return max(0.0, record["peak_memory_mb"] - record["memory_before_mb"])
 
 
 def solver_table(results: list[dict], infos: dict[str, dict]) -> list[str]:
@@ -114,6 +123,10 @@ def solver_table(results: list[dict], infos: dict[str, dict]) -> list[str]:
             f"| {solver} | {'yes' if info.get('exact', True) else 'no'} | {info.get('complexity') or '-'} "
             f"({theory(solver, infos)}) | {len(records)} | {len(solved)} | {count('timeout')} | {count('error')} | "
             f"{count('invalid')} | {count('contradicted')} | {max(solved) if solved else '-'} |")
+    lines += ["", "Complexity: the solver's own statement of its worst case; in parentheses the exponent k of n in "
+              "its running time O(n^k) in theory, to compare with the exponents fitted in the scaling figure "
+              "(`5 (n^3 d^2)`: d = min(m, n - m), at most n/2; `per iteration`: times the number of iterations; "
+              "`none`: a MIP, no polynomial bound; `poly`: an LP, polynomial; `?`: not stated)."]
     return lines
 
 
