@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import compbench
-from compbench.harness.styles import FAMILY_STYLE, family, integer_log_axis, solver_colour, solver_marker
+from compbench.harness.styles import integer_log_axis, solver_styles
 from compbench.harness.report import fastest_ilp_per_size
 from compbench.harness.runfiles import read_records
 from compbench.harness.sweep import make_tasks, run_sweep
@@ -171,15 +171,14 @@ def plot_ilp_vs_dp(data: dict[str, dict[str, dict[int, float]]], path: Path) -> 
     kinds = list(data)
     fig, axes = plt.subplots(1, len(kinds), figsize=(6.0 * len(kinds) + 3.0, 6.0), squeeze=False, sharey=True)
     names = sorted({s for k in kinds for s in data[k]}, key=lambda s: SOLVERS.index(s) if s in SOLVERS else 99)
+    styles = solver_styles(names)
     for ax, kind in zip(axes[0], kinds):
         for solver in names:
             points = sorted(data[kind].get(solver, {}).items())
             if not points:
                 continue
-            ax.plot([n for n, _ in points], [t for _, t in points], FAMILY_STYLE[family(solver)],
-                    marker=solver_marker(solver),
-                    markersize=3, color=solver_colour(solver), label=solver, lw=2.2 if solver in (DP, "ilp-dp-rcfix-highs",
-                                                                                         "ilp-highs") else 1.2)
+            ax.plot([n for n, _ in points], [t for _, t in points], **styles[solver], markersize=3,
+                    lw=2.2 if solver in (DP, "ilp-dp-rcfix-highs", "ilp-highs") else 1.2)
         integer_log_axis(ax, [n for s in data[kind].values() for n in s])
         ax.set_yscale("log")
         ax.set_title(f"{kind} instances" + (" (n binned by tens)" if kind == "real" else ", m = round(0.45 n)"))

@@ -6,7 +6,7 @@ certificates, gaps, agreement; the statistics behind them are :mod:`compbench.ha
 >>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
 >>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
 >>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))  # nothing else to show
-['cactus.png', 'profile.png', 'runtime.png', 'speedup.png']
+['cactus.png', 'profile.png', 'runtime.png']
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from typing import Any, Iterable
 import numpy as np
 
 from .check import agreement_matrix
-from .stats import (annotate, is_exact, left_out_reason, profile_fractions, profile_ratios, scaling_fit,
-                    reference_solver, summarize, time_limit_of)
+from .stats import (FIT_MIN_PER_SIZE, annotate, disqualified, is_exact, left_out_reason, profile_fractions,
+                    profile_ratios, scaling_fit, reference_solver, summarize, time_limit_of)
 from .runfiles import load_runs, read_records
-from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, grid, integer_log_axis, name_missing,
-                     new_figure, note, save_figure, shared_legend, small_print, solver_style)
+from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
+                     labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
+                     solver_styles)
 
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
 THEORY = {"hook-dp": "3", "resource-dp": "5 (n^3 d^2)", "signature-dp": "6", "bisection": "3 per iteration",
@@ -63,64 +64,85 @@ def scaling_points(records: list[dict]) -> tuple[dict[int, np.ndarray], dict[int
     return times, counts
 
 
-def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    """Scaling: median time against n, a block of panels per kind, one panel per solver family (y shared in a
-    kind); the fastest exact solver of each panel (see ``stats.reference_solver``) bold."""
-    kinds = _kinds(results)
-    families = [f for f in FAMILY_STYLE if any(family(r["solver"]) == f for r in results)]
-    ncols = min(2, len(families))
-    per_kind = -(-len(families) // ncols)
-    fig, axes = grid(len(kinds) * per_kind, ncols, width=3.5, height=2.7)
-    limit = time_limit_of(results)
-    for block, kind in enumerate(kinds):
+FIT_MIN_SECONDS = 1e-3  # no exponent when every fitted median is below this: fixed costs and timer noise, not growth
+
+
+def runtime_fit(times: dict[int, np.ndarray]) -> tuple[float, float, float, int, int] | None:
+    """``stats.scaling_fit`` of a solver's times per n, or None when every median it fits is below FIT_MIN_SECONDS.
+
+    >>> runtime_fit({n: np.array([1e-7 * n ** 2] * 3) for n in (10, 20, 40, 80)}) is None  # 10 us to 0.6 ms
+    True
+    """
+    fit = scaling_fit(times)
+    if fit is None:
+        return None
+    fitted = [np.median(t) for n, t in times.items() if fit[3] <= n <= fit[4] and len(t) >= FIT_MIN_PER_SIZE]
+    return fit if max(fitted) >= FIT_MIN_SECONDS else None
+
+
+def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path, styles: dict[str, dict]) -> list[str]:
+    """Scaling: median time against n, a block of panels per kind, one panel per solver family with a point (y
+    shared in a kind); the fastest exact solver of each panel (see ``stats.reference_solver``) bold."""
+    panels: dict[str, list] = {}
+    dropped = []
+    for kind in _kinds(results):
         of_kind = [r for r in results if r.get("kind", "file") == kind]
-        panels = [axes[block * per_kind + i // ncols, i % ncols] for i in range(per_kind * ncols)]
-        for ax in panels[len(families):]:
-            ax.set_visible(False)
-        drawn = []
-        for ax, fam in zip(panels, families):
-            solvers = sorted({r["solver"] for r in of_kind if family(r["solver"]) == fam})
-            mine = [r for r in of_kind if r["solver"] in solvers]
+        for fam in FAMILY_STYLE:
+            mine = [r for r in of_kind if family(r["solver"]) == fam]
             rows = summarize(mine, infos)["solvers"] if mine else {}
-            fastest = reference_solver(rows)
-            missing, sizes = [], []
-            for solver in solvers:
+            lines, missing = {}, []
+            for solver in sorted(rows):
                 records = [r for r in mine if r["solver"] == solver]
                 times, _ = scaling_points(records)
-                if not times:
-                    missing.append(f"{solver} ({left_out_reason(records)})")
-                    continue
+                if times:
+                    lines[solver] = times
+                else:
+                    missing.append(f"{styles[solver]['label']} ({left_out_reason(records)})")
+            if lines:
+                panels.setdefault(kind, []).append((fam, lines, missing, rows))
+            elif missing:
+                dropped.append(f"no point in {FAMILY_TITLES[fam]}, {kind}: " + "; ".join(missing))
+    if not panels:
+        return []
+    ncols = min(2, max(map(len, panels.values())))
+    blocks = {kind: -(-len(kind_panels) // ncols) for kind, kind_panels in panels.items()}
+    fig, axes = grid(sum(blocks.values()), ncols, width=3.5, height=2.7)
+    limit = time_limit_of(results)
+    row = 0
+    for kind, kind_panels in panels.items():
+        block = list(axes[row:row + blocks[kind]].ravel())
+        row += blocks[kind]
+        for ax in block[len(kind_panels):]:
+            ax.set_visible(False)
+        for ax, (fam, lines, missing, rows) in zip(block, kind_panels):
+            fastest = reference_solver(rows)
+            for solver, times in lines.items():
                 ns = sorted(times)
-                sizes += ns
                 # an exponent only for exact solvers: an inexact one's unproven answers sit at the limit
-                fit = scaling_fit(times) if rows[solver]["exact"] else None
-                label = solver + ("" if rows[solver]["exact"] else " (inexact)")
+                fit = runtime_fit(times) if rows[solver]["exact"] else None
+                label = styles[solver]["label"] + ("" if rows[solver]["exact"] else " (inexact)")
                 if fit:
                     label += f": n^{fit[0]:.1f} [{fit[1]:.1f}, {fit[2]:.1f}]"
-                ax.plot(ns, [np.median(times[n]) for n in ns], **solver_style(solver), markersize=3,
-                        lw=2.2 if solver == fastest else 0.9, label=label)
+                ax.plot(ns, [np.median(times[n]) for n in ns], **{**styles[solver], "label": label}, markersize=3,
+                        lw=2.2 if solver == fastest else 0.9)
             ax.set_title(f"{FAMILY_TITLES[fam]}, {kind}")
             name_missing(ax, missing, label="n (tokens)")
             ax.set_ylabel("median seconds")
-            if sizes:
-                integer_log_axis(ax, sizes)
-                ax.set_yscale("log")
-                ax.grid(True, which="major", alpha=0.3)
-                drawn.append(ax)
-            else:
-                note(ax, "no size with more than half solved")
+            ax.set_yscale("log")
+            ax.grid(True, which="major", alpha=0.3)
             small_print(ax, legend=False)
-        if drawn:  # one scale per kind: every size of the kind, times up to the limit (dotted)
-            low = min(ax.get_ylim()[0] for ax in drawn)
-            high = max([ax.get_ylim()[1] for ax in drawn] + [1.6 * limit if limit else 0])
-            for ax in drawn:
-                all_sizes = [r["n"] for r in of_kind if r["n"] > 0]
-                integer_log_axis(ax, all_sizes)
-                ax.set_xlim(min(all_sizes) / 1.08, max(all_sizes) * 1.08)
-                ax.set_ylim(low, high)
-                if limit:
-                    ax.axhline(limit, color="gray", lw=0.6, ls=(0, (1, 2)))
-                ax.legend(fontsize=5, loc="best", handlelength=2.5, framealpha=0.85)
+        drawn = block[:len(kind_panels)]  # one scale per kind: every size of the kind, times up to the limit
+        low = min(ax.get_ylim()[0] for ax in drawn)
+        high = max([ax.get_ylim()[1] for ax in drawn] + [1.6 * limit if limit else 0])
+        all_sizes = [r["n"] for r in results if r.get("kind", "file") == kind and r["n"] > 0]
+        for ax in drawn:
+            integer_log_axis(ax, all_sizes)
+            ax.set_xlim(min(all_sizes) / 1.08, max(all_sizes) * 1.08)
+            ax.set_ylim(low, high)
+            if limit:
+                labelled_line(ax, limit, f"time limit {limit:g} s")
+            ax.legend(fontsize=5, loc="best", handlelength=2.5, framealpha=0.85)
+    figure_note(fig, dropped)
     return save_figure(fig, out, "runtime")
 
 
@@ -137,15 +159,19 @@ def profile_matrix(records: list[dict], solvers: list[str]) -> tuple[np.ndarray,
     return times, instances
 
 
-def _profile_solvers(records: list[dict], infos: dict[str, dict]) -> tuple[list[str], list[str]]:
-    """The exact solvers that ran at least one of the records' instances, and notes naming the others with the
-    reason (and the solvers unsupported on some instances, which count as unsolved there; skipped ones always do)."""
+def _profile_solvers(records: list[dict], infos: dict[str, dict],
+                     wrong: dict[str, dict]) -> tuple[list[str], list[str]]:
+    """The exact solvers that ran at least one of the records' instances and are not disqualified (``wrong``: see
+    ``stats.disqualified``), and notes naming the others with the reason (and the solvers unsupported on some
+    instances, which count as unsolved there; skipped ones always do)."""
     solvers = sorted({r["solver"] for r in records}, key=family_order)
     shown, inexact, left, partly = [], [], [], []
     for solver in solvers:
         mine = [r for r in records if r["solver"] == solver]
         unsupported = sum(r["outcome"] == "unsupported" for r in mine)
-        if not is_exact(solver, infos):
+        if solver in wrong:
+            left.append(f"{solver} (disqualified: {wrong[solver]['wrong']} wrong)")
+        elif not is_exact(solver, infos):
             inexact.append(solver)
         elif all(r["counted"] is None for r in mine):
             left.append(f"{solver} ({left_out_reason(mine)})")
@@ -159,54 +185,78 @@ def _profile_solvers(records: list[dict], infos: dict[str, dict]) -> tuple[list[
     return shown, notes
 
 
-def plot_profile(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    """Dolan-More performance profiles of the exact solvers, one panel per kind."""
-    kinds = _kinds(results)
-    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
-    for ax, kind in zip(axes[0], kinds):
+MARK_EVERY = 0.08  # markers on a long curve: one per this fraction of the panel's diagonal
+
+
+def plot_profile(results: list[dict], infos: dict[str, dict], out: Path, styles: dict[str, dict]) -> list[str]:
+    """Dolan-More performance profiles of the exact solvers not disqualified, one panel per kind where one solved an
+    instance."""
+    wrong = disqualified(results)
+    panels, dropped = [], []
+    for kind in _kinds(results):
         records = [r for r in results if r.get("kind", "file") == kind]
-        solvers, left = _profile_solvers(records, infos)
+        solvers, left = _profile_solvers(records, infos, wrong)
         times, instances = profile_matrix(records, solvers)
+        if np.isfinite(times).any():
+            panels.append((kind, solvers, left, times, instances))
+        else:
+            dropped.append(f"no profile for {kind}: " + "; ".join(left + [f"{', '.join(solvers)} solved none"]))
+    if not panels:
+        return []
+    fig, axes = grid(1, len(panels), width=3.4, height=3.0)
+    for ax, (kind, solvers, left, times, instances) in zip(axes[0], panels):
         ratios = profile_ratios(times)
         finite = ratios[np.isfinite(ratios)]
         top = max(2.0, float(finite.max()) * 1.5) if finite.size else 2.0
         taus = np.unique(np.concatenate([[1.0, top], finite]))
         fractions = profile_fractions(ratios, taus)
         for j, solver in enumerate(solvers):
-            ax.step(taus, fractions[j], where="post", **{**solver_style(solver), "marker": None}, lw=1.0,
-                    label=solver)
+            ax.step(taus, fractions[j], where="post", **styles[solver], markevery=MARK_EVERY, markersize=3, lw=1.0)
         ax.set_xscale("log", base=2)
         ax.set_xlim(1.0, top)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel(f"fraction of the {len(instances)} instances")
         _finish_panel(ax, f"performance profile, {kind}", left, "not in the profile",
                       "τ: time within a factor τ of the best")
-    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    shared_legend(fig, axes, ncol=3 if len(panels) == 1 else 6)
+    figure_note(fig, dropped)
     return save_figure(fig, out, "profile")
 
 
-def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
-    """Instances solved within t seconds against t (an ECDF of solved times), exact solvers, one panel per kind."""
-    kinds = _kinds(results)
-    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
+def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path, styles: dict[str, dict]) -> list[str]:
+    """Instances solved within t seconds against t (an ECDF of solved times), exact solvers not disqualified, one
+    panel per kind where one solved an instance."""
+    wrong = disqualified(results)
     limit = time_limit_of(results)
-    for ax, kind in zip(axes[0], kinds):
+    panels, dropped = [], []
+    for kind in _kinds(results):
         records = [r for r in results if r.get("kind", "file") == kind]
-        solvers, left = _profile_solvers(records, infos)
+        solvers, left = _profile_solvers(records, infos, wrong)
+        solved = {s: np.sort([r["counted"] for r in records if r["solver"] == s and r["outcome"] == "solved"])
+                  for s in solvers}
+        left += [f"{s} (none solved)" for s, t in solved.items() if not t.size]
+        solved = {s: t for s, t in solved.items() if t.size}
+        if solved:
+            panels.append((kind, records, solved, left))
+        else:
+            dropped.append(f"no cactus for {kind}: " + "; ".join(left))
+    if not panels:
+        return []
+    fig, axes = grid(1, len(panels), width=3.4, height=3.0)
+    for ax, (kind, records, solved, left) in zip(axes[0], panels):
         total = len({r["instance"] for r in records})
-        for solver in solvers:
-            t = np.sort([r["counted"] for r in records if r["solver"] == solver and r["outcome"] == "solved"])
-            if t.size:
-                ax.step(np.concatenate([t, [limit or t[-1]]]), np.concatenate([np.arange(1, t.size + 1), [t.size]]),
-                        where="post", **{**solver_style(solver), "marker": None}, lw=1.0, label=solver)
-        ax.axhline(total, color="gray", lw=0.6, ls=(0, (1, 2)))
+        for solver, t in solved.items():
+            ax.step(np.concatenate([t, [limit or t[-1]]]), np.concatenate([np.arange(1, t.size + 1), [t.size]]),
+                    where="post", **styles[solver], markevery=MARK_EVERY, markersize=3, lw=1.0)
+        labelled_line(ax, total, f"all {total} instances")
         if limit:
-            ax.axvline(limit, color="gray", lw=0.6, ls=(0, (1, 2)))
+            labelled_line(ax, limit, f"time limit {limit:g} s", vertical=True)
         ax.set_xscale("log")
         ax.set_ylabel(f"instances solved (of {total})")
         ax.yaxis.get_major_locator().set_params(integer=True)
         _finish_panel(ax, f"solved within t, {kind}", left, "not drawn", "t: seconds (setup + solve)")
-    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    shared_legend(fig, axes, ncol=3 if len(panels) == 1 else 6)
+    figure_note(fig, dropped)
     return save_figure(fig, out, "cactus")
 
 
@@ -220,12 +270,13 @@ def _finish_panel(ax: Any, title: str, left: list[str], what: str, xlabel: str) 
 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
     """The default speed-up baseline: the fastest exact ILP (see ``stats.reference_solver``); without an ILP, the
-    exact solver with the highest SGM."""
+    exact solver not disqualified with the highest SGM."""
     rows = summarize(results, infos)["solvers"]
     ilp = reference_solver({s: row for s, row in rows.items() if family(s) in ("ilp", "ilp-dp")})
     if ilp is not None:
         return ilp
-    exact = {s: row["sgm_seconds"] for s, row in rows.items() if row["exact"] and row["sgm_seconds"] is not None}
+    exact = {s: row["sgm_seconds"] for s, row in rows.items()
+             if row["exact"] and not row["disqualified"] and row["sgm_seconds"] is not None}
     return max(exact, key=exact.get) if exact else None
 
 
@@ -240,41 +291,55 @@ def speedups(records: list[dict], baseline: str) -> dict[str, dict[int, list[flo
     return out
 
 
-def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, baseline: str | None = None) -> list[str]:
-    """Median speed-up of each exact solver over one baseline per n, one panel per kind; a hollow marker where a
-    line stops before the panel's largest size."""
+def hollow_key(ax: Any, text: str) -> None:
+    """A legend entry saying what a hollow marker means."""
+    ax.plot([], [], marker="o", markerfacecolor="none", markersize=6, color="gray", lw=0, label=text)
+
+
+def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, styles: dict[str, dict],
+                 baseline: str | None = None) -> list[str]:
+    """Median speed-up of each exact solver not disqualified over one baseline per n, one panel per kind with a
+    ratio; a hollow marker where a line stops before the panel's largest size."""
     baseline = baseline or speedup_baseline(results, infos)
-    kinds = _kinds(results)
-    fig, axes = grid(1, len(kinds), width=3.4, height=3.0)
-    for ax, kind in zip(axes[0], kinds):
+    wrong = disqualified(results)
+    panels, dropped = [], []
+    for kind in _kinds(results):
         records = [r for r in results if r.get("kind", "file") == kind]
         ratios = speedups(records, baseline) if baseline else {}
-        solvers, left = _profile_solvers([r for r in records if r["solver"] != baseline], infos)
+        solvers, left = _profile_solvers([r for r in records if r["solver"] != baseline], infos, wrong)
         left = [s for s in left if "counted unsolved" not in s]  # the speed-up leaves them out
-        last = max((n for r in ratios.values() for n in r), default=None)
+        left += [f"{s} (no instance the baseline solved)" for s in solvers if not ratios.get(s)]
+        solvers = [s for s in solvers if ratios.get(s)]
+        if solvers:
+            panels.append((kind, ratios, solvers, left))
+        else:
+            dropped.append(f"no speed-up over {baseline} for {kind}: " + "; ".join(left))
+    if not panels:
+        return []
+    fig, axes = grid(1, len(panels), width=3.4, height=3.0)
+    hollow = False
+    for ax, (kind, ratios, solvers, left) in zip(axes[0], panels):
+        last = max(n for s in solvers for n in ratios[s])
         for solver in solvers:
-            if not ratios.get(solver):
-                left.append(f"{solver} (no instance the baseline solved)")
-                continue
             ns = sorted(ratios[solver])
-            style = solver_style(solver)
-            ax.plot(ns, [np.median(ratios[solver][n]) for n in ns], **style, markersize=3, lw=1.0, label=solver)
+            style = styles[solver]
+            ax.plot(ns, [np.median(ratios[solver][n]) for n in ns], **style, markersize=3, lw=1.0)
             if ns[-1] != last:  # where the line stops: a large hollow marker
                 ax.plot(ns[-1:], [np.median(ratios[solver][ns[-1]])], marker=style["marker"], markersize=8,
-                        markerfacecolor="none", color=style["color"], lw=0)
-        ax.axhline(1.0, color="gray", lw=0.8)
-        sizes = sorted({n for r in ratios.values() for n in r})
-        if sizes:
-            integer_log_axis(ax, sizes)
-            ax.set_yscale("log")
-        else:
-            note(ax, "no instance solved by the baseline")
+                        markerfacecolor="none", color=style["color"], alpha=style.get("alpha"), lw=0)
+                hollow = True
+        labelled_line(ax, 1.0, f"as fast as {baseline}")
+        integer_log_axis(ax, [n for s in solvers for n in ratios[s]])
+        ax.set_yscale("log")
         ax.set_ylabel(f"time({baseline}) / time(solver)")
         ax.set_title(f"speed-up over {baseline}, {kind}")
         ax.grid(True, which="major", alpha=0.3)
         name_missing(ax, left, "not drawn", "n (tokens)")
         small_print(ax, legend=False)
-    shared_legend(fig, axes, ncol=3 if len(kinds) == 1 else 6)
+    if hollow:
+        hollow_key(axes[0, 0], "hollow: a line's last size, short of the largest")
+    shared_legend(fig, axes, ncol=3 if len(panels) == 1 else 6)
+    figure_note(fig, dropped)
     return save_figure(fig, out, "speedup")
 
 
@@ -307,42 +372,41 @@ def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
     return certs, iters
 
 
-def plot_certificates(results: list[dict], out: Path) -> list[str]:
+def plot_certificates(results: list[dict], out: Path, styles: dict[str, dict]) -> list[str]:
     """Per solver and n, how many instances were certified (markers labelled k/N, no line: a few instances per size
-    are counts, not a curve) and the median iterations; nothing is drawn when no solver reported either."""
+    are counts, not a curve) and the median iterations, a panel for each reported; nothing is drawn when no solver
+    reported either."""
     certs, iters = certificate_stats(results)
-    if not certs and not iters:
+    panels = [(data, title, ylabel) for data, title, ylabel in (
+        (certs, "certified: the solver's own bound proves\nits answer optimal (k of N beside each marker)",
+         "certified (% of the instances of that size)"),
+        (iters, "iterations per size", "iterations (median per size)")) if data]
+    if not panels:
         return []
-    fig, axes = grid(1, 2, width=3.6, height=2.8)
-    left, right = axes[0]
-    solvers = sorted(set(certs) | set(iters))
-    for ax, data in ((left, certs), (right, iters)):
+    fig, axes = grid(1, len(panels), width=3.6, height=2.8)
+    for ax, (data, title, ylabel) in zip(axes[0], panels):
+        solvers = sorted(data, key=family_order)
         sizes = sorted({n for s in data.values() for n in s})
         step = min(np.diff(np.log(sizes)), default=0.3) * 0.6 / max(1, len(solvers))  # dodge solvers apart in n
         for i, solver in enumerate(solvers):
-            if solver not in data:
-                continue
             ns = sorted(data[solver])
             xs = [n * math.exp(step * (i - (len(solvers) - 1) / 2)) for n in ns]
-            style = {**solver_style(solver), "linestyle": "none"}
+            style = {**styles[solver], "linestyle": "none"}
             if data is certs:
                 ys = [100.0 * np.mean(data[solver][n]) for n in ns]
-                ax.plot(xs, ys, **style, markersize=4, label=solver)
+                ax.plot(xs, ys, **style, markersize=4)
                 for x, y, n in zip(xs, ys, ns):
                     ax.annotate(f"{sum(data[solver][n])}/{len(data[solver][n])}", (x, y), xytext=(0, 4 + 6 * (i % 3)),
                                 textcoords="offset points", fontsize=5, ha="center", color=style["color"])
+                ax.set_ylim(-8, 118)
             else:
-                ax.plot(xs, [np.median(data[solver][n]) for n in ns], **style, markersize=4, label=solver)
-        if not data:
-            note(ax, "no solver reported this")
-            continue
+                ax.plot(xs, [np.median(data[solver][n]) for n in ns], **style, markersize=4)
         integer_log_axis(ax, sizes)
+        ax.set_title(title)
         ax.set_xlabel("n (tokens)")
+        ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         small_print(ax)
-    left.set_ylabel("certified (% of the instances of that size)")
-    right.set_ylabel("iterations (median per size)")
-    left.set_ylim(-8, 118)
     return save_figure(fig, out, "certificates")
 
 
@@ -365,7 +429,7 @@ def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dic
     return gaps
 
 
-def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[str]:
+def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path, styles: dict[str, dict]) -> list[str]:
     """Objective gaps of the answers not proven optimal (mean per size: line; largest: hollow marker); nothing is
     drawn when there is none."""
     gaps = {s: sizes for s, sizes in objective_gaps(results, infos).items()
@@ -376,11 +440,13 @@ def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[st
     ax = axes[0, 0]
     for solver, sizes in sorted(gaps.items(), key=lambda item: family_order(item[0])):
         ns = sorted(sizes)
-        style = solver_style(solver)
-        ax.plot(ns, [np.mean(sizes[n]) for n in ns], **style, markersize=3, lw=1.0, label=solver)
+        style = styles[solver]
+        ax.plot(ns, [np.mean(sizes[n]) for n in ns], **style, markersize=3, lw=1.0)
         ax.plot(ns, [np.max(sizes[n]) for n in ns], marker=style["marker"], markerfacecolor="none", markersize=5,
-                color=style["color"], lw=0)
+                color=style["color"], alpha=style.get("alpha"), lw=0)
+    hollow_key(ax, "hollow: the largest gap of a size (line: the mean)")
     integer_log_axis(ax, [n for s in gaps.values() for n in s])
+    ax.set_title("gaps of answers not proven optimal")
     ax.set_xlabel("n (tokens)")
     ax.set_ylabel("(optimum - value) / max(1, |optimum|)")
     ax.grid(True, alpha=0.3)
@@ -389,23 +455,23 @@ def plot_gaps(results: list[dict], infos: dict[str, dict], out: Path) -> list[st
     return save_figure(fig, out, "gap")
 
 
-def plot_agreement(results: list[dict], out: Path) -> list[str]:
+def plot_agreement(results: list[dict], out: Path, styles: dict[str, dict]) -> list[str]:
+    """Per pair of solvers, the share of the instances both claimed optimal with equal objectives; nothing is drawn
+    when every claim agrees."""
     solvers, both, agree = agreement_matrix(results)
     if not solvers or np.array_equal(agree, both):  # nothing disagrees: the report says so in one line
         return []
     fig, (ax,) = new_figure("Agreement of optimal claims: share of common instances with equal objectives")
-    if solvers:
-        rate = np.divide(agree, both, out=np.full(both.shape, np.nan), where=both > 0)
-        image = ax.imshow(rate, vmin=0.0, vmax=1.0, cmap="RdYlGn")
-        ax.set_xticks(range(len(solvers)), solvers, rotation=45, ha="right", fontsize=8)
-        ax.set_yticks(range(len(solvers)), solvers, fontsize=8)
-        for i in range(len(solvers)):
-            for j in range(len(solvers)):
-                text = f"{agree[i, j]}/{both[i, j]}" if both[i, j] else "-"
-                ax.text(j, i, text, ha="center", va="center", fontsize=7)
-        fig.colorbar(image, ax=ax, label="agreeing share")
-    else:
-        note(ax, "no optimal claims in these runs")
+    rate = np.divide(agree, both, out=np.full(both.shape, np.nan), where=both > 0)
+    image = ax.imshow(rate, vmin=0.0, vmax=1.0, cmap="RdYlGn")
+    names = [styles[s]["label"] for s in solvers]
+    ax.set_xticks(range(len(solvers)), names, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(solvers)), names, fontsize=8)
+    for i in range(len(solvers)):
+        for j in range(len(solvers)):
+            text = f"{agree[i, j]}/{both[i, j]}" if both[i, j] else "-"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+    fig.colorbar(image, ax=ax, label="agreeing share")
     return save_figure(fig, out, "agreement")
 
 
@@ -447,6 +513,8 @@ def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
                 ax.annotate(name, (x, f1), fontsize=6.5, xytext=(4, -9 + 6 * (rank % 4)), textcoords="offset points",
                             color=colour)
                 labelled.add(ax)
+    rate_ax.set_title("F1 against compression rate")
+    time_ax.set_title("F1 against time per sentence")
     rate_ax.set_xlabel("compression rate (kept / original tokens)")
     time_ax.set_xlabel("mean ms per sentence (log)")
     time_ax.set_xscale("log")
@@ -477,11 +545,12 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
         for ext in ("png", "svg"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
     judged = annotate(results)
-    written += plot_profile(judged, infos, out)
-    written += plot_cactus(judged, infos, out)
-    written += plot_runtime(judged, infos, out)
-    written += plot_speedup(judged, infos, out, baseline)
-    written += plot_certificates(results, out)
-    written += plot_gaps(results, infos, out)
-    written += plot_agreement(results, out)
+    styles = solver_styles({r["solver"] for r in results}, disqualified(judged))  # one look in every figure
+    written += plot_profile(judged, infos, out, styles)
+    written += plot_cactus(judged, infos, out, styles)
+    written += plot_runtime(judged, infos, out, styles)
+    written += plot_speedup(judged, infos, out, styles, baseline)
+    written += plot_certificates(results, out, styles)
+    written += plot_gaps(results, infos, out, styles)
+    written += plot_agreement(results, out, styles)
     return written

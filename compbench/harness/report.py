@@ -41,7 +41,7 @@ CAPTIONS = {
                "of the size's instances were solved (unsolved counted at the limit, so the median is a solved "
                "time); the fastest exact solver of a panel (lowest SGM) is bold; the dotted line is the limit.  An "
                "exponent n^k [95% bootstrap interval] is given only when fitted over at least 4 sizes spanning a "
-               "factor 2 in n, each with at least 3 instances.  Timeouts and other unsolved instances per size: "
+               "factor 2 in n, each with at least 3 instances, and some fitted median reaches 1 ms.  Timeouts and other unsolved instances per size: "
                "the table 'Per solver and size'.  Solvers without a point are named in the panel with the reason.",
     "speedup": "Median of time(baseline) / time(solver) per size over the instances the baseline solved, the "
                "solver's unsolved ones counted at the limit (a timeout costs; a ratio is then at most what it would "
@@ -53,7 +53,9 @@ CAPTIONS = {
     "agreement": "For each pair of solvers, the share of the instances where both claimed optimal on which the "
                  "objectives agree.",
 }
-NOT_DRAWN = {"certificates": "No Lagrangian solver reported certificates or iterations in these runs.",
+NOT_DRAWN = {"speedup": "No exact solver besides the baseline has an instance the baseline solved: no speed-up to "
+                        "plot.",
+             "certificates": "No Lagrangian solver reported certificates or iterations in these runs.",
              "gap": "Every answer with a known optimum was proven optimal or matched it: no gap to plot.",
              "agreement": "Every optimal claim agrees with every other on the instances they share: no heat map "
                           "to draw."}
