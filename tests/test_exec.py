@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -292,7 +293,10 @@ def test_bench_records_an_exec_solver_under_its_name(tmp_path: Path, monkeypatch
     assert len(mine) == 2 and all(r["status"] == "optimal" and r["validity"] == "ok" for r in mine)
     assert len(results) == 4
     assert main(["report", "run.jsonl", "--out", "report"]) == 0
-    assert "| exec:./bf | yes |" in (tmp_path / "report" / "README.md").read_text()
+    readme = (tmp_path / "report" / "README.md").read_text()
+    assert "| exec:./bf | yes |" in readme
+    sha256 = hashlib.sha256((tmp_path / "bf").read_bytes()).hexdigest()
+    assert f"| exec:./bf | program `{tmp_path / 'bf'}` | `{sha256}` |" in readme  # the program the name resolved to
 
 
 def test_the_readme_exec_example_runs(tmp_path: Path) -> None:

@@ -6,8 +6,12 @@ Misbehaving solvers are installed the way a third party would install them: a mo
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import re
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +26,10 @@ import pytest
 
 import compbench
 from compbench.cli import main
+from compbench.harness.plots import load_runs, solver_infos
+from compbench.harness.report import CSV_COLUMNS, summary_tex
 from compbench.harness.runfiles import read_records
+from compbench.harness.stats import summarize
 from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 
 PLUGIN = textwrap.dedent('''
@@ -412,6 +419,98 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert "| greedy | 12 | 0 | 11 | 0 | 1 |" in readme  # its wrong optimal claim: contradicted, not proof
 
 
+ODD = {"greedy": "gr_e&e%d#y$|x", "lagr": "exec:/opt/my solver", "ilp-x": "ilp-x[t=1]"}  # LaTeX's and Markdown's
+
+
+def paper_run(path: Path) -> None:
+    """The synthetic run with solver names that LaTeX and Markdown must escape, the provenance of a run of today
+    (commit, machine, load, distributions, an exec: program) and an end record."""
+    synthetic_run(path)
+    text = path.read_text()
+    for old, new in ODD.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    env, *rest = text.splitlines(keepends=True)
+    env = {**json.loads(env), "command": "compbench bench --solvers 'a b'", "compbench": "0.1.0",
+           "git": {"commit": "a" * 40, "dirty": True}, "cpu": "Test CPU", "cpu_count": 8, "memory_mb": 16384,
+           "load_average": [1.0, 2.0, 3.0],
+           "solver_distributions": {ODD["greedy"]: {"distribution": "my-plugin", "version": "2.0"},
+                                    "ilp-x": {"distribution": "compbench", "version": "0.1.0"}},
+           "programs": {ODD["lagr"]: {"path": "/opt/my solver", "sha256": "ab" * 32}}}
+    end = {"type": "end", "ended": "today", "load_average": [0.5, 0.25, 0.125], "interrupted": False}
+    path.write_text(json.dumps(env) + "\n" + "".join(rest) + json.dumps(end) + "\n")
+
+
+def test_report_tables_for_a_paper_and_provenance(tmp_path: Path) -> None:
+    run = tmp_path / "my run.jsonl"
+    paper_run(run)
+    out = tmp_path / "report"
+    assert main(["report", str(run), "--out", str(out), "--shift", "0.01"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "plots", "summary.csv", "summary.json",
+                                                     "summary.tex"]  # no temporary file left
+    with open(out / "summary.csv", newline="") as f:
+        rows = {row["solver"]: row for row in csv.DictReader(f)}
+        f.seek(0)
+        assert next(csv.reader(f)) == list(CSV_COLUMNS)
+    assert set(rows) == {"dp", *ODD.values()}
+    dp = rows["dp"]
+    assert float(dp.pop("sgm_seconds")) > 0 and float(dp.pop("par2_seconds")) > 0
+    assert dp == {"solver": "dp", "exact": "true", "disqualified": "false", "solved": "12", "total": "12",
+                  "shift_seconds": "0.01", "sgm_scaled": "1.0", "timeouts": "0", "errors": "0", "wrong": "0"}
+    greedy = rows[ODD["greedy"]]  # inexact, one wrong optimal claim: disqualified, never scaled
+    assert (greedy["exact"], greedy["disqualified"], greedy["wrong"], greedy["sgm_scaled"]) == ("false", "true", "1",
+                                                                                                "")
+    tex = (out / "summary.tex").read_text()
+    columns = re.search(r"\\begin\{tabular\}\{(\w+)\}", tex).group(1)
+    table = tex[tex.index(r"\toprule"):tex.index(r"\bottomrule")].splitlines()
+    body = [line for line in table if line.endswith(r"\\")]
+    assert len(body) == 1 + 4 and r"\midrule" in table[3:]  # the header, 4 solvers; inexact greedy below a rule
+    assert all(len(re.findall(r"(?<!\\)&", line)) == len(columns) - 1 for line in body), body
+    depth = 0
+    for char in re.sub(r"\\[{}]", "", tex):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        assert depth >= 0
+    assert depth == 0
+    assert r"gr\_e\&e\%d\#y\$\textbar{}x$^\dagger$ & 0/12 & " in tex and "ilp-x[t=1] & 9/12 & " in tex
+    assert r"gr\_e\&e\%d\#y\$\textbar{}x disqualified: 1 wrong answer (" in tex
+    assert r"Solver & Solved & SGM (shift 10~ms) & PAR-2 & Scaled SGM \\" in tex
+    assert ("Time limit 5 s per solve" in tex and "shift 10 ms" in tex and "agrees with the reference optimum" in tex
+            and "Machine: Test CPU, 8 logical cores, 16.0 GiB memory." in tex)
+    readme = (out / "README.md").read_text()
+    assert "compbench bench --solvers 'a b'\n" + shlex.join(["compbench", "report", str(run), "--out", str(out),
+                                                             "--shift", "0.01"]) in readme
+    assert ("compbench 0.1.0, commit `" + "a" * 40 + "` (dirty tree: uncommitted changes); machine: Test CPU, 8 "
+            "logical cores, 16.0 GiB memory; load average (1, 5, 15 min) 1.0, 2.0, 3.0 at the start, 0.5, 0.25, "
+            "0.125 at the end (today)") in readme
+    assert "| gr_e&e%d#y$\\|x | my-plugin | 2.0 |" in readme and "| ilp-x[t=1] | compbench | 0.1.0 |" in readme
+    assert f"| exec:/opt/my solver | program `/opt/my solver` | `{'ab' * 32}` |" in readme
+    assert "| dp | not recorded | - |" in readme
+    cells = None  # every Markdown table row has as many cells as its table's header: the | in a name escaped
+    for line in readme.splitlines():
+        bars = len(re.findall(r"(?<!\\)\|", line))
+        if line.startswith("|---"):
+            cells = bars
+        elif line.startswith("|") and cells is not None:
+            assert bars == cells, line
+        elif not line.startswith("|"):
+            cells = None
+
+
+def test_summary_tex_compiles(tmp_path: Path) -> None:
+    latex = shutil.which("pdflatex") or shutil.which("lualatex")
+    if latex is None:
+        pytest.skip("neither pdflatex nor lualatex is installed: summary.tex is checked by its structure only")
+    run = tmp_path / "run.jsonl"
+    paper_run(run)
+    raw, environments = load_runs([run])
+    (tmp_path / "summary.tex").write_text(summary_tex(summarize(raw, solver_infos(environments)), 12, environments))
+    (tmp_path / "paper.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                        "\\input{summary.tex}\n\\end{document}\n")
+    done = subprocess.run([latex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "Missing character" not in (tmp_path / "paper.log").read_text()  # every special character escaped
+
+
 def test_solved_means_validated_in_bench_report_and_summary(plugins: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
     """A plug-in that claims infeasible wrongly and one that returns invalid trees: never solved, anywhere."""
@@ -433,6 +532,11 @@ def test_solved_means_validated_in_bench_report_and_summary(plugins: Path, tmp_p
     assert set(liar) == set(oracle)  # the same keys for every solver
     readme = (tmp_path / "report" / "README.md").read_text()
     assert "| claims-infeasible | yes | - (?) | 4 | 0 | 0 | 0 | 0 | 4 | - |" in readme
+    assert "| claims-infeasible | misbehaving-solvers | 0.1 |" in readme  # a plug-in's distribution
+    assert "| brute-force | compbench | " + compbench.__version__ + " |" in readme
+    csv_text = (tmp_path / "report" / "summary.csv").read_text()
+    assert "\nclaims-infeasible,true,true,0,4," in csv_text and csv_text.endswith(",0,0,4\n")
+    assert "claims-infeasible$^\\dagger$ & 0/4 &" in (tmp_path / "report" / "summary.tex").read_text()
 
 
 def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

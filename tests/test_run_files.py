@@ -4,6 +4,7 @@ writer), Dask's share of memory, the demo's output directory, and the edges a ne
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import time
@@ -41,6 +42,23 @@ def test_the_header_records_what_results_depend_on(tmp_path: Path) -> None:
     assert len(header["load_average"]) == 3 and len(end["load_average"]) == 3
     assert header["settings"]["sizes"] == [4] and header["settings"]["slots"] == 1
     assert end["counts"] == {"optimal": 1} and end["interrupted"] is False
+    assert header["solver_distributions"]["brute-force"] == {"distribution": "compbench",
+                                                             "version": compbench.__version__}
+    assert header["solver_distributions"]["ilp-highs"]["distribution"] == "compbench"  # from the ilp* provider
+
+
+def test_the_header_records_exec_programs_and_a_quoted_command(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    program = tmp_path / "my solver.sh"
+    program.write_text("#!/bin/sh\nexit 1\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["compbench", "bench", "--solvers", "exec:my solver.sh,exec:gone", "--out", "a&b"])
+    header = runfiles.environment({"solvers": ["exec:my solver.sh", "exec:gone", "brute-force"]})
+    assert header["command"] == "compbench bench --solvers 'exec:my solver.sh,exec:gone' --out 'a&b'"
+    assert header["programs"] == {
+        "exec:my solver.sh": {"path": str(program), "sha256": hashlib.sha256(program.read_bytes()).hexdigest()},
+        "exec:gone": {"path": None, "sha256": None}}
 
 
 def test_the_git_commit_is_fast_and_silent_without_git_or_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -95,18 +95,6 @@ def positive_seconds(value: str) -> float:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
-    out = Path(path)
-    partial = out.with_name(f".{out.name}.partial{out.suffix}")
-    try:
-        yield partial
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
 def stdout_to_stderr() -> Iterator[None]:
     """Send everything written to file descriptor 1 (C libraries' banners included) to stderr for a while."""
     sys.stdout.flush()

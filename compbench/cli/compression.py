@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from .. import progress
-from .common import (DEFAULT_SOLVER, Later, UsageError, atomic_output, load_solver, output_path, positive_seconds,
+from ..io import atomic_output
+from .common import (DEFAULT_SOLVER, Later, UsageError, load_solver, output_path, positive_seconds,
                      read_model, stdout_to_stderr)
 
 

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from .. import progress
-from .common import UsageError, atomic_output, load_solver, output_directory, stdout_to_stderr
+from ..io import atomic_output
+from .common import UsageError, load_solver, output_directory, stdout_to_stderr
 
 # The ILP solver whose model each formulation writes, and the exact DP that certifies each instance's optimum.
 EXPORTERS = {"joint": "ilp-highs", "dp": "ilp-dp-highs"}

@@ -10,7 +10,8 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import progress
-from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, atomic_output, load_solver,
+from ..io import atomic_output
+from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, load_solver,
                      output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
                      stdout_to_stderr)
 

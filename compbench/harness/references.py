@@ -28,8 +28,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from compbench.agreement import Judgement, Reference, Verdict, validate, verdict
-from compbench.io import instance_hash
+from compbench.agreement import Judgement, Reference, verdict
+from compbench.io import atomic_output, instance_hash
 from compbench.problem import Problem, Status
 from compbench.records import decode_number, encode_number, record_solution
 
@@ -149,13 +149,9 @@ def _method_version(name: str) -> dict[str, Any]:
 def write_solu(path: str | os.PathLike, table: dict[str, Any], instances: str | os.PathLike) -> Path:
     """Write a certify table beside its instance file, whole or not at all (a temporary name, then a rename)."""
     path = Path(path)
-    data = {**table, "instances": Path(instances).name}
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_output(path) as partial:
+        partial.write_text(json.dumps({**table, "instances": Path(instances).name}, indent=1, allow_nan=False)
+                           + "\n", encoding="utf-8")
     return path
 
 
@@ -272,7 +268,3 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
                              second_opinion=bool(provers - {r["solver"]}))
     return out  # type: ignore[return-value]
-
-
-__all__ = ["Judgement", "Reference", "Verdict", "certify", "compute_references", "judge_records", "read_solu",
-           "run_references", "solu_path", "validate", "write_solu"]

@@ -1,4 +1,5 @@
-"""``reports/README.md`` from run files: tables per solver and size, the plots, the environment, how to reproduce.
+"""``reports/README.md`` from run files: tables per solver and size, the plots, the provenance, how to reproduce; the
+summary for a paper as ``summary.csv`` and a booktabs table ``summary.tex``.
 
 >>> import tempfile, os
 >>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
@@ -11,6 +12,8 @@ True
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -21,8 +24,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from compbench.io import atomic_output
+
 from .plots import certificate_stats, plot_runs, solver_infos, speedup_baseline, theory
-from .runfiles import load_runs
+from .runfiles import load_runs, read_records
 from .stats import LEFT_OUT, annotate, runtime, summary_by_kind
 
 PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved within a time"),
@@ -61,6 +66,11 @@ NOT_DRAWN = {"speedup": "No exact solver besides the baseline has an instance th
                           "to draw."}
 
 
+def _cell(text: Any) -> str:
+    """``text`` for a Markdown table cell: a ``|`` escaped so that it does not end the cell."""
+    return str(text).replace("|", "\\|")
+
+
 def _seconds(value: float) -> str:
     if value >= 100:
         return f"{value:.0f} s"
@@ -89,7 +99,7 @@ def size_table(results: list[dict]) -> list[str]:
         extra = [memory_growth(r) for r in records
                  if "peak_memory_mb" in r and "memory_before_mb" in r and r.get("peak_memory_scope") == "solve"]
         lines.append(
-            f"| {solver} | " + (f"{kind} | " if several else "") + f"{n} | {len(records)} | "
+            f"| {_cell(solver)} | " + (f"{kind} | " if several else "") + f"{n} | {len(records)} | "
             f"{_seconds(float(np.median(times))) if times else '-'} | {count('solved')} | {count('timeout')} | "
             f"{count('skipped')} | {count('error', 'invalid', 'contradicted', 'unproven')} | "
             f"{f'{sum(cert)}/{len(cert)}' if cert else '-'} | "
@@ -122,8 +132,9 @@ def solver_table(results: list[dict], infos: dict[str, dict]) -> list[str]:
         solved = [r["n"] for r in records if r["outcome"] == "solved"]
         count = lambda o: sum(r["outcome"] == o for r in records)
         lines.append(
-            f"| {solver} | {'yes' if info.get('exact', True) else 'no'} | {info.get('complexity') or '-'} "
-            f"({theory(solver, infos)}) | {len(records)} | {len(solved)} | {count('timeout')} | {count('error')} | "
+            f"| {_cell(solver)} | {'yes' if info.get('exact', True) else 'no'} | "
+            f"{_cell(info.get('complexity') or '-')} ({_cell(theory(solver, infos))}) | {len(records)} | "
+            f"{len(solved)} | {count('timeout')} | {count('error')} | "
             f"{count('invalid')} | {count('contradicted')} | {max(solved) if solved else '-'} |")
     lines += ["", "Complexity: the solver's own statement of its worst case; in parentheses the exponent k of n in "
               "its running time O(n^k) in theory, to compare with the exponents fitted in the scaling figure "
@@ -138,30 +149,40 @@ def _ratio(pair: dict | None) -> str:
     return f"{pair['ratio']:.3g} [{pair['low']:.3g}, {pair['high']:.3g}] ({pair['instances']})"
 
 
+def ranking(summary: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(exact, inexact) solvers of a summary in the tables' order: the exact ones by their paired ratio to the
+    reference (fair when they ran different instances; the disqualified ones, which have none, last), the inexact
+    ones by name."""
+    rows, pairs = summary["solvers"], {p["solver"]: p["ratio"] for p in summary["pairs"]}
+    ratio = lambda s: 1.0 if s == summary["reference"] else pairs.get(s, math.inf)
+    return (sorted((s for s in rows if rows[s]["exact"]), key=lambda s: (ratio(s), s)),
+            sorted(s for s in rows if not rows[s]["exact"]))
+
+
 def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The exact solvers' table (SGM, scaled, paired ratio, PAR-2) and the inexact solvers' one, for one summary."""
     rows, pairs = summary["solvers"], {p["solver"]: p for p in summary["pairs"]}
     reference = summary["reference"]
     lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | left out | SGM | "
-             f"SGM / {reference} | paired ratio [95%] (instances) | PAR-2 |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    ratio = lambda s: 1.0 if s == reference else pairs[s]["ratio"] if s in pairs else math.inf
-    exact = sorted((s for s in rows if rows[s]["exact"]), key=lambda s: (ratio(s), s))  # fair order: paired ratio
+             f"SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    exact, inexact = ranking(summary)
     fewer = False
     for solver in exact:
         row = rows[solver]
         scaled = "-" if row["sgm_scaled"] is None else format(row["sgm_scaled"], ".3g")
         if row["sgm_scaled"] is not None and reference and row["instances"] < rows[reference]["instances"]:
             scaled, fewer = scaled + " †", True
-        lines.append(f"| {solver} | {row['instances']} | {row['solved']} | {row['timeouts']} | {row['errors']} | "
-                     f"{row['invalid']} | {row['contradicted']} | {row['unsupported'] + row['skipped']} | "
+        lines.append(f"| {_cell(solver)} | {row['instances']} | {row['solved']} | {row['timeouts']} | "
+                     f"{row['errors']} | {row['invalid']} | {row['contradicted']} | "
+                     f"{row['unsupported'] + row['skipped']} | "
                      f"{_seconds(row['sgm_seconds']) if row['sgm_seconds'] is not None else '-'} | "
                      f"{scaled} | "
                      f"{'1 (reference)' if solver == reference else _ratio(pairs.get(solver))} | "
                      f"{_seconds(row['par2_seconds']) if row['par2_seconds'] is not None else '-'} |")
     if fewer:
-        lines += ["", f"† over fewer instances than {reference} (the others unsupported or skipped): not comparable; "
-                  "the paired ratio is (the rows are sorted by it)."]
-    inexact = sorted(s for s in rows if not rows[s]["exact"])
+        lines += ["", f"† over fewer instances than {_cell(reference)} (the others unsupported or skipped): not "
+                  "comparable; the paired ratio is (the rows are sorted by it)."]
     if inexact:
         lines += ["", "Inexact solvers (Lagrangian methods, LP relaxations): an answer is a proof only when they "
                   "certify it; they are not ranked against the exact solvers above.", "",
@@ -171,8 +192,8 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
             row = rows[solver]
             times = [runtime(r) for r in results if r["solver"] == solver and r["outcome"] not in LEFT_OUT
                      and runtime(r) is not None]
-            lines.append(f"| {solver} | {row['instances']} | {row['solved']} | {row['unproven']} | {row['timeouts']} | "
-                         f"{row['errors'] + row['invalid'] + row['contradicted']} | "
+            lines.append(f"| {_cell(solver)} | {row['instances']} | {row['solved']} | {row['unproven']} | "
+                         f"{row['timeouts']} | {row['errors'] + row['invalid'] + row['contradicted']} | "
                          f"{_seconds(float(np.median(times))) if times else '-'} | "
                          f"{_seconds(row['sgm_seconds']) if row['sgm_seconds'] is not None else '-'} |")
     return lines
@@ -229,7 +250,8 @@ def ilp_lines(results: list[dict], infos: dict[str, dict]) -> list[str]:
     lines = ["## The ILP side", "", "| solver | formulation | what it solves |", "|---|---|---|"]
     for solver in ilps:
         info = infos.get(solver.partition("[")[0], {})
-        lines.append(f"| {solver} | {info.get('formulation', '-')} | {info.get('description', '-')} |")
+        lines.append(f"| {_cell(solver)} | {_cell(info.get('formulation', '-'))} | "
+                     f"{_cell(info.get('description', '-'))} |")
     lines += ["", "Formulations: `dp`, the hook-trick chart's hypergraph flow (one column per rule instance, one "
               "flow-conservation row per item, z integer: the DP's own polytope, integral at free length); `joint`, "
               "the joint model of tree (single-commodity flow), bigram chain and projectivity rows "
@@ -238,33 +260,98 @@ def ilp_lines(results: list[dict], infos: dict[str, dict]) -> list[str]:
               "|---|---|---|---|---|"]
     for n, best, t_best, t_dp in fastest_ilp_per_size(results):
         ratio = f"{t_best / t_dp:.0f}x" if best and t_dp else "-"
-        lines.append(f"| {n} | {best or 'none'} | {_seconds(t_best) if best else '-'} | "
+        lines.append(f"| {n} | {_cell(best or 'none')} | {_seconds(t_best) if best else '-'} | "
                      f"{_seconds(t_dp) if t_dp else '-'} | {ratio} |")
     return lines + [""]
 
 
-def environment_lines(environments: list[dict]) -> list[str]:
-    if not environments:
+def run_parts(runs: list[str]) -> list[tuple[dict, dict | None]]:
+    """Each part of the runs (a sweep's start or resume): its environment record and the end record that closed it
+    (None when there is none: killed, or still running)."""
+    parts: list[tuple[dict, dict | None]] = []
+    for path in runs:
+        mine: list[list] = []
+        for record in read_records(path):
+            if record["type"] == "environment":
+                mine.append([record, None])
+            elif record["type"] == "end" and mine and mine[-1][1] is None:
+                mine[-1][1] = record
+        parts += [(env, end) for env, end in mine]
+    return parts
+
+
+def machine(env: dict) -> str:
+    """The machine of an environment record: CPU, logical cores (and the usable ones when fewer), memory."""
+    usable = env.get("cpus_usable")
+    memory = env.get("memory_mb")
+    return (f"{env.get('cpu', '?')}, {env.get('cpu_count', '?')} logical cores"
+            + (f" ({usable} usable)" if usable and usable != env.get("cpu_count") else "")
+            + (f", {memory / 1024:.1f} GiB memory" if memory else ""))
+
+
+def source(env: dict) -> str:
+    """compbench's version and git commit in an environment record, and whether the checkout had changes."""
+    version = env.get("compbench") or (env.get("packages") or {}).get("compbench") or "?"
+    git = env.get("git")
+    if "git" not in env:
+        return f"compbench {version}, commit not recorded"
+    if not git:
+        return f"compbench {version}, not run from a git checkout (no commit)"
+    tree = {True: "dirty tree: uncommitted changes", False: "clean tree"}.get(git.get("dirty"), "dirty or not: unknown")
+    return f"compbench {version}, commit `{git['commit']}` ({tree})"
+
+
+def _load(values: list[float] | None) -> str:
+    return ", ".join(map(str, values)) if values else "unknown"
+
+
+def provenance_lines(parts: list[tuple[dict, dict | None]], solvers: list[str]) -> list[str]:
+    """What the results came from: per run part the source, machine and load at start and end; packages, threads and
+    settings; per solver its distribution and version, or an ``exec:`` program's path and SHA-256."""
+    if not parts:
         return ["(no environment record in the run files)"]
-    env = environments[0]
+    env = parts[0][0]
+    lines = []
+    for i, (start, end) in enumerate(parts, 1):
+        lines += [f"- part {i} of {len(parts)}, started {start.get('started')}: {source(start)}; machine: "
+                  f"{machine(start)}; load average (1, 5, 15 min) {_load(start.get('load_average'))} at the start, "
+                  + (f"{_load(end.get('load_average'))} at the end ({end.get('ended')})" if end
+                     else "no end record (killed, or still running)")]
     packages = ", ".join(f"{k} {v}" for k, v in (env.get("packages") or {}).items() if v)
     threads = ", ".join(f"{k}={v}" for k, v in (env.get("threads") or {}).items() if v) or "none set"
     settings = env.get("settings") or {}
-    return [f"- started {env.get('started')} ({len(environments)} run part(s))",
-            f"- CPU: {env.get('cpu')} ({env.get('cpu_count')} logical cores); {env.get('platform')}",
-            f"- Python {env.get('python')}; {packages}",
-            f"- thread variables: {threads}",
-            "- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items())]
+    lines += [f"- {env.get('platform')}; Python {env.get('python')}; {packages}",
+              f"- thread variables: {threads}",
+              "- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), "",
+              "| solver | distribution or program | version or SHA-256 |", "|---|---|---|"]
+    distributions, programs = {}, {}
+    for start, _ in parts:
+        distributions.update(start.get("solver_distributions") or {})
+        programs.update(start.get("programs") or {})
+    for solver in solvers:
+        if solver in programs:
+            program = programs[solver]
+            what, version = (f"program `{program['path']}`", f"`{program['sha256']}`") if program["sha256"] \
+                else ("program not found when the run started", "-")
+        else:
+            dist = distributions.get(solver.partition("[")[0])
+            what, version = (dist["distribution"], dist["version"]) if dist else ("not recorded", "-")
+        lines.append(f"| {_cell(solver)} | {_cell(what)} | {_cell(version)} |")
+    return lines
 
 
-def reproduce_commands(environments: list[dict], runs: list[str], out: str) -> list[str]:
+def reproduce_commands(environments: list[dict], runs: list[str], out: str, baseline: str | None = None,
+                       shift: float | None = None) -> list[str]:
+    """The commands that made the runs (as recorded, shell-quoted) and the one that writes this report."""
     commands = []
     for env in environments:
-        command = env.get("command")
-        if command and command not in commands:
+        command = env.get("command") or f"# the run part started {env.get('started')} was not run from the command line"
+        if command not in commands:
             commands.append(command)
-    commands.append("compbench report " + " ".join(shlex.quote(r) for r in runs) + f" --out {shlex.quote(out)}")
-    return commands
+    report = ["compbench", "report", *runs, "--out", out]
+    report += ["--baseline", baseline] if baseline else []
+    report += ["--shift", str(shift)] if shift is not None else []
+    return commands + [shlex.join(report)]
 
 
 def figure_scope(results: list[dict], environments: list[dict]) -> str:
@@ -279,10 +366,85 @@ def figure_scope(results: list[dict], environments: list[dict]) -> str:
             f"{env.get('cpu_count', '?')} logical cores, Python {env.get('python', '?')}.")
 
 
+CSV_COLUMNS = ("solver", "exact", "disqualified", "solved", "total", "sgm_seconds", "shift_seconds", "par2_seconds",
+               "sgm_scaled", "timeouts", "errors", "wrong")
+LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                 "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "|": r"\textbar{}",
+                 "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def summary_csv(summary: dict[str, Any], total: int) -> str:
+    """``summary.csv``: one row per solver of the summary (the tables' order) with CSV_COLUMNS; ``total`` is the
+    number of instances of the set; a missing value is an empty cell."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    exact, inexact = ranking(summary)
+    for solver in exact + inexact:
+        row = {**summary["solvers"][solver], "solver": solver, "total": total}
+        writer.writerow(["" if row[c] is None else str(row[c]).lower() if isinstance(row[c], bool) else row[c]
+                         for c in CSV_COLUMNS])
+    return text.getvalue()
+
+
+def latex_escape(text: str) -> str:
+    r"""``text`` as LaTeX typesets it in any font encoding: its special characters escaped.
+
+    >>> print(latex_escape("ilp_x[a=1]&b%c#d$e|f"))
+    ilp\_x[a=1]\&b\%c\#d\$e\textbar{}f
+    """
+    return "".join(LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def _tex_seconds(value: float | None) -> str:
+    return "--" if value is None else _seconds(value).replace(" ", "~")
+
+
+def summary_tex(summary: dict[str, Any], total: int, environments: list[dict]) -> str:
+    """``summary.tex``: the summary as a booktabs table for a paper (``\\usepackage{booktabs}``, then ``\\input``
+    it): per solver the solved instances, SGM, PAR-2 and scaled SGM; the exact solvers first, by their paired ratio
+    to the reference; a disqualified solver marked with a dagger and a note; the caption says how it was measured."""
+    rows, reference = summary["solvers"], summary["reference"]
+    exact, inexact = ranking(summary)
+    limit = summary["time_limit"]
+    machines = "; ".join(dict.fromkeys(machine(env) for env in environments)) or "not recorded"
+    caption = (f"Time limit {_seconds(limit) if limit else 'none'} per solve.  SGM: shifted geometric mean of the "
+               f"time (setup + solve) with shift {_seconds(summary['shift_seconds'])}, an unsolved instance counted "
+               "at the limit; PAR-2: mean time, an unsolved instance counted at twice the limit; both over the "
+               "instances a solver ran.  Scaled SGM: SGM over that of "
+               + (f"{reference}, the fastest exact solver" if reference else "the fastest exact solver (none here)")
+               + ".  Solved: an optimal or infeasible answer that passed validation and agrees with the reference "
+               "optimum." + ("  Below the second rule: inexact solvers, not ranked; solved means proven optimal."
+                             if exact and inexact else "") + f"  Machine: {machines}.")
+    lines = [r"% compbench report: \input this table after \usepackage{booktabs}", r"\begin{table}", r"\centering",
+             rf"\caption{{{latex_escape(caption)}}}", r"\label{tab:compbench-summary}", r"\begin{tabular}{lrrrr}",
+             r"\toprule", rf"Solver & Solved & SGM (shift {_tex_seconds(summary['shift_seconds'])}) & PAR-2 & "
+             r"Scaled SGM \\", r"\midrule"]
+    for group in (exact, inexact):
+        if group is inexact and exact and inexact:
+            lines.append(r"\midrule")
+        for solver in group:
+            row = rows[solver]
+            scaled = row["sgm_scaled"]
+            scaled = "--" if scaled is None else f"{scaled:.0f}" if scaled >= 1000 else f"{scaled:.3g}"  # no 2.87e+03
+            dagger = r"$^\dagger$" if row["disqualified"] else ""
+            lines.append(f"{latex_escape(solver)}{dagger} & "
+                         f"{row['solved']}/{total} & {_tex_seconds(row['sgm_seconds'])} & "
+                         f"{_tex_seconds(row['par2_seconds'])} & {scaled} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    wrong = [s for s in exact + inexact if rows[s]["disqualified"]]
+    if wrong:
+        lines += [r"\par\smallskip\footnotesize"] + [
+            rf"$^\dagger$\,{latex_escape(s)} disqualified: {rows[s]['wrong']} wrong answer"
+            f"{'s' if rows[s]['wrong'] != 1 else ''} (invalid or contradicted)\\par" for s in wrong]
+    return "\n".join(lines + [r"\end{table}", ""])
+
+
 def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, baseline: str | None = None,
                  title: str = "compbench report", reproduce: list[str] | None = None,
                  sections: list[str] | None = None, shift: float | None = None) -> str:
-    """Write the plots, ``out/summary.json`` and ``out/README.md`` for the given run files; returns the README's path.
+    """Write the plots, ``out/summary.json``, ``summary.csv``, ``summary.tex`` (all kinds pooled) and ``README.md``
+    for the given run files, each file whole or not at all; returns the README's path.
 
     ``sections``: extra Markdown lines placed before the tables (the demo puts its agreement check there);
     ``shift``: the SGM's shift in seconds (default 1/1000 of the time limit)."""
@@ -292,23 +454,26 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     infos = solver_infos(environments)
     results = annotate(raw)
     summary = summary_by_kind(raw, infos, shift)
+    total = len({r["instance"] for r in results})
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps({**summary, "runs": runs}, indent=1, allow_nan=False) + "\n",
-                                      encoding="utf-8")
+    _write(out / "summary.json", json.dumps({**summary, "runs": runs}, indent=1, allow_nan=False) + "\n")
+    _write(out / "summary.csv", summary_csv(summary, total))
+    _write(out / "summary.tex", summary_tex(summary, total, environments))
     plots_dir = out / "plots"
     drawn = {Path(p).stem for p in plot_runs(runs, plots_dir, baseline)}
+    commands = reproduce or reproduce_commands(environments, runs, str(out), baseline, shift)
     baseline = baseline or speedup_baseline(results, infos)
-    commands = reproduce or reproduce_commands(environments, runs, str(out))
     limits = sorted({r.get("time_limit") for r in results if r.get("time_limit") is not None})
     scope = figure_scope(results, environments)
     lines = [f"# {title}", "",
-             f"{len(results)} solves of {len({r['instance'] for r in results})} instances by "
+             f"{len(results)} solves of {total} instances by "
              f"{len({r['solver'] for r in results})} solvers, time limit {', '.join(f'{t:g} s' for t in limits) or 'none'} "
              "per solve (a hard wall-clock limit: a solve still running a grace period past it was killed). Times are "
              "setup + solve inside the solver, measured in a warm worker process.", "",
              "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
              "## Statistics", "", *statistics_lines(summary, results), "",
-             "The same numbers, per solver with the same keys: `summary.json`.", "",
+             "The same numbers, per solver with the same keys: `summary.json`; for a paper, pooled over the kinds: "
+             "`summary.csv` and the booktabs table `summary.tex`.", "",
              "## Solvers", "", *solver_table(results, infos), "",
              "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
     for name, caption in PLOTS:
@@ -318,8 +483,14 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
                       f"([SVG](plots/{name}.svg))", ""]
         else:
             lines += [f"## {caption}", "", NOT_DRAWN.get(name, "Nothing to draw in these runs."), ""]
-    lines += ["## Environment", "", *environment_lines(environments), "",
+    lines += ["## Provenance", "", *provenance_lines(run_parts(runs), sorted({r["solver"] for r in results})), "",
               "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
     readme = out / "README.md"
-    readme.write_text("\n".join(lines), encoding="utf-8")
+    _write(readme, "\n".join(lines))
     return str(readme)
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole or not at all (a temporary file beside it, then renamed)."""
+    with atomic_output(path) as partial:
+        partial.write_text(text, encoding="utf-8")

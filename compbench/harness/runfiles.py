@@ -11,16 +11,19 @@ from __future__ import annotations
 import datetime
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from compbench.registry import list_solvers
+from compbench.external import PREFIX, resolve_program
+from compbench.registry import GROUP, PROVIDER, list_solvers
 
 from .worker import THREAD_DEFAULTS
 
@@ -70,13 +73,47 @@ def load_average() -> list[float] | None:
         return None
 
 
+def solver_distributions() -> dict[str, dict[str, str | None]]:
+    """``{solver: {"distribution", "version"}}``: the installed distribution whose ``compbench.solvers`` entry point
+    registers each solver, plug-ins included (a provider's for the names it provides; an entry point of a solver's
+    own wins over a provider, and otherwise the first, as in :mod:`compbench.registry`)."""
+    found: dict[str, dict[str, str | None]] = {}
+    for ep in sorted(metadata.entry_points(group=GROUP), key=lambda ep: ep.name.endswith(PROVIDER)):
+        names = [ep.name]
+        if ep.name.endswith(PROVIDER):
+            try:
+                names = list(ep.load())
+            except Exception:  # a broken provider: listed under its own name, as the registry lists it
+                pass
+        for name in names:
+            found.setdefault(name, {"distribution": ep.dist.name if ep.dist else None,
+                                    "version": ep.dist.version if ep.dist else None})
+    return found
+
+
+def program_hashes(solvers: Iterable[str]) -> dict[str, dict[str, str | None]]:
+    """``{"exec:PATH": {"path", "sha256"}}`` of the ``exec:`` solvers among ``solvers``: the file each name resolves
+    to and its SHA-256 (both None for a name that names no executable file)."""
+    out: dict[str, dict[str, str | None]] = {}
+    for name in solvers:
+        if not name.startswith(PREFIX):
+            continue
+        try:
+            program = resolve_program(name[len(PREFIX):])
+            out[name] = {"path": str(program), "sha256": hashlib.sha256(program.read_bytes()).hexdigest()}
+        except (KeyError, OSError):
+            out[name] = {"path": None, "sha256": None}
+    return out
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def environment(settings: dict[str, Any]) -> dict[str, Any]:
     """The environment record: compbench's version and git commit, package versions (every backend), CPU, cores,
-    memory, load average, thread settings, solvers, the command and the settings."""
+    memory, load average, thread settings, solvers with their distributions, the SHA-256 of every ``exec:`` program
+    in ``settings["solvers"]``, the command (shell-quoted) and the settings."""
     from compbench.limits import physical_memory
 
     versions = {}
@@ -100,7 +137,7 @@ def environment(settings: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "environment",
         "started": _now(),
-        "command": "compbench " + " ".join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
+        "command": "compbench " + shlex.join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
         else None,
         "compbench": versions["compbench"],
         "git": source_revision(),
@@ -114,6 +151,8 @@ def environment(settings: dict[str, Any]) -> dict[str, Any]:
         "threads": {name: os.environ.get(name, THREAD_DEFAULTS.get(name)) for name in THREAD_VARIABLES},
         "packages": versions,
         "solvers": {info["name"]: info for info in list_solvers()},
+        "solver_distributions": solver_distributions(),
+        "programs": program_hashes(settings.get("solvers") or []),
         "settings": settings,
     }
 
