@@ -20,6 +20,7 @@ import textwrap
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -445,8 +446,15 @@ def test_report_tables_for_a_paper_and_provenance(tmp_path: Path) -> None:
     paper_run(run)
     out = tmp_path / "report"
     assert main(["report", str(run), "--out", str(out), "--shift", "0.01"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "plots", "summary.csv", "summary.json",
-                                                     "summary.tex"]  # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "plots", "results.csv", "summary.csv",
+                                                     "summary.json", "summary.tex"]  # no temporary file left
+    with open(out / "results.csv", newline="") as f:
+        answers = list(csv.DictReader(f))
+    assert {"solver", "instance", "n", "kind", "status", "verdict", "solved", "objective", "reference", "seconds",
+            "time_limit"} <= set(answers[0])
+    wrong = [a for a in answers if a["solver"] == ODD["greedy"] and a["verdict"] == "contradicted"]
+    assert len(wrong) == 1 and wrong[0]["status"] == "optimal" and wrong[0]["solved"] == "false"
+    assert all(a["solved"] == "false" for a in answers if a["verdict"] != "ok")
     with open(out / "summary.csv", newline="") as f:
         rows = {row["solver"]: row for row in csv.DictReader(f)}
         f.seek(0)
@@ -546,22 +554,42 @@ def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     slower = [{**r, "seconds": {"total": 2 * r["seconds"]["total"]}} if r.get("solver") == "dp" else r
               for r in records]
     b.write_text("".join(json.dumps(r) + "\n" for r in slower))
-    assert main(["compare", str(a), str(b), "--shift", "1e-9"]) == 0
+    assert main(["compare", str(a), str(b), "--shift", "1e-9", "--json"]) == 0
+    dp = next(row for row in json.loads(capsys.readouterr().out)["solvers"] if row["solver"] == "dp")
+    assert [round(dp[k], 6) for k in ("ratio", "low", "high")] == [2, 2, 2]  # twice as slow on all 12 instances
+    assert dp["verdict"] == "slower" and dp["sgm_b"] == pytest.approx(2 * dp["sgm_a"])
+    assert main(["compare", str(a), str(b)]) == 0  # the default shift (5 ms) damps the ratio of the fastest solves
     out = capsys.readouterr().out
     dp = next(line for line in out.splitlines() if line.startswith("dp "))
-    assert dp.split()[1:5] == ["12", "2", "[2,", "2]"]  # twice as slow on all 12 instances
-    assert main(["compare", str(a), str(b)]) == 0  # the default shift (5 ms) damps the ratio of the fastest solves
-    dp = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("dp "))
-    assert 1.8 < float(dp.split()[2]) < 2
+    assert 1.8 < float(dp.split()[6]) < 2 and dp.split()[9] == "slower"
+    assert next(line for line in out.splitlines() if line.startswith("lagr ")).split()[9] == "same"  # unchanged
     wrong = [{**r, "objective": r["objective"] + 1} if r.get("solver") == "dp" and r["n"] == 10 else r
              for r in records]
     c.write_text("".join(json.dumps(r) + "\n" for r in wrong))
     assert main(["compare", str(a), str(c)]) == 1
-    assert "DIFFERS dp on gaussian-n10-s0-0" in capsys.readouterr().out
+    assert "DIFFERS dp on gaussian-n10-s0-0: optimal objective 10.0 in A, 11.0 in B" in capsys.readouterr().out
     assert main(["compare", str(a), str(tmp_path / "missing.jsonl")]) == 2
     (tmp_path / "empty.jsonl").write_text("not json\n")
     assert main(["compare", str(a), str(tmp_path / "empty.jsonl")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 2  # one line each
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda r: {**r, "time_limit": 10.0} if r["type"] == "result" else r, "different time limits"),
+    (lambda r: {**r, "hash": "0" * 16} if r.get("instance") == "gaussian-n10-s0-0" else r, "different instance sets"),
+    (lambda r: {**r, "objective": 99.0} if r["type"] == "reference" and r["instance"].endswith("n10-s0-0") else r,
+     "different reference optima"),
+])
+def test_compare_refuses_runs_that_differ_in_what_they_measure(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                change: Any, why: str) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synthetic_run(a)
+    b.write_text("".join(json.dumps(change(json.loads(line))) + "\n" for line in a.read_text().splitlines()))
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and why in err and "--force" in err
+    assert main(["compare", str(a), str(b), "--force"]) in (0, 1)
+    assert f"forced: {why}" in capsys.readouterr().out
 
 
 def test_demo_quick(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import progress
-from ..limits import GRACE_SECONDS, WARMUP_SECONDS
+from ..limits import GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
 from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
                      positive_seconds, stdout_to_stderr, user_memory_limit)
 
@@ -194,7 +194,10 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         memory_limit = memory_limit or default_memory_limit(executor.slots)
         settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
                     "instances": len(problems), "jobs": args.jobs}
-        tasks = make_tasks(problems, solvers, args.time_limit, memory_limit)
+        repeats = getattr(args, "repeats", 1)
+        if repeats < 1:
+            raise UsageError("--repeats must be >= 1")
+        tasks = make_tasks(problems, solvers, args.time_limit, memory_limit, repeats)
 
         def references(pool, recorded: set[str]) -> list[dict]:
             todo = [p for p in unique_ids(problems) if p.id not in recorded]
@@ -251,8 +254,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
     from ..harness.runfiles import load_runs
-    from ..harness.stats import compare_runs
+    from ..harness.stats import comparable, compare_runs
 
     _check_runs([args.a, args.b])
     runs = []
@@ -261,26 +266,43 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if not results:
             raise UsageError(f"{path}: no result records (not a run file of bench, demo or check)")
         runs.append(results)
-    rows = compare_runs(*runs, shift=args.shift)
+    why = comparable(*runs)
+    if why and not args.force:
+        raise UsageError(f"{args.a} and {args.b} cannot be compared: {why} (--force compares them anyway)")
+    comparison = compare_runs(*runs, shift=args.shift, min_effect=args.min_effect)
+    rows = comparison["solvers"]
     if not rows:
         raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
-    shift = next(iter(rows.values()))["shift_seconds"]
-    print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold; time ratio B/A of "
-          f"shifted geometric means (shift {shift:g} s, unsolved at the limit) with a 95% bootstrap interval")
-    print(f"{'solver':<28}{'instances':>10}{'B/A':>9}{'95% interval':>20}{'solved A':>10}{'solved B':>10}")
-    differ = 0
+    differ = [{"solver": solver, **d} for solver, row in rows.items() for d in row["objective_differs"]]
+    if args.json:
+        keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b")
+        print(json.dumps({"a": args.a, "b": args.b, "solvers": [{k: row[k] for k in keys} for row in rows.values()],
+                          "objective_differs": differ, "threshold": comparison["threshold"],
+                          "noise": comparison["noise"], "min_effect": comparison["min_effect"],
+                          "shift_seconds": comparison["shift_seconds"], "forced": why}, allow_nan=False))
+        return 1 if differ else 0
+    noise = comparison["noise"]
+    print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
+          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit), their "
+          "ratio B/A with a 95% bootstrap interval; faster/slower only when the whole interval lies beyond "
+          f"{comparison['threshold']:.3g}x (the larger of the minimum effect {comparison['min_effect']:g}x and the "
+          + (f"noise of the repeats, {noise:.3g}x)" if noise else "noise, not measured: no repeats)"))
+    if why:
+        print(f"compare: forced: {why}")
+    print(f"{'solver':<28}{'instances':>10}{'SGM A':>11}{'SGM B':>11}{'B/A':>8}{'95% interval':>18}{'verdict':>9}"
+          f"{'solved A':>10}{'solved B':>10}")
     for solver, row in rows.items():
         interval = f"[{row['low']:.3g}, {row['high']:.3g}]"
-        print(f"{solver:<28}{row['instances']:>10}{row['ratio']:>9.3g}{interval:>20}{row['solved_a']:>10}"
-              f"{row['solved_b']:>10}")
+        sgm = lambda v: "-" if v is None else f"{v:.3g} s"
+        print(f"{solver:<28}{row['instances']:>10}{sgm(row['sgm_a']):>11}{sgm(row['sgm_b']):>11}{row['ratio']:>8.3g}"
+              f"{interval:>18}{row['verdict']:>9}{row['solved_a']:>10}{row['solved_b']:>10}")
     for solver, row in rows.items():
         for key, what in (("only_a", "solved in A only"), ("only_b", "solved in B only")):
             if row[key]:
                 print(f"  {solver}: {what}: {', '.join(row[key][:8])}" + (" ..." if len(row[key]) > 8 else ""))
-        for instance in row["objective_differs"]:
-            differ += 1
-            print(f"DIFFERS {solver} on {instance}: the optimal objectives of A and B disagree")
-    print("compare: " + (f"{differ} optimal objective(s) differ" if differ else "every optimal objective agrees"))
+    for d in differ:
+        print(f"DIFFERS {d['solver']} on {d['instance']}: optimal objective {d['a']!r} in A, {d['b']!r} in B")
+    print("compare: " + (f"{len(differ)} optimal objective(s) differ" if differ else "every optimal objective agrees"))
     return 1 if differ else 0
 
 
@@ -321,7 +343,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     _check_runs(args.runs)
     output_directory(args.out, "report")
-    readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
+    try:
+        readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
+    except ValueError as exc:  # runs that cannot share one table
+        raise UsageError(str(exc)) from None
     print(f"wrote {readme} (plots in {Path(args.out) / 'plots'})")
     return 0
 
@@ -424,6 +449,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
     bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
     _add_executor_options(bench)
+    bench.add_argument("--repeats", type=int, default=1, metavar="K",
+                       help="solve each instance K times, each repeat in a fresh worker process; the statistics use "
+                            "each instance's median time and compare measures the noise from the repeats (default 1)")
     bench.add_argument("--skip-larger-after", type=float, default=0.5, metavar="F",
                        help="skip larger sizes for a solver once more than F of a size's instances timed out "
                             "(default 0.5; 1 never skips)")
@@ -439,13 +467,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     compare = subparsers.add_parser(
         "compare", help="compare two run files solver by solver (exit 1 if an optimal objective differs)",
-        description="Per solver, over the instances both run files hold for it: the ratio B/A of shifted geometric "
-                    "mean times with a 95%% bootstrap interval, the instances one run solved and the other did not, "
-                    "and any optimal objective that differs.  Exit status: 0; 1 if an optimal objective differs; 2 "
-                    "for a file that is missing or holds no results.")
+        description="Per solver, over the instances both run files hold for it (same id and content hash): the "
+                    "shifted geometric mean time of each, their ratio B/A with a 95%% bootstrap interval and a "
+                    "verdict (faster or slower only when the whole interval lies beyond the minimum effect and the "
+                    "noise the runs' repeats measured, else same), the instances one run solved and the other did "
+                    "not, and any optimal objective that differs, with both values.  Exit status: 0; 1 if an optimal "
+                    "objective differs; 2 for a file that is missing or holds no results, or for runs with different "
+                    "time limits, instance sets or reference optima (unless --force).")
     compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
     compare.add_argument("b", metavar="B.jsonl", help="the second run")
     _add_shift_option(compare)
+    compare.add_argument("--min-effect", type=float, default=MIN_EFFECT, metavar="F",
+                         help=f"the smallest time ratio called faster or slower (default {MIN_EFFECT:g}; the noise "
+                              "the runs' repeats measured raises it)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    compare.add_argument("--force", action="store_true",
+                         help="compare runs with different time limits, instance sets or reference optima")
     compare.set_defaults(func=cmd_compare)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")

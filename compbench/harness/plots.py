@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .check import agreement_matrix
-from .stats import (FIT_MIN_PER_SIZE, annotate, disqualified, is_exact, left_out_reason, profile_fractions,
+from .stats import (FIT_MIN_PER_SIZE, disqualified, judged, is_exact, left_out_reason, profile_fractions,
                     profile_ratios, scaling_fit, reference_solver, summarize, time_limit_of)
 from .runfiles import load_runs, read_records
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
@@ -544,12 +544,12 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
     for name in RUN_PLOTS:  # no stale figure of an earlier run
         for ext in ("png", "svg"):
             (out / f"{name}.{ext}").unlink(missing_ok=True)
-    judged = annotate(results)
-    styles = solver_styles({r["solver"] for r in results}, disqualified(judged))  # one look in every figure
-    written += plot_profile(judged, infos, out, styles)
-    written += plot_cactus(judged, infos, out, styles)
-    written += plot_runtime(judged, infos, out, styles)
-    written += plot_speedup(judged, infos, out, styles, baseline)
+    judged_records = judged(results)
+    styles = solver_styles({r["solver"] for r in results}, disqualified(judged_records))  # one look in every figure
+    written += plot_profile(judged_records, infos, out, styles)
+    written += plot_cactus(judged_records, infos, out, styles)
+    written += plot_runtime(judged_records, infos, out, styles)
+    written += plot_speedup(judged_records, infos, out, styles, baseline)
     written += plot_certificates(results, out, styles)
     written += plot_gaps(results, infos, out, styles)
     written += plot_agreement(results, out, styles)

@@ -28,7 +28,7 @@ from compbench.io import atomic_output
 
 from .plots import certificate_stats, plot_runs, solver_infos, speedup_baseline, theory
 from .runfiles import load_runs, read_records
-from .stats import LEFT_OUT, annotate, runtime, summary_by_kind
+from .stats import LEFT_OUT, annotate, judged, runtime, summary_by_kind
 
 PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved within a time"),
          ("runtime", "Scaling: time against n"), ("speedup", "Speed-up over the baseline"),
@@ -163,7 +163,7 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
     """The exact solvers' table (SGM, scaled, paired ratio, PAR-2) and the inexact solvers' one, for one summary."""
     rows, pairs = summary["solvers"], {p["solver"]: p for p in summary["pairs"]}
     reference = summary["reference"]
-    lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | left out | SGM | "
+    lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | unsupported | SGM | "
              f"SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     exact, inexact = ranking(summary)
@@ -171,17 +171,19 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
     for solver in exact:
         row = rows[solver]
         scaled = "-" if row["sgm_scaled"] is None else format(row["sgm_scaled"], ".3g")
+        if row["disqualified"]:
+            scaled = f"disqualified: {row['wrong']} wrong, first on {_cell(row['first_wrong'])}"
         if row["sgm_scaled"] is not None and reference and row["instances"] < rows[reference]["instances"]:
             scaled, fewer = scaled + " †", True
         lines.append(f"| {_cell(solver)} | {row['instances']} | {row['solved']} | {row['timeouts']} | "
                      f"{row['errors']} | {row['invalid']} | {row['contradicted']} | "
-                     f"{row['unsupported'] + row['skipped']} | "
+                     f"{row['unsupported']} | "
                      f"{_seconds(row['sgm_seconds']) if row['sgm_seconds'] is not None else '-'} | "
                      f"{scaled} | "
                      f"{'1 (reference)' if solver == reference else _ratio(pairs.get(solver))} | "
                      f"{_seconds(row['par2_seconds']) if row['par2_seconds'] is not None else '-'} |")
     if fewer:
-        lines += ["", f"† over fewer instances than {_cell(reference)} (the others unsupported or skipped): not "
+        lines += ["", f"† over fewer instances than {_cell(reference)} (the others unsupported): not "
                   "comparable; the paired ratio is (the rows are sorted by it)."]
     if inexact:
         lines += ["", "Inexact solvers (Lagrangian methods, LP relaxations): an answer is a proof only when they "
@@ -202,17 +204,21 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
 def statistics_lines(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The statistics section: how they are computed, then the tables (pooled, and per kind when there are several)."""
     limit = summary["time_limit"]
-    lines = [f"Solved: an `optimal` or `infeasible` answer that passed validation and that no other answer on the "
-             f"same instance contradicts.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of `seconds.total` "
-             f"with shift s = {_seconds(summary['shift_seconds'])} (1/1000 of the time limit), an unsolved instance "
-             f"(timeout, error, invalid or contradicted answer, no proof) counted at its time limit "
-             f"({_seconds(limit) if limit else 'none'}), unsupported and skipped solves left out (column "
-             f"'left out'; a solver's SGM is over the instances it ran).  SGM / {summary['reference']}: scaled so "
-             "that the fastest exact solver among those that ran the most instances is 1.  Paired ratio: the SGM "
-             f"ratio solver / {summary['reference']} over the instances both ran, with a 95% bootstrap interval "
-             f"({summary['bootstrap']['samples']} resamples of the instances, seed {summary['bootstrap']['seed']}); "
-             "compare solvers by it when they ran different instances.  PAR-2: mean time with unsolved instances at "
-             "twice the limit."]
+    lines = [f"Solved: an `optimal` or `infeasible` answer that passed validation and agrees with its instance's "
+             f"reference optimum (certified beside the instance file, else computed by the resource-constrained DP "
+             f"in the run; see 'Reference optima' below).  A solver with any invalid or contradicted answer is "
+             f"disqualified (the SAT competitions' rule): marked in the tables and figures, never ranked, scaled or "
+             f"fastest.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of `seconds.total` with shift s = "
+             f"{_seconds(summary['shift_seconds'])} (1/1000 of the time limit), an unsolved instance (timeout, "
+             f"error, invalid or contradicted answer, no proof, or skipped) counted at its time limit "
+             f"({_seconds(limit) if limit else 'none'}); only unsupported solves (outside what a solver declares) "
+             f"are left out (column 'unsupported'; a solver's SGM is over the instances it supports).  Repeats of a "
+             f"solve (`bench --repeats`) count once, at their median time.  SGM / {summary['reference']}: scaled so "
+             "that the fastest exact solver not disqualified among those that ran the most instances is 1.  Paired "
+             f"ratio: the SGM ratio solver / {summary['reference']} over the instances both ran, with a 95% "
+             f"bootstrap interval ({summary['bootstrap']['samples']} resamples of the instances, seed "
+             f"{summary['bootstrap']['seed']}); compare solvers by it when they ran different instances.  PAR-2: "
+             "mean time with unsolved instances at twice the limit."]
     if "by_kind" not in summary:
         return lines + ["", *statistics_tables(summary, results)]
     lines += ["", f"### All kinds pooled ({', '.join(summary['kinds'])})", "", *statistics_tables(summary, results)]
@@ -373,6 +379,36 @@ LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", 
                  "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
+RESULT_COLUMNS = ("solver", "instance", "hash", "n", "kind", "repeat", "status", "verdict", "solved", "objective",
+                  "reference", "reference_source", "seconds", "time_limit", "why")
+
+
+def results_csv(results: list[dict]) -> str:
+    """``results.csv``: one row per answer (every repeat) with RESULT_COLUMNS; ``results`` annotated.  ``solved`` is
+    true only for a validated answer that agrees with its reference; ``seconds`` is the solve's own time."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(RESULT_COLUMNS)
+    for r in sorted(results, key=lambda r: (r["solver"], r["n"], r["instance"], r.get("repeat", 0))):
+        row = {**r, "reference": r["reference_value"], "seconds": runtime(r), "repeat": r.get("repeat", 0)}
+        writer.writerow(["" if row.get(c) is None else str(row[c]).lower() if isinstance(row[c], bool) else row[c]
+                         for c in RESULT_COLUMNS])
+    return text.getvalue()
+
+
+def reference_lines(results: list[dict]) -> list[str]:
+    """What the answers were judged against: per source, how many instances it served."""
+    sources: dict[str, set] = defaultdict(set)
+    for r in results:
+        sources[r["reference_source"] or "none (nothing to judge against)"].add(r["instance"])
+    return ["Every answer was judged against its instance's reference (`results.csv` has the verdict of each): "
+            "a certified optimum (two independent exact methods agreed, `compbench certify`), else the optimum the "
+            "resource-constrained DP computed in the run, else the best valid objective any answer reached (a lower "
+            "bound: a proven answer then counts as solved only beside a second one).", "",
+            "| reference | instances |", "|---|---|",
+            *(f"| {_cell(source)} | {len(instances)} |" for source, instances in sorted(sources.items()))]
+
+
 def summary_csv(summary: dict[str, Any], total: int) -> str:
     """``summary.csv``: one row per solver of the summary (the tables' order) with CSV_COLUMNS; ``total`` is the
     number of instances of the set; a missing value is an empty cell."""
@@ -451,11 +487,17 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     runs = [str(r) for r in runs]
     out = Path(out)
     raw, environments = load_runs(runs)
+    limits = sorted({r.get("time_limit") for r in raw}, key=str)
+    if len(limits) > 1:
+        raise ValueError(f"{', '.join(runs)}: the runs mix time limits ({', '.join(map(str, limits))} s); a table "
+                         "compares solves under one limit: report them apart")
     infos = solver_infos(environments)
-    results = annotate(raw)
+    answers = annotate(raw)
+    results = judged(raw)
     summary = summary_by_kind(raw, infos, shift)
     total = len({r["instance"] for r in results})
     out.mkdir(parents=True, exist_ok=True)
+    _write(out / "results.csv", results_csv(answers))
     _write(out / "summary.json", json.dumps({**summary, "runs": runs}, indent=1, allow_nan=False) + "\n")
     _write(out / "summary.csv", summary_csv(summary, total))
     _write(out / "summary.tex", summary_tex(summary, total, environments))
@@ -473,7 +515,8 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
              "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
              "## Statistics", "", *statistics_lines(summary, results), "",
              "The same numbers, per solver with the same keys: `summary.json`; for a paper, pooled over the kinds: "
-             "`summary.csv` and the booktabs table `summary.tex`.", "",
+             "`summary.csv` and the booktabs table `summary.tex`; every answer with its verdict: `results.csv`.", "",
+             "## Reference optima", "", *reference_lines(answers), "",
              "## Solvers", "", *solver_table(results, infos), "",
              "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
     for name, caption in PLOTS:

@@ -33,7 +33,7 @@ PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortoo
 
 
 # What a run's results depend on: a resume that differs in one of them is refused unless forced.
-RUN_SETTINGS = ("solvers", "sizes", "kinds", "time_limit", "memory_limit", "compbench")
+RUN_SETTINGS = ("solvers", "sizes", "kinds", "time_limit", "memory_limit", "repeats", "compbench")
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS",
@@ -171,6 +171,7 @@ def run_settings(tasks: list[dict]) -> dict[str, Any]:
     limits = {name: distinct(lambda t: t.get(name)) for name in ("time_limit", "memory_limit")}
     return {"solvers": distinct(lambda t: t["solver"]), "sizes": sorted(distinct(lambda t: t["header"]["n"])),
             "kinds": sorted(distinct(lambda t: t["header"]["kind"])),
+            "repeats": 1 + max((t["header"].get("repeat", 0) for t in tasks), default=0),
             **{name: values[0] if len(values) == 1 else values for name, values in limits.items()}}
 
 
@@ -296,5 +297,6 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict
     return list(results.values()), environments
 
 
-def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str]]:
-    return {(r["instance"], r["solver"]) for r in records if r.get("type") == "result"}
+def recorded_pairs(records: Iterable[dict[str, Any]]) -> set[tuple[str, str, int]]:
+    """The (instance, solver, repeat) of every result recorded."""
+    return {(r["instance"], r["solver"], r.get("repeat", 0)) for r in records if r.get("type") == "result"}

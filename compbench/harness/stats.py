@@ -27,6 +27,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from compbench.agreement import Judgement, Reference, Verdict
+from compbench.limits import MIN_EFFECT
 from compbench.problem import Status
 from compbench.records import decode_number, encode_number
 
@@ -252,10 +253,12 @@ def summarize(results: list[dict], infos: dict[str, dict], shift: float | None =
     """``{"shift_seconds", "time_limit", "kinds", "reference", "solvers": {NAME: row}, "pairs": [...]}``: per solver
     the counts, SGM (scaled so that ``reference``, the fastest exact solver, is 1) and PAR-2; ``pairs``: each other
     solver's SGM over the reference's, on the instances both ran, with a 95% bootstrap interval.  Pools every kind
-    of the results (``kinds`` names them): call it per kind for per-kind statistics.
+    of the results (``kinds`` names them): call it per kind for per-kind statistics.  Repeats of a solve count
+    once, at their median time (:func:`judged`).
     """
     shift = default_shift(results) if shift is None else shift
-    kinds = outcomes(results)
+    results = judged(results)
+    kinds = [r["outcome"] for r in results]
     by_solver: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
         by_solver[r["solver"]].append(i)
@@ -363,38 +366,114 @@ def left_out_reason(records: list[dict]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
-def compare_runs(a: list[dict], b: list[dict], shift: float | None = None) -> dict[str, dict[str, Any]]:
-    """Per solver, run ``b`` against run ``a`` over the instances both runs hold for it (neither left out): the SGM
-    ratio b / a with its bootstrap interval, the instances one solved and the other did not, and the instances whose
-    optimal objectives differ (``optimal`` in both, validated, not agreeing).
+WORST_FIRST = ("invalid", "contradicted", "error", "timeout", "skipped", "unchecked", "unproven", "unsupported",
+               "solved")  # which repeat speaks for a pair: the worst outcome
+
+
+def judged(results: list[dict]) -> list[dict]:
+    """:func:`annotate`, then one record per (instance, solver): repeats merged (``bench --repeats``) into the
+    worst outcome among them, timed by the median of their counted times (``seconds.total``), with every repeat's
+    counted time under ``repeat_seconds``."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in annotate(results):
+        groups[r["instance"], r["solver"]].append(r)
+    out = []
+    for records in groups.values():
+        if len(records) == 1:
+            out.append(records[0])
+            continue
+        worst = min(records, key=lambda r: WORST_FIRST.index(r["outcome"]))
+        times = [r["counted"] for r in records if r["counted"] is not None]
+        median = float(np.median(times)) if times else None
+        out.append({**worst, "seconds": {"total": median}, "counted": median, "repeat_seconds": times})
+    return out
+
+
+def noise_factor(records: Iterable[dict]) -> float | None:
+    """The timing noise of judged records with repeats: exp of the median, over the solved (instance, solver) pairs
+    with at least two repeats, of log(slowest / fastest repeat); None without repeats.
+
+    >>> noise_factor([{"outcome": "solved", "repeat_seconds": [1.0, 1.2, 1.1]}])
+    1.2
+    """
+    spreads = [math.log(max(t) / min(t)) for r in records if r["outcome"] == "solved"
+               and len(t := r.get("repeat_seconds") or []) >= 2 and min(t) > 0]
+    return round(math.exp(float(np.median(spreads))), 12) if spreads else None
+
+
+def timing_verdict(low: float, high: float, threshold: float) -> str:
+    """``slower`` when the whole interval of B/A lies above ``threshold``, ``faster`` when below 1/threshold, else
+    ``same``.
+
+    >>> timing_verdict(1.05, 1.63, 1.25), timing_verdict(1.3, 1.6, 1.25), timing_verdict(0.5, 0.7, 1.25)
+    ('same', 'slower', 'faster')
+    """
+    return "slower" if low > threshold else "faster" if high < 1.0 / threshold else "same"
+
+
+def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
+                 min_effect: float = MIN_EFFECT) -> dict[str, Any]:
+    """Run ``b`` against run ``a``, per solver over the instances both runs hold for it (the same id and content
+    hash; neither left out): the SGM of each and their ratio b / a with its bootstrap interval, a ``verdict``
+    (:func:`timing_verdict` against the larger of ``min_effect`` and the noise the runs' repeats measured), the
+    instances one solved and the other did not, and every instance whose optimal objectives differ (``optimal`` in
+    both, validated), with both values.  Returns ``{"threshold", "noise", "min_effect", "shift_seconds",
+    "solvers": {solver: row}}``.
 
     >>> run = lambda t, obj: [{"instance": "x", "solver": "s", "n": 3, "status": "optimal", "objective": obj,
-    ...                        "seconds": {"total": t}, "time_limit": 10.0}]
-    >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["s"]
+    ...                        "seconds": {"total": t}, "time_limit": 10.0,
+    ...                        "reference": {"status": "optimal", "objective": obj, "source": "certified"}}]
+    >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["solvers"]["s"]
     >>> row["ratio"], row["objective_differs"]
-    (2.0, ['x'])
+    (2.0, [{'instance': 'x', 'a': 2.0, 'b': 2.5}])
     """
     from compbench.agreement import objectives_agree
 
     shift = default_shift(a + b) if shift is None else shift
-    first, second = annotate(a), annotate(b)
-    index = lambda rs: {(r["solver"], r["instance"]): r for r in rs if r["counted"] is not None}
+    first, second = judged(a), judged(b)
+    noises = [x for x in (noise_factor(first), noise_factor(second)) if x is not None]
+    noise = max(noises) if noises else None
+    threshold = max(min_effect, noise or 0.0)
+    index = lambda rs: {(r["solver"], r["instance"], r.get("hash")): r for r in rs if r["counted"] is not None}
     ia, ib = index(first), index(second)
-    out: dict[str, dict[str, Any]] = {}
-    for solver in sorted({s for s, _ in ia} & {s for s, _ in ib}):
-        common = sorted(i for s, i in ia if s == solver and (s, i) in ib)
+    rows: dict[str, dict[str, Any]] = {}
+    for solver in sorted({key[0] for key in ia} & {key[0] for key in ib}):
+        common = sorted(key for key in ia if key[0] == solver and key in ib)
         if not common:
             continue
-        ra, rb = [ia[solver, i] for i in common], [ib[solver, i] for i in common]
-        ratio, low, high = bootstrap_ratio(np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb]),
-                                           shift)
-        differs = [i for i, x, y in zip(common, ra, rb) if x["outcome"] == y["outcome"] == "solved"
-                   and x["status"] == y["status"] == "optimal"
-                   and not objectives_agree(float(x["objective"]), float(y["objective"]))]
-        out[solver] = {"instances": len(common), "ratio": ratio, "low": low, "high": high, "shift_seconds": shift,
-                       "solved_a": sum(r["outcome"] == "solved" for r in ra),
-                       "solved_b": sum(r["outcome"] == "solved" for r in rb),
-                       "only_a": [i for i, x, y in zip(common, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
-                       "only_b": [i for i, x, y in zip(common, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
-                       "objective_differs": differs}
-    return out
+        ra, rb = [ia[key] for key in common], [ib[key] for key in common]
+        ta, tb = np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb])
+        ratio, low, high = bootstrap_ratio(ta, tb, shift)
+        names = [key[1] for key in common]
+        differs = [{"instance": i, "a": decode_number(x["objective"]), "b": decode_number(y["objective"])}
+                   for i, x, y in zip(names, ra, rb) if x["status"] == y["status"] == "optimal"
+                   and "invalid" not in (x["outcome"], y["outcome"])
+                   and not objectives_agree(float(decode_number(x["objective"])), float(decode_number(y["objective"])))]
+        rows[solver] = {"solver": solver, "instances": len(common), "sgm_a": _finite(sgm(ta, shift)),
+                        "sgm_b": _finite(sgm(tb, shift)), "ratio": ratio, "low": low, "high": high,
+                        "verdict": timing_verdict(low, high, threshold),
+                        "solved_a": sum(r["outcome"] == "solved" for r in ra),
+                        "solved_b": sum(r["outcome"] == "solved" for r in rb),
+                        "only_a": [i for i, x, y in zip(names, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
+                        "only_b": [i for i, x, y in zip(names, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
+                        "objective_differs": differs}
+    return {"threshold": threshold, "noise": noise, "min_effect": min_effect, "shift_seconds": shift,
+            "solvers": rows}
+
+
+def comparable(a: list[dict], b: list[dict]) -> str | None:
+    """Why two runs cannot be compared (different time limits, instance sets or reference optima), or None."""
+    limits = [sorted({r.get("time_limit") for r in rs}, key=str) for rs in (a, b)]
+    if limits[0] != limits[1]:
+        return f"different time limits ({limits[0]} against {limits[1]})"
+    instances = [{(r["instance"], r.get("hash")) for r in rs} for rs in (a, b)]
+    if instances[0] != instances[1]:
+        only = sorted(f"{i}" for i, _ in instances[0] ^ instances[1])
+        return (f"different instance sets ({len(instances[0] ^ instances[1])} instances, by id and content hash, in "
+                f"one run only, e.g. {only[0]})")
+    refs = [{r["instance"]: recorded_reference(r) for r in rs} for rs in (a, b)]
+    for instance, ref in refs[0].items():
+        other = refs[1].get(instance)
+        if ref is not None and other is not None and (ref.status, ref.objective) != (other.status, other.objective):
+            return f"different reference optima on {instance} ({ref.describe()} against {other.describe()})"
+    return None

@@ -164,20 +164,26 @@ def problem_reference(problem: Problem) -> dict[str, Any]:
 
 
 def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None,
-               memory_limit: int | None = None) -> list[dict]:
+               memory_limit: int | None = None, repeats: int = 1) -> list[dict]:
     """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first); each
-    solve gets ``time_limit`` seconds and ``memory_limit`` MiB of address space (None: no limit)."""
+    solve gets ``time_limit`` seconds and ``memory_limit`` MiB of address space (None: no limit).  With ``repeats``
+    K > 1, K tasks per pair (``repeat`` 0..K-1 in their header), each later repeat in a fresh worker process."""
+    from compbench.io import instance_hash
+
     solvers = list(solvers)
     tasks = []
     for problem in sorted(unique_ids(problems), key=lambda p: p.n):
         lo, hi = problem.length_bounds()
-        header = {"instance": problem.id, "n": problem.n, "m": lo if lo == hi else None,
+        header = {"instance": problem.id, "hash": instance_hash(problem), "n": problem.n,
+                  "m": lo if lo == hi else None,
                   "length": problem.length_mode if problem.length is None or lo != hi else "exact",
                   "length_bounds": [lo, hi], "kind": problem_kind(problem)}
         data = problem_reference(problem)
         for solver in solvers:
-            tasks.append({"header": {**header, "solver": solver}, "solver": solver, "problem": data,
-                          "time_limit": time_limit, "memory_limit": memory_limit})
+            for repeat in range(repeats):
+                tasks.append({"header": {**header, "solver": solver, **({"repeat": repeat} if repeats > 1 else {})},
+                              "solver": solver, "problem": data, "time_limit": time_limit,
+                              "memory_limit": memory_limit, "fresh_worker": repeat > 0})
     return tasks
 
 
@@ -206,7 +212,7 @@ class SizeSkipper:
             pair = (record["solver"], record["kind"])
             self.limit[pair] = min(self.limit.get(pair, record["n"] - 1), record["n"] - 1)
             return
-        if record.get("status") != "timeout":
+        if record.get("status") != "timeout" or record.get("repeat", 0):  # a pair's first repeat speaks for it
             return
         key = (record["solver"], record["kind"], record["n"])
         self.timeouts[key] += 1
@@ -379,7 +385,7 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
         for record in existing:
             if record.get("type") == "result":
                 skipper.observe(record)
-        todo = [t for t in tasks if (t["header"]["instance"], t["solver"]) not in done]
+        todo = [t for t in tasks if (t["header"]["instance"], t["solver"], t["header"].get("repeat", 0)) not in done]
         counts["resumed"] = len(tasks) - len(todo)
         pool = make_executor(executor, jobs, scheduler, grace, warmup_limit) if isinstance(executor, str) else executor
         writer.write(environment({**(settings or {}), **current, "executor": pool.name, **pool.parallelism(),

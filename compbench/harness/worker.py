@@ -301,7 +301,7 @@ class SolveProcess:
     def run(self, task: dict[str, Any]) -> dict[str, Any]:
         """Solve ``task`` ({"solver", "problem", "time_limit"}) and return the result fields; never raises for
         what the solver does (timeouts, crashes and exceptions become records)."""
-        if self._process is None or self._process.poll() is not None:
+        if self._process is None or self._process.poll() is not None or task.get("fresh_worker"):
             self.close()
             self._start()
         problem = task["problem"]
