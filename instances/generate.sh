@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every shipped instance set (byte for byte: the generator is seeded).  Run from the repo root:
+# Regenerates every shipped instance set (byte for byte: the generator is seeded) and, beside each, its certified
+# optima (x.jsonl -> x.solu.json: two exact methods agreed; their creation date changes).  Run from the repo root:
 #   bash instances/generate.sh
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,3 +10,5 @@ for kind in gaussian integer-ties forbidden distance; do
 done
 compbench generate --kind gaussian --n 8 --count 30 --seed 2 --single-root --out small-gaussian-n8-single-root.jsonl
 compbench generate --kind integer-ties --n 8 --count 30 --seed 3 --free --out small-integer-ties-n8-free.jsonl
+# The example of the specification is written by hand: only its certified optima are generated.
+compbench certify ex1.json

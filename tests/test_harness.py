@@ -820,3 +820,18 @@ def test_every_faulty_solver_is_recorded_as_what_it_is(plugins: Path, tmp_path: 
     assert 2.0 <= got["sleeper"]["seconds"]["wall"] <= 3.5  # killed at 2 s + 0.5 s grace (+ a loaded machine's delay)
     assert "memory limit is 1000 MiB" in got["allocates"]["message"]
     assert got["prints-to-stdout"]["objective"] == reference["objective"]
+
+
+def test_every_shipped_instance_set_has_certified_optima_for_every_instance() -> None:
+    from compbench.harness.references import read_solu, solu_path
+    from compbench.io import instance_hash
+
+    root = Path(__file__).resolve().parents[1]
+    sets = sorted(p for p in (root / "instances").iterdir() if p.suffix in (".json", ".jsonl")
+                  and not p.name.endswith(".solu.json"))
+    assert len(sets) == 11
+    for path in sets:
+        optima = read_solu(solu_path(path))
+        assert all(instance_hash(p) in optima for p in compbench.read_instances(path)), path
+    ex1 = read_solu(root / "instances" / "ex1.solu.json")
+    assert [ref.objective for ref in ex1.values()] == [pytest.approx(5.35)]  # the hand-checked optimum

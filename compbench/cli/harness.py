@@ -306,6 +306,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if differ else 0
 
 
+def certify_file(path: str, out: str | None = None, jobs: int = 1,
+                 time_limit: float | None = None) -> tuple[Path, list[str]]:
+    """Certify the optima of the instance file ``path`` and write them beside it (or to ``out``, replaced); returns
+    the file written and a line per instance that could not be certified."""
+    from ..harness.references import CERTIFY_TIME_LIMIT, certify, solu_path, write_solu
+
+    target = output_path(out or solu_path(path), what="reference optima")
+    table = certify(_problems(path), jobs=jobs, time_limit=time_limit or CERTIFY_TIME_LIMIT)
+    missing = [f"not certified: {entry['instance']}: {entry['why']}" for entry in table["optima"]
+               if entry["status"] is None]
+    return write_solu(target, table, path), missing
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise UsageError("--jobs must be >= 1")
+    written, missing = certify_file(args.file, args.out, args.jobs, args.time_limit)
+    for line in missing:
+        print(line)
+    certified = sum(1 for _ in _problems(args.file)) - len(missing)
+    print(f"certify: {certified} optima certified by two exact methods, {len(missing)} not; wrote {written}")
+    return 1 if missing else 0
+
+
 def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file."""
@@ -484,6 +508,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--force", action="store_true",
                          help="compare runs with different time limits, instance sets or reference optima")
     compare.set_defaults(func=cmd_compare)
+
+    certify = subparsers.add_parser(
+        "certify", help="certified optima of an instance file, written beside it (x.jsonl -> x.solu.json)",
+        description="Solve every instance of FILE with two independent exact methods (the resource-constrained DP "
+                    "and the signature DP, else an ILP, else brute force), each in a worker under --time-limit, and "
+                    "write the optima they agree on beside the file, with the methods, their versions and the date "
+                    "(MIPLIB's .solu file).  check and bench judge every answer against it.  Exit status: 0 when every "
+                    "instance is certified, 1 when some are not (the file holds the others), 2 on bad input.")
+    certify.add_argument("file", help="instance file (.json, .jsonl or .npz)")
+    certify.add_argument("--out", metavar="FILE.solu.json", help="where to write (default beside FILE)")
+    certify.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
+    certify.add_argument("--time-limit", type=positive_seconds, metavar="S",
+                         help="limit per method and instance (default 600)")
+    certify.set_defaults(func=cmd_certify)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)

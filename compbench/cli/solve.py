@@ -184,7 +184,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     with atomic_output(out) as partial:
         write_instances(partial, problems)
     print(f"wrote {len(problems)} {args.kind} instances with n = {args.n} to {args.out}")
-    return 0
+    if args.no_certify:
+        return 0
+    from .harness import certify_file
+
+    written, missing = certify_file(str(out))
+    print("\n".join(missing + [f"wrote their certified optima to {written}"]))
+    return 1 if missing else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -227,6 +233,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     gen.add_argument("--out", required=True, help="output file (.jsonl, .json or .npz)")
     gen.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    gen.add_argument("--no-certify", action="store_true",
+                     help="do not write the certified optima beside --out (compbench certify; two exact methods)")
     gen.set_defaults(func=cmd_generate)
 
 

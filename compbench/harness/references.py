@@ -123,7 +123,7 @@ def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | N
             entry["status"], entry["objective"] = a[0], encode_number(a[1])
         optima.append(entry)
     methods = sorted({m for entry in optima for m in entry["methods"] if m})
-    return {"format": SOLU_FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat("seconds"),
+    return {"format": SOLU_FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "compbench": metadata.version("compbench"), "methods": {m: _method_version(m) for m in methods},
             "optima": optima}
 
