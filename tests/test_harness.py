@@ -835,3 +835,73 @@ def test_every_shipped_instance_set_has_certified_optima_for_every_instance() ->
         assert all(instance_hash(p) in optima for p in compbench.read_instances(path)), path
     ex1 = read_solu(root / "instances" / "ex1.solu.json")
     assert [ref.objective for ref in ex1.values()] == [pytest.approx(5.35)]  # the hand-checked optimum
+
+
+# Verdicts that hold on their own: nothing passes unchecked (issue: a check must never say "agreement" when nothing
+# was compared, and a lone wrong solver must be caught).
+
+def test_a_lying_plugin_alone_is_caught_and_disqualified_in_every_view(plugins: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main(["bench", "--sizes", "6", "--per-size", "3", "--solvers", "wrong-optimum", "--time-limit", "30",
+                 "--out", str(run)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("FAIL wrong-optimum") == 3 and "disagrees: claims optimum" in out
+    assert "reference optimum is" in out and "resource-dp in this run" in out
+    records = read_records(run)
+    verdicts = [r for r in records if r["type"] == "verdict"]
+    assert [(v["verdict"], v["solved"]) for v in verdicts] == [("contradicted", False)] * 3
+    assert all(v["reference"] > 0 for v in verdicts)  # the reference value beside the wrong claim
+    assert records[-1]["type"] == "end"
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    row = json.loads((tmp_path / "report" / "summary.json").read_text())["solvers"]["wrong-optimum"]
+    assert row["disqualified"] and row["wrong"] == 3 and row["solved"] == 0 and row["sgm_scaled"] is None
+    assert "disqualified: 3 wrong" in (tmp_path / "report" / "README.md").read_text()
+    assert main(["check", "gen:gaussian:6:2", "--solvers", "wrong-optimum", "--repro-dir", str(tmp_path / "r"),
+                 "--time-limit", "30"]) == 1
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["instances/small-gaussian-n8.jsonl", "--solvers", "hook-dp"], "nothing was compared"),  # all unsupported
+    (["gen:gaussian:5:2", "--solvers", "crasher"], "every answer of crasher is an error"),  # all errors
+])
+def test_a_check_that_compared_nothing_fails(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                             argv: list[str], why: str) -> None:
+    root = Path(__file__).resolve().parents[1]
+    argv = [str(root / argv[0]) if argv[0].startswith("instances/") else argv[0], *argv[1:]]
+    assert main(["check", *argv, "--time-limit", "30", "--repro-dir", str(tmp_path / "r")]) == 1
+    out = capsys.readouterr().out
+    assert why in out and "nothing was compared" in out and "every answer holds up" not in out
+    assert "agreement: every answer" not in out
+
+
+def test_bench_that_compared_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main(["bench", "--sizes", "6", "--per-size", "2", "--solvers", "hook-dp", "--time-limit", "30",
+                 "--out", str(run)]) == 1  # hook-dp takes free length only: every answer unsupported
+    assert "nothing was compared" in capsys.readouterr().out
+
+
+def test_workers_import_the_parents_compbench_from_a_folder_holding_a_clone(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    clone = tmp_path / "compbench"  # a clone's folder: no __init__.py, so it would import as an empty namespace
+    (clone / "docs").mkdir(parents=True)
+    (clone / "README.md").write_text("a clone\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "gen:gaussian:4:2", "--solvers", "brute-force", "--time-limit", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "compared: 2 of 2 instances" in out and "error" not in out.split("\n", 2)[2].split("compared:")[0].replace(
+        "error", "", 1)
+
+
+def test_report_refuses_runs_with_different_time_limits(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    runs = []
+    for limit in ("5", "10"):
+        runs.append(tmp_path / f"run-{limit}.jsonl")
+        assert main(["bench", "--sizes", "5", "--per-size", "1", "--solvers", "brute-force", "--time-limit", limit,
+                     "--out", str(runs[-1])]) == 0
+    capsys.readouterr()
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "report")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "mix time limits" in err

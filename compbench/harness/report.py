@@ -487,7 +487,7 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     runs = [str(r) for r in runs]
     out = Path(out)
     raw, environments = load_runs(runs)
-    limits = sorted({r.get("time_limit") for r in raw}, key=str)
+    limits = sorted({r.get("time_limit") for run in runs for r in read_records(run) if r["type"] == "result"}, key=str)
     if len(limits) > 1:
         raise ValueError(f"{', '.join(runs)}: the runs mix time limits ({', '.join(map(str, limits))} s); a table "
                          "compares solves under one limit: report them apart")
