@@ -890,9 +890,7 @@ def test_workers_import_the_parents_compbench_from_a_folder_holding_a_clone(tmp_
     (clone / "README.md").write_text("a clone\n")
     monkeypatch.chdir(tmp_path)
     assert main(["check", "gen:gaussian:4:2", "--solvers", "brute-force", "--time-limit", "30"]) == 0
-    out = capsys.readouterr().out
-    assert "compared: 2 of 2 instances" in out and "error" not in out.split("\n", 2)[2].split("compared:")[0].replace(
-        "error", "", 1)
+    assert "compared: 2 of 2 instances" in capsys.readouterr().out
 
 
 def test_report_refuses_runs_with_different_time_limits(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
