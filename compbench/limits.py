@@ -15,6 +15,7 @@ import resource
 MAX_SCORE = 1e12
 GRACE_SECONDS = 1.0  # beyond the time limit before a solve's child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
+CERTIFY_SECONDS = 600.0  # limit per method and instance of compbench certify
 MIN_EFFECT = 1.25  # compare calls a solver faster or slower only beyond this time ratio (and beyond the noise)
 
 

@@ -326,3 +326,16 @@ def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:
     record = json.loads(result.stdout)
     assert record["status"] == "error" and "exited with status 1 (its address space is capped at 300 MiB)" in \
         record["message"] and record["message"].endswith("MemoryError")
+
+
+def test_a_lying_program_alone_is_caught_by_the_certified_optima(tmp_path: Path, capsys: pytest.CaptureFixture
+                                                                 ) -> None:
+    """TRIVIAL keeps token 1 and (here) claims it optimal: run alone on a free-length set that ships certified
+    optima, every claim that is not the optimum is a FAIL against the certified value, and the exit status is 1."""
+    path = program(tmp_path, "liar", TRIVIAL.replace('"status": "feasible"', '"status": "optimal"'))
+    status = main(["check", str(ROOT / "instances" / "small-integer-ties-n8-free.jsonl"), "--solvers", f"exec:{path}",
+                   "--time-limit", "30", "--repro-dir", str(tmp_path / "repro")])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert out.count(f"FAIL exec:{path}") >= 20 and "certified, small-integer-ties-n8-free.solu.json" in out
+    assert "compared: 30 of 30 instances" in out

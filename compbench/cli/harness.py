@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import progress
-from ..limits import GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
+from ..limits import CERTIFY_SECONDS, GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
 from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
                      positive_seconds, stdout_to_stderr, user_memory_limit)
 
@@ -310,10 +310,10 @@ def certify_file(path: str, out: str | None = None, jobs: int = 1,
                  time_limit: float | None = None) -> tuple[Path, list[str]]:
     """Certify the optima of the instance file ``path`` and write them beside it (or to ``out``, replaced); returns
     the file written and a line per instance that could not be certified."""
-    from ..harness.references import CERTIFY_TIME_LIMIT, certify, solu_path, write_solu
+    from ..harness.references import certify, solu_path, write_solu
 
     target = output_path(out or solu_path(path), what="reference optima")
-    table = certify(_problems(path), jobs=jobs, time_limit=time_limit or CERTIFY_TIME_LIMIT)
+    table = certify(_problems(path), jobs=jobs, time_limit=time_limit or CERTIFY_SECONDS)
     missing = [f"not certified: {entry['instance']}: {entry['why']}" for entry in table["optima"]
                if entry["status"] is None]
     return write_solu(target, table, path), missing
@@ -519,8 +519,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     certify.add_argument("file", help="instance file (.json, .jsonl or .npz)")
     certify.add_argument("--out", metavar="FILE.solu.json", help="where to write (default beside FILE)")
     certify.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
-    certify.add_argument("--time-limit", type=positive_seconds, metavar="S",
-                         help="limit per method and instance (default 600)")
+    certify.add_argument("--time-limit", type=positive_seconds, default=CERTIFY_SECONDS, metavar="S",
+                         help=f"limit per method and instance (default {CERTIFY_SECONDS:g})")
     certify.set_defaults(func=cmd_certify)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")

@@ -30,13 +30,13 @@ from typing import Any, Iterable
 
 from compbench.agreement import Judgement, Reference, verdict
 from compbench.io import atomic_output, instance_hash
+from compbench.limits import CERTIFY_SECONDS
 from compbench.problem import Problem, Status
 from compbench.records import decode_number, encode_number, record_solution
 
 SOLU_FORMAT = "compbench-solu/1"
 IN_RUN_METHOD = "resource-dp"  # the exact DP that gives a reference in the run when no certified optimum is there
 SECOND_METHODS = ("signature-dp", "ilp-highs", "brute-force")  # the certificate's second method: the first that can
-CERTIFY_TIME_LIMIT = 600.0
 
 
 class ReferenceError(ValueError):
@@ -86,7 +86,7 @@ def _proven(record: dict | None) -> tuple[str, float | None] | None:
     return record["status"], decode_number(record.get("objective"))
 
 
-def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | None = CERTIFY_TIME_LIMIT,
+def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | None = CERTIFY_SECONDS,
             memory_limit: int | None = None) -> dict[str, Any]:
     """The certified optima of ``problems`` (ids made unique as the harness makes them): per instance its id, hash,
     ``status`` (``optimal``/``infeasible``, or None when the two methods did not both prove the same answer, with
