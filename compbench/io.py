@@ -6,10 +6,8 @@ All three read and write losslessly.  In JSON, ``null`` is -inf (forbidden).  Ev
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import zipfile
 from os import PathLike
 from pathlib import Path
@@ -386,15 +384,3 @@ def instance_hash(problem: Problem) -> str:
         if array is not None:
             digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
     return digest.hexdigest()[:16]
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file)."""
-    out = Path(path)
-    partial = out.with_name(f".{out.name}.partial{out.suffix}")
-    try:
-        yield partial
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)

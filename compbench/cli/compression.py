@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from .. import progress
-from ..io import atomic_output
+from ..files import atomic_output
 from .common import (DEFAULT_SOLVER, Later, UsageError, load_solver, output_path, positive_seconds,
                      read_model, stdout_to_stderr)
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from .. import progress
-from ..io import atomic_output
+from ..files import atomic_output
 from .common import UsageError, load_solver, output_directory, stdout_to_stderr
 
 # The ILP solver whose model each formulation writes, and the exact DP that certifies each instance's optimum.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from .. import progress
 from ..parser.defaults import FEATURES, L2, LEARNING_RATE
-from ..io import atomic_output
+from ..files import atomic_output
 from .common import UsageError, output_path, read_model
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import progress
-from ..io import atomic_output
+from ..files import atomic_output
 from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, load_solver,
                      output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
                      stdout_to_stderr)

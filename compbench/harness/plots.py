@@ -4,9 +4,9 @@ certificates, gaps, agreement; the statistics behind them are :mod:`compbench.ha
 >>> import tempfile, os
 >>> from compbench.harness.sweep import make_tasks, run_sweep, source_problems
 >>> d = tempfile.mkdtemp(); run = os.path.join(d, "run.jsonl")
->>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force"], 30), run)
+>>> _ = run_sweep(make_tasks(source_problems("gen:gaussian:4-6:2"), ["brute-force", "resource-dp"], 30), run)
 >>> sorted(os.path.basename(p) for p in plot_runs([run], d) if p.endswith(".png"))  # nothing else to show
-['cactus.png', 'profile.png', 'runtime.png']
+['cactus.png', 'profile.png', 'runtime.png', 'speedup.png']
 """
 
 from __future__ import annotations

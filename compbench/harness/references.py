@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.agreement import Judgement, Reference, verdict
-from compbench.io import atomic_output, instance_hash
+from compbench.files import atomic_output
+from compbench.io import instance_hash
 from compbench.limits import CERTIFY_SECONDS
 from compbench.problem import Problem, Status
 from compbench.records import decode_number, encode_number, record_solution

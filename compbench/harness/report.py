@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.io import atomic_output
+from compbench.files import atomic_output
 
 from .plots import certificate_stats, plot_runs, solver_infos, speedup_baseline, theory
 from .runfiles import load_runs, read_records
