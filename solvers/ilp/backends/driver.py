@@ -67,7 +67,7 @@ def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
     return max(0.01, left - min(1.0, 0.1 * left))
 
 
-Answer = tuple[str, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
+Answer = tuple[Status, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
 
 
 def backend_answer(optimal: bool, infeasible: bool, stopped: bool, values: np.ndarray | None, bound: float | None,
@@ -75,12 +75,12 @@ def backend_answer(optimal: bool, infeasible: bool, stopped: bool, values: np.nd
     """``_run``'s answer from what the backend said, in this order: proven ``optimal``, proven ``infeasible`` (no
     values, no bound), ``stopped`` by a limit (``timeout``), else ``error`` (with ``error_stats`` added)."""
     if optimal:
-        return "optimal", values, bound, stats
+        return Status.OPTIMAL, values, bound, stats
     if infeasible:
-        return "infeasible", None, None, stats
+        return Status.INFEASIBLE, None, None, stats
     if stopped:
-        return "timeout", values, bound, stats
-    return "error", values, bound, {**stats, **error_stats}
+        return Status.TIMEOUT, values, bound, stats
+    return Status.ERROR, values, bound, {**stats, **error_stats}
 
 
 class BackendLimit(SolverError):
@@ -175,7 +175,7 @@ class ILPSolver(Solver):
         if time_limit is not None:
             stats["overrun"] = max(0.0, setup + solve - time_limit)
         seconds = {"setup": setup, "solve": solve}
-        if status == "infeasible":
+        if status == Status.INFEASIBLE:
             return Solution(Status.INFEASIBLE, seconds=seconds, stats=stats)
         heads = None if values is None else model.decode(values)
         objective = None
@@ -188,12 +188,11 @@ class ILPSolver(Solver):
         if self.relax:
             return self._relaxation_answer(status, values, heads, objective, model, bound, seconds, stats)
         if heads is None:
-            if status == "optimal":
+            if status == Status.OPTIMAL:
                 raise SolverError("the backend claimed optimality but returned no valid integral solution")
-            final = Status.TIMEOUT if status == "timeout" else Status.ERROR
-            return Solution(final, bound=bound, seconds=seconds, stats=stats,
+            return Solution(status, bound=bound, seconds=seconds, stats=stats,
                             message=f"{self.name}: no valid integral solution ({status})")
-        final = {"optimal": Status.OPTIMAL, "timeout": Status.TIMEOUT}.get(status, Status.FEASIBLE)
+        final = status if status in (Status.OPTIMAL, Status.TIMEOUT) else Status.FEASIBLE
         model_value = float(model.cost @ values)
         if final == Status.OPTIMAL and objective < model_value - 1e-6 * (1.0 + abs(model_value)):
             final = Status.FEASIBLE
@@ -203,9 +202,8 @@ class ILPSolver(Solver):
         return Solution(final, heads=heads, objective=objective, bound=bound, seconds=seconds, stats=stats)
 
     def _relaxation_answer(self, status, values, heads, objective, model, bound, seconds, stats) -> Solution:
-        if status != "optimal":
-            final = Status.TIMEOUT if status == "timeout" else Status.ERROR
-            return Solution(final, seconds=seconds, stats=stats, message=f"{self.name}: LP not solved ({status})")
+        if status != Status.OPTIMAL:
+            return Solution(status, seconds=seconds, stats=stats, message=f"{self.name}: LP not solved ({status})")
         lp_value = float(model.cost @ values)
         stats["lp_value"] = lp_value
         stats["lp_integral"] = bool(np.all(np.abs(values - np.round(values)) <= INTEGRALITY_TOLERANCE))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from compbench import SolverError
+from compbench import SolverError, Status
 
 from ..model import Model
 from .driver import Answer, ILPSolver, backend_answer
@@ -77,7 +77,7 @@ class Highs(ILPSolver):
     def _run(self, model, time_limit, threads, settings):
         highspy = self._load()
         answer = run_highs(highspy, load_highs(highspy, model, threads, time_limit, settings), model.is_mip)
-        if answer[0] == "error" and not model.is_mip and settings.get("solver") == "ipm":
+        if answer[0] == Status.ERROR and not model.is_mip and settings.get("solver") == "ipm":
             # HiGHS's interior point with crossover can end in "Solve error" on an infeasible LP: ask the
             # simplex method instead (found by hypothesis)
             retry = {k: v for k, v in settings.items() if k != "solver"}

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from compbench import Status
+
 from .highs import Highs, load_highs, run_highs
 
 
@@ -43,10 +45,10 @@ class ReducedCostFixing(Highs):
         status, _, _, lp_stats = run_highs(highspy, lp, False)
         stats: dict[str, Any] = {"lp_settings": self.lp_settings, "lp_seconds": time.perf_counter() - start,
                                  "lp_ipm_iterations": lp_stats.get("ipm_iterations"), "rounds": 0}
-        if status == "infeasible":
-            return "infeasible", None, None, stats
-        if status == "timeout":
-            return "timeout", None, None, {**stats, "lp_status": status}
+        if status == Status.INFEASIBLE:
+            return Status.INFEASIBLE, None, None, stats
+        if status == Status.TIMEOUT:
+            return Status.TIMEOUT, None, None, {**stats, "lp_status": status}
         # any duals give a valid bound (weak duality): use them whatever the status (an IPM without crossover
         # after presolve reports "Unknown" for a solved LP); without duals, fix nothing (the whole MIP decides)
         if lp.getSolution().dual_valid:
@@ -66,18 +68,18 @@ class ReducedCostFixing(Highs):
             status, values, _, mip_stats = run_highs(
                 highspy, load_highs(highspy, restricted, threads, left(), settings), True)
             stats["nodes"] = stats.get("nodes", 0) + mip_stats["nodes"]
-            if status == "infeasible":
+            if status == Status.INFEASIBLE:
                 if keep.all():
-                    return "infeasible", None, None, stats
+                    return Status.INFEASIBLE, None, None, stats
                 delta *= 4.0
                 continue
             full = None
             if values is not None:
                 full = np.zeros(model.num_cols)
                 full[keep] = values
-            if status != "optimal":
+            if status != Status.OPTIMAL:
                 return status, full, bound if math.isfinite(bound) else None, stats
             value = float(model.cost @ full)
             if value >= bound - delta - slack or keep.all():
-                return "optimal", full, value, stats
+                return Status.OPTIMAL, full, value, stats
             delta = bound - value
