@@ -148,10 +148,10 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
     """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
     limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
     from ..harness.sweep import problem_reference
+    from ..harness.worker import Task
     from ..records import record_solution
 
-    result = worker.run({"solver": name, "problem": problem_reference(problem), "time_limit": time_limit,
-                         "memory_limit": memory_limit})
+    result = worker.run(Task(name, problem_reference(problem), time_limit, memory_limit))
     return record_solution(result, problem.n)
 
 

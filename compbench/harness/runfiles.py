@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from compbench.external import PREFIX, resolve_program
 from compbench.registry import GROUP, PROVIDER, list_solvers
 
-from .worker import THREAD_DEFAULTS
+from .worker import THREAD_DEFAULTS, Task
 
 
 PACKAGES = ("compbench", "numpy", "numba", "llvmlite", "highspy", "pulp", "ortools", "gurobipy", "cplex", "xpress",
@@ -163,15 +163,15 @@ def end_record(counts: dict[str, int], interrupted: bool) -> dict[str, Any]:
             "counts": {k: v for k, v in sorted(counts.items()) if v}}
 
 
-def run_settings(tasks: list[dict]) -> dict[str, Any]:
+def run_settings(tasks: list[Task]) -> dict[str, Any]:
     """What the results of these tasks depend on (see RUN_SETTINGS): solvers, sizes, kinds, limits, version."""
     def distinct(key: Any) -> list:
         return list(dict.fromkeys(key(t) for t in tasks))
 
-    limits = {name: distinct(lambda t: t.get(name)) for name in ("time_limit", "memory_limit")}
-    return {"solvers": distinct(lambda t: t["solver"]), "sizes": sorted(distinct(lambda t: t["header"]["n"])),
-            "kinds": sorted(distinct(lambda t: t["header"]["kind"])),
-            "repeats": 1 + max((t["header"].get("repeat", 0) for t in tasks), default=0),
+    limits = {name: distinct(lambda t: getattr(t, name)) for name in ("time_limit", "memory_limit")}
+    return {"solvers": distinct(lambda t: t.solver), "sizes": sorted(distinct(lambda t: t.header["n"])),
+            "kinds": sorted(distinct(lambda t: t.header["kind"])),
+            "repeats": 1 + max((t.header.get("repeat", 0) for t in tasks), default=0),
             **{name: values[0] if len(values) == 1 else values for name, values in limits.items()}}
 
 
@@ -266,8 +266,8 @@ class RecordWriter:
             self._fd = -1
 
 
-def result_record(task: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    record = {"type": "result", **task["header"], "time_limit": task["time_limit"]}
+def result_record(task: Task, result: dict[str, Any]) -> dict[str, Any]:
+    record = {"type": "result", **task.header, "time_limit": task.time_limit}
     for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
                 "validity",
                 "stats", "message", "kept", "heads", "killed"):

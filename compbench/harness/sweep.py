@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import dataclasses
 import os
 import queue
 import shutil
@@ -28,7 +29,7 @@ from compbench.problem import Problem
 
 from .runfiles import (RecordWriter, RunFileError, environment, end_record, read_records, recorded_pairs,
                        result_record, resume_mismatch, run_settings)
-from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, close_children, run_in_child
+from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, Task, close_children, run_in_child
 
 
 class SpecError(ValueError):
@@ -164,7 +165,7 @@ def problem_reference(problem: Problem) -> dict[str, Any]:
 
 
 def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: float | None,
-               memory_limit: int | None = None, repeats: int = 1) -> list[dict]:
+               memory_limit: int | None = None, repeats: int = 1) -> list[Task]:
     """One task per (problem, solver), by increasing n so that size skipping can act (ids made unique first); each
     solve gets ``time_limit`` seconds and ``memory_limit`` MiB of address space (None: no limit).  With ``repeats``
     K > 1, K tasks per pair (``repeat`` 0..K-1 in their header), each later repeat in a fresh worker process."""
@@ -181,9 +182,9 @@ def make_tasks(problems: Iterable[Problem], solvers: Iterable[str], time_limit: 
         data = problem_reference(problem)
         for solver in solvers:
             for repeat in range(repeats):
-                tasks.append({"header": {**header, "solver": solver, **({"repeat": repeat} if repeats > 1 else {})},
-                              "solver": solver, "problem": data, "time_limit": time_limit,
-                              "memory_limit": memory_limit, "fresh_worker": repeat > 0})
+                tasks.append(Task(solver, data, time_limit, memory_limit,
+                                  {**header, "solver": solver, **({"repeat": repeat} if repeats > 1 else {})},
+                                  fresh_worker=repeat > 0))
     return tasks
 
 
@@ -196,12 +197,12 @@ class SizeSkipper:
     timeouts: dict[tuple[str, str, int], int] = field(default_factory=lambda: defaultdict(int))
     limit: dict[tuple[str, str], int] = field(default_factory=dict)  # smallest size that tripped
 
-    def plan(self, tasks: Iterable[dict], recorded: Iterable[dict] = ()) -> None:
+    def plan(self, tasks: Iterable[Task], recorded: Iterable[dict] = ()) -> None:
         """Count the instances per (solver, kind, size): the tasks', and those of earlier records of the run file
         that are not among them (a resumed run extended to larger sizes still skips after the smaller ones)."""
         counts: dict[tuple[str, str, int], int] = defaultdict(int)
         seen = set()
-        for header in [task["header"] for task in tasks] + [r for r in recorded if r.get("type") == "result"]:
+        for header in [task.header for task in tasks] + [r for r in recorded if r.get("type") == "result"]:
             if (header["instance"], header["solver"]) not in seen:
                 seen.add((header["instance"], header["solver"]))
                 counts[header["solver"], header["kind"], header["n"]] += 1
@@ -240,14 +241,14 @@ class LocalExecutor:
         for worker in self._workers:
             self._idle.put(worker)
 
-    def _run(self, task: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, task: Task) -> dict[str, Any]:
         worker = self._idle.get()
         try:
             return worker.run(task)
         finally:
             self._idle.put(worker)
 
-    def submit(self, task: dict[str, Any]) -> concurrent.futures.Future:
+    def submit(self, task: Task) -> concurrent.futures.Future:
         return self._pool.submit(self._run, task)
 
     def wait_any(self, futures: Iterable[Any]) -> set:
@@ -281,9 +282,9 @@ class DaskExecutor:
         self.grace, self.warmup_limit = grace, warmup_limit
         self._futures: list[Any] = []
 
-    def submit(self, task: dict[str, Any]) -> Any:
-        if "file" in task["problem"]:  # a remote worker cannot read this machine's files: send the instance itself
-            task = {**task, "problem": problem_to_dict(read_instance(task["problem"]["file"]))}
+    def submit(self, task: Task) -> Any:
+        if "file" in task.problem:  # a remote worker cannot read this machine's files: send the instance itself
+            task = dataclasses.replace(task, problem=problem_to_dict(read_instance(task.problem["file"])))
         future = self.client.submit(run_in_child, task, self.grace, self.warmup_limit, pure=False)
         self._futures = [f for f in self._futures if not f.done()] + [future]
         return future
@@ -313,7 +314,7 @@ def make_executor(kind: str, jobs: int = 1, scheduler: Any = None, grace: float 
     return DaskExecutor(scheduler, grace, warmup_limit) if kind == "dask" else LocalExecutor(jobs, grace, warmup_limit)
 
 
-def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSkipper | None = None,
+def run_tasks(tasks: list[Task], executor: Any, on_record: Any, skipper: SizeSkipper | None = None,
               progress: Any = None) -> None:
     """Run tasks on the executor and call ``on_record(record)`` as each one finishes, in the calling thread.
 
@@ -321,12 +322,12 @@ def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSki
     (solver, kind) has a smaller size in flight, so that skipping acts on the results of the smaller sizes.
     """
     pending = list(tasks)
-    in_flight: dict[Any, dict] = {}
+    in_flight: dict[Any, Task] = {}
 
-    def blocked(task: dict) -> bool:
-        h = task["header"]
+    def blocked(task: Task) -> bool:
+        h = task.header
         return skipper is not None and any(
-            t["solver"] == task["solver"] and t["header"]["kind"] == h["kind"] and t["header"]["n"] < h["n"]
+            t.solver == task.solver and t.header["kind"] == h["kind"] and t.header["n"] < h["n"]
             for t in in_flight.values())
 
     while pending or in_flight:
@@ -335,7 +336,7 @@ def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSki
             if ready is None:
                 break
             task = pending.pop(ready)
-            tripped = skipper.skips(task["header"]) if skipper else None
+            tripped = skipper.skips(task.header) if skipper else None
             if tripped is not None:
                 on_record(result_record(task, {"status": "skipped", "message": f"skipped: more than "
                           f"{skipper.fraction:g} of the instances timed out at n = {tripped}"}))
@@ -352,10 +353,10 @@ def run_tasks(tasks: list[dict], executor: Any, on_record: Any, skipper: SizeSki
                 skipper.observe(record)
             on_record(record)
             if progress is not None:
-                progress.set_postfix_str(f"{task['solver']} n={task['header']['n']}", refresh=False)
+                progress.set_postfix_str(f"{task.solver} n={task.header['n']}", refresh=False)
 
 
-def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resume: bool = False,
+def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resume: bool = False,
               executor: str | LocalExecutor | DaskExecutor = "local", scheduler: Any = None, skip_fraction: float = 0.5,
               grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
               settings: dict[str, Any] | None = None, show_progress: bool | None = None,
@@ -385,7 +386,7 @@ def run_sweep(tasks: list[dict], out: str | os.PathLike, *, jobs: int = 1, resum
         for record in existing:
             if record.get("type") == "result":
                 skipper.observe(record)
-        todo = [t for t in tasks if (t["header"]["instance"], t["solver"], t["header"].get("repeat", 0)) not in done]
+        todo = [t for t in tasks if (t.header["instance"], t.solver, t.header.get("repeat", 0)) not in done]
         counts["resumed"] = len(tasks) - len(todo)
         pool = make_executor(executor, jobs, scheduler, grace, warmup_limit) if isinstance(executor, str) else executor
         writer.write(environment({**(settings or {}), **current, "executor": pool.name, **pool.parallelism(),

@@ -11,7 +11,7 @@ by C libraries cannot corrupt it).
 
 >>> from compbench import generate
 >>> from compbench.io import problem_to_dict
->>> task = {"solver": "brute-force", "problem": problem_to_dict(generate("gaussian", 5, length=2)), "time_limit": 30}
+>>> task = Task("brute-force", problem_to_dict(generate("gaussian", 5, length=2)), time_limit=30)
 >>> with SolveProcess() as worker:
 ...     worker.run(task)["status"]
 'optimal'
@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 import traceback
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,32 @@ WARMUP_N = 4
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
 THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "NUMBA_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One solve for a worker: the solver's name, its problem as it crosses the process boundary (a reference to a
+    binary copy, :func:`compbench.harness.sweep.problem_reference`, or the instance's JSON object), its limits
+    (seconds, MiB of address space; None: none), the header its result record starts with (instance, hash, n, m,
+    kind, solver, repeat), and whether it needs a worker process of its own (a repeat)."""
+
+    solver: str
+    problem: dict[str, Any]
+    time_limit: float | None = None
+    memory_limit: int | None = None
+    header: dict[str, Any] = field(default_factory=dict)
+    fresh_worker: bool = False
+
+    def message(self, warm_up: bool) -> str:
+        """The line sent to the worker (JSON; ``warm_up``: warm the solver up first)."""
+        return json.dumps({**asdict(self), "warm_up": warm_up}, allow_nan=False)
+
+    @classmethod
+    def from_message(cls, line: str) -> tuple[Task, bool]:
+        """The task and the warm-up flag of a line :meth:`message` wrote."""
+        data = json.loads(line)
+        warm_up = bool(data.pop("warm_up", False))
+        return cls(**data), warm_up
 
 
 def _reset_peak_memory() -> bool:
@@ -75,22 +102,22 @@ def limit_memory(megabytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def _memory_note(task: dict[str, Any]) -> str:
-    limit = task.get("memory_limit")
+def _memory_note(task: Task) -> str:
+    limit = task.memory_limit
     return f" (the solve's memory limit is {limit} MiB: --memory-limit)" if limit else ""
 
 
-def solve_task(task: dict[str, Any]) -> dict[str, Any]:
+def solve_task(task: Task) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
     from compbench.agreement import validate
     from compbench.records import solution_record
-    problem = task_problem(task["problem"])
-    solver = get_solver(task["solver"])
+    problem = task_problem(task.problem)
+    solver = get_solver(task.solver)
     reset = _reset_peak_memory()
     before = _memory_mb("VmRSS")
     started = time.perf_counter()
-    solution = solver.solve(problem, time_limit=task.get("time_limit"))
+    solution = solver.solve(problem, time_limit=task.time_limit)
     wall = time.perf_counter() - started
     out = solution_record(solution)
     out["seconds"]["wall"] = wall
@@ -135,10 +162,10 @@ def warm_up_problem(like: dict[str, Any]):
                     second_order=second_order)
 
 
-def _warm_up(task: dict[str, Any]) -> None:
+def _warm_up(task: Task) -> None:
     from compbench import get_solver
 
-    get_solver(task["solver"]).solve(warm_up_problem(task["problem"]), time_limit=10.0)
+    get_solver(task.solver).solve(warm_up_problem(task.problem), time_limit=10.0)
 
 
 PR_SET_PDEATHSIG = 1
@@ -198,9 +225,9 @@ def main() -> None:
     os.dup2(2, 1)  # anything printed to stdout (C banners included) goes to stderr
     sys.stdout = sys.stderr
     for line in sys.stdin:
-        task = json.loads(line)
-        limit_memory(task.get("memory_limit"))
-        if task.get("warm_up"):
+        task, warm_up = Task.from_message(line)
+        limit_memory(task.memory_limit)
+        if warm_up:
             try:
                 _warm_up(task)
             except Exception:  # the real solve reports the failure
@@ -210,11 +237,11 @@ def main() -> None:
             result = solve_task(task)
         except Exception as exc:  # a crashing solver becomes an error record
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            result = {"status": "error", "message": f"{task['solver']} raised {last}"}
+            result = {"status": "error", "message": f"{task.solver} raised {last}"}
         try:
             line = json.dumps(result, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            line = json.dumps({"status": "error", "message": f"{task['solver']}: result is not JSON ({exc})"})
+            line = json.dumps({"status": "error", "message": f"{task.solver}: result is not JSON ({exc})"})
         channel.write(line + "\n")
 
 
@@ -298,20 +325,19 @@ class SolveProcess:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def run(self, task: dict[str, Any]) -> dict[str, Any]:
-        """Solve ``task`` ({"solver", "problem", "time_limit"}) and return the result fields; never raises for
-        what the solver does (timeouts, crashes and exceptions become records)."""
-        if self._process is None or self._process.poll() is not None or task.get("fresh_worker"):
+    def run(self, task: Task) -> dict[str, Any]:
+        """Solve ``task`` and return the result fields; never raises for what the solver does (timeouts, crashes and
+        exceptions become records)."""
+        if self._process is None or self._process.poll() is not None or task.fresh_worker:
             self.close()
             self._start()
-        problem = task["problem"]
-        key = (task["solver"], *_modes(problem), bool(problem.get("single_root")))  # what the warm-up mirrors
+        problem = task.problem
+        key = (task.solver, *_modes(problem), bool(problem.get("single_root")))  # what the warm-up mirrors
         warm_up = key not in self._warmed
-        message = {**task, "warm_up": warm_up}
         self._stderr.seek(0, os.SEEK_END)
         self._stderr_start = self._stderr.tell()  # a crash reports this task's stderr, not an earlier one's
         try:
-            self._process.stdin.write((json.dumps(message, allow_nan=False) + "\n").encode())
+            self._process.stdin.write((task.message(warm_up) + "\n").encode())
             self._process.stdin.flush()
         except BrokenPipeError:
             return self._died(task)
@@ -322,12 +348,12 @@ class SolveProcess:
             if reply is None:
                 if time.monotonic() < warm_started + warm_limit:  # its output ended: a crash, not a timeout
                     return self._died(task, "in the warm-up")
-                _WARM_UPS[task["solver"]] = False
+                _WARM_UPS[task.solver] = False
                 return self._overran(task, f"warm-up on a tiny problem (n = {WARMUP_N}) exceeded "
                                            f"{warm_limit:g} s", time.monotonic() - warm_started)
-            _WARM_UPS[task["solver"]] = True
+            _WARM_UPS[task.solver] = True
             self._warmed.add(key)
-        limit = task.get("time_limit")
+        limit = task.time_limit
         started = time.monotonic()
         deadline = started + (limit + self.grace if limit is not None else float("inf"))
         reply = self._read_line(deadline)
@@ -339,25 +365,25 @@ class SolveProcess:
             return self._died(task)
         return reply
 
-    def _warm_up_limit(self, task: dict[str, Any]) -> float:
+    def _warm_up_limit(self, task: Task) -> float:
         """The full warm-up limit (room for a first compilation) the first time a solver warms up in this process;
         once it has warmed up (its compiled code is cached) or hung, the task's own limit plus the grace period."""
-        limit = task.get("time_limit")
-        if task["solver"] not in _WARM_UPS or limit is None:
+        limit = task.time_limit
+        if task.solver not in _WARM_UPS or limit is None:
             return self.warmup_limit
         return min(self.warmup_limit, limit + self.grace)
 
-    def _overran(self, task: dict[str, Any], why: str, wall: float) -> dict[str, Any]:
+    def _overran(self, task: Task, why: str, wall: float) -> dict[str, Any]:
         self.close()
-        return {"status": "timeout", "message": f"{task['solver']}: {why}", "killed": True,
+        return {"status": "timeout", "message": f"{task.solver}: {why}", "killed": True,
                 "seconds": {"wall": wall}}
 
-    def _died(self, task: dict[str, Any], when: str = "") -> dict[str, Any]:
+    def _died(self, task: Task, when: str = "") -> dict[str, Any]:
         code = self._process.wait()
         tail = self._stderr_tail()
         how = f"signal {-code}" if code < 0 else f"exit status {code}"
         self.close()
-        return {"status": "error", "message": f"{task['solver']}: worker process died{' ' + when if when else ''} "
+        return {"status": "error", "message": f"{task.solver}: worker process died{' ' + when if when else ''} "
                                               f"({how})" + (f": {tail}" if tail else "")
                                               + (_memory_note(task) if code < 0 else "")}
 
@@ -410,7 +436,7 @@ _children: list[SolveProcess] = []  # every thread's, for close_children
 _children_lock = threading.Lock()
 
 
-def run_in_child(task: dict[str, Any], grace: float = GRACE_SECONDS,
+def run_in_child(task: Task, grace: float = GRACE_SECONDS,
                  warmup_limit: float = WARMUP_SECONDS) -> dict[str, Any]:
     """Run ``task`` in this thread's own child process (started on first use; also used on Dask workers)."""
     worker = getattr(_local, "worker", None)
