@@ -48,6 +48,20 @@ def theory(solver: str, infos: dict[str, dict]) -> str:
     return infos.get(solver, {}).get("complexity") or "?"
 
 
+def kind_panels(results: list[dict], panel: Any, what: str) -> tuple[list[tuple], list[str]]:
+    """One panel per kind that has something to draw: ``panel(records of the kind)`` gives (its content, or None
+    when there is nothing to draw, and what it leaves out); returns the panels as (kind, *content) and a line
+    ``no WHAT for KIND: ...`` per kind without one (an empty panel is never drawn)."""
+    panels, dropped = [], []
+    for kind in _kinds(results):
+        content, left = panel([r for r in results if r.get("kind", "file") == kind])
+        if content is None:
+            dropped.append(f"no {what} for {kind}: " + "; ".join(left))
+        else:
+            panels.append((kind, *content))
+    return panels, dropped
+
+
 def _kinds(results: list[dict]) -> list[str]:
     return sorted({r.get("kind", "file") for r in results})
 
@@ -192,15 +206,14 @@ def plot_profile(results: list[dict], infos: dict[str, dict], out: Path, styles:
     """Dolan-More performance profiles of the exact solvers not disqualified, one panel per kind where one solved an
     instance."""
     wrong = disqualified(results)
-    panels, dropped = [], []
-    for kind in _kinds(results):
-        records = [r for r in results if r.get("kind", "file") == kind]
+    def panel(records: list[dict]) -> tuple[tuple | None, list[str]]:
         solvers, left = _profile_solvers(records, infos, wrong)
         times, instances = profile_matrix(records, solvers)
         if np.isfinite(times).any():
-            panels.append((kind, solvers, left, times, instances))
-        else:
-            dropped.append(f"no profile for {kind}: " + "; ".join(left + [f"{', '.join(solvers)} solved none"]))
+            return (solvers, left, times, instances), left
+        return None, left + [f"{', '.join(solvers)} solved none"]
+
+    panels, dropped = kind_panels(results, panel, "profile")
     if not panels:
         return []
     fig, axes = grid(1, len(panels), width=3.4, height=3.0)
@@ -228,18 +241,15 @@ def plot_cactus(results: list[dict], infos: dict[str, dict], out: Path, styles: 
     panel per kind where one solved an instance."""
     wrong = disqualified(results)
     limit = time_limit_of(results)
-    panels, dropped = [], []
-    for kind in _kinds(results):
-        records = [r for r in results if r.get("kind", "file") == kind]
+    def panel(records: list[dict]) -> tuple[tuple | None, list[str]]:
         solvers, left = _profile_solvers(records, infos, wrong)
         solved = {s: np.sort([r["counted"] for r in records if r["solver"] == s and r["outcome"] == "solved"])
                   for s in solvers}
         left += [f"{s} (none solved)" for s, t in solved.items() if not t.size]
         solved = {s: t for s, t in solved.items() if t.size}
-        if solved:
-            panels.append((kind, records, solved, left))
-        else:
-            dropped.append(f"no cactus for {kind}: " + "; ".join(left))
+        return ((records, solved, left) if solved else None), left
+
+    panels, dropped = kind_panels(results, panel, "cactus")
     if not panels:
         return []
     fig, axes = grid(1, len(panels), width=3.4, height=3.0)
@@ -302,18 +312,15 @@ def plot_speedup(results: list[dict], infos: dict[str, dict], out: Path, styles:
     ratio; a hollow marker where a line stops before the panel's largest size."""
     baseline = baseline or speedup_baseline(results, infos)
     wrong = disqualified(results)
-    panels, dropped = [], []
-    for kind in _kinds(results):
-        records = [r for r in results if r.get("kind", "file") == kind]
+    def panel(records: list[dict]) -> tuple[tuple | None, list[str]]:
         ratios = speedups(records, baseline) if baseline else {}
         solvers, left = _profile_solvers([r for r in records if r["solver"] != baseline], infos, wrong)
         left = [s for s in left if "counted unsolved" not in s]  # the speed-up leaves them out
         left += [f"{s} (no instance the baseline solved)" for s in solvers if not ratios.get(s)]
         solvers = [s for s in solvers if ratios.get(s)]
-        if solvers:
-            panels.append((kind, ratios, solvers, left))
-        else:
-            dropped.append(f"no speed-up over {baseline} for {kind}: " + "; ".join(left))
+        return ((ratios, solvers, left) if solvers else None), left
+
+    panels, dropped = kind_panels(results, panel, f"speed-up over {baseline}")
     if not panels:
         return []
     fig, axes = grid(1, len(panels), width=3.4, height=3.0)
