@@ -257,3 +257,84 @@ def test_time_limit_must_be_positive_everywhere(command: list[str], limit: str,
     line = one_error_line(capsys)
     assert line.startswith(f"compbench {command[0]}: error: argument --time-limit:") and limit in line, line
 
+
+
+@pytest.mark.parametrize("name, content", [
+    ("instance.json", json.dumps(compbench.io.problem_to_dict(compbench.generate("gaussian", 4, length=2))).encode()),
+    ("notes.txt", b"my notes\nno newline at the end"),
+    ("instances.npz", None),
+])
+def test_out_refuses_a_file_that_is_not_a_run_file_and_leaves_it_as_it_was(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture,
+                                                                           name: str, content: bytes | None) -> None:
+    target = tmp_path / name
+    if content is None:
+        compbench.io.write_instances(target, [compbench.generate("gaussian", 4, length=2)])
+    else:
+        target.write_bytes(content)
+    before = target.read_bytes()
+    assert main(["check", "gen:gaussian:4:1", "--solvers", "brute-force", "--time-limit", "30",
+                 "--out", str(target)]) == 2
+    assert "not a run file" in one_error_line(capsys) and target.read_bytes() == before
+
+
+def test_out_appends_only_to_a_run_of_the_same_command_and_settings(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "check.jsonl"
+    check = ["check", "gen:gaussian:4:1", "--time-limit", "30", "--out", str(run)]
+    assert main([*check, "--solvers", "brute-force"]) == 0
+    assert main([*check, "--solvers", "brute-force"]) == 0  # the same check again: appended
+    before = run.read_bytes()
+    capsys.readouterr()
+    assert main([*check, "--solvers", "resource-dp"]) == 2
+    assert "a run of other settings" in one_error_line(capsys) and run.read_bytes() == before
+    bench = tmp_path / "bench.jsonl"
+    assert main(BENCH + ["--out", str(bench)]) == 0
+    before = bench.read_bytes()
+    capsys.readouterr()
+    assert main(BENCH + ["--out", str(bench), "--resume", "--length-ratio", "0.75"]) == 2  # same ids, other m
+    assert "another instance than here" in one_error_line(capsys) and bench.read_bytes() == before
+    assert main(["check", "gen:gaussian:4:1", "--solvers", "brute-force", "--time-limit", "30", "--out",
+                 str(bench)]) == 2  # a bench's run file is not a check's
+    assert "a run of other settings" in one_error_line(capsys) and bench.read_bytes() == before
+
+
+def test_a_run_file_records_its_format_and_an_unknown_one_is_refused(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main(BENCH + ["--out", str(run)]) == 0
+    records = read_records(run)
+    assert records[0]["format"] == runfiles.RUN_FORMAT
+    run.write_text(run.read_text().replace(runfiles.RUN_FORMAT, "compbench-run/99"))
+    capsys.readouterr()
+    assert main(BENCH + ["--out", str(run), "--resume"]) == 2
+    assert "compbench-run/99" in one_error_line(capsys)
+
+
+def test_a_run_file_deleted_during_the_run_is_an_error(tmp_path: Path) -> None:
+    run = tmp_path / "out" / "run.jsonl"
+    writer = RecordWriter(run)
+    writer.write({"type": "environment", "format": runfiles.RUN_FORMAT})
+    (tmp_path / "out" / "run.jsonl").unlink()
+    (tmp_path / "out").rmdir()
+    with pytest.raises(RunFileError, match="deleted during the run"):
+        writer.write({"type": "result"})
+    writer.close()
+
+
+@pytest.mark.parametrize("command", ["report", "plot", "compare"])
+@pytest.mark.parametrize("change, says", [
+    (lambda r: {k: v for k, v in r.items() if k != "instance"}, "instance: expected a string"),
+    (lambda r: {**r, "seconds": {"total": "fast"}}, "seconds.total: expected a number"),
+])
+def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture, command: str,
+                                                       change, says: str) -> None:
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    assert main(BENCH + ["--out", str(good)]) == 0
+    records = [json.loads(line) for line in good.read_text().splitlines()]
+    bad.write_text("".join(json.dumps(change(r) if r["type"] == "result" else r) + "\n" for r in records))
+    capsys.readouterr()
+    argv = [command, str(bad), str(good)] if command == "compare" else [command, str(bad), "--out",
+                                                                        str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert says in one_error_line(capsys)

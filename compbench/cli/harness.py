@@ -96,15 +96,16 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
 
     problems = unique_ids(_problems(source))
     certified = with_reference_errors(lambda: certified_for(source, problems))
+    settings = {"check": source, "time_limit": time_limit, "solvers": solvers}
     with run_file_errors():
-        writer = RecordWriter(out) if out else None
+        writer = RecordWriter(out, same_as=settings) if out else None
     executor = make_executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
     memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
         with run_file_errors():
             if writer:
-                writer.write(environment({"check": source, "time_limit": time_limit, "memory_limit": memory_limit,
-                                          "solvers": solvers, "executor": executor.name, **executor.parallelism()}))
+                writer.write(environment({**settings, "memory_limit": memory_limit, "executor": executor.name,
+                                          **executor.parallelism()}))
             report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
                            executor=executor, on_record=writer.write if writer else None, references=certified)
             if writer:
@@ -334,7 +335,7 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file."""
     from ..harness.plots import read_accuracy
-    from ..harness.runfiles import read_records
+    from ..harness.runfiles import malformed_result, not_a_run_file, read_records
 
     for run in runs:
         if not Path(run).is_file():
@@ -342,14 +343,19 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
         if accuracy and read_accuracy(run) is not None:
             continue
         try:
+            why = not_a_run_file(Path(run).read_bytes())
             records = read_records(run)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{run}: not a run file ({exc})") from None
-        if not any(r["type"] in ("environment", "result") for r in records):
-            raise UsageError(f"{run}: not a run file (no environment or result record; run files come from bench, "
-                             "demo or check --out)")
-        if not any(r["type"] == "result" for r in records):
+        except OSError as exc:
+            raise UsageError(f"{run}: cannot read it ({exc.strerror or exc})") from None
+        if why:
+            raise UsageError(f"{run}: not a run file ({why}; run files come from bench, demo or check --out)")
+        results = [r for r in records if r["type"] == "result"]
+        if not results:
             raise UsageError(f"{run}: an empty run (no results recorded yet)")
+        for record in results:
+            bad = malformed_result(record)
+            if bad:
+                raise UsageError(f"{run}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -40,6 +40,9 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
                     "NUMEXPR_NUM_THREADS")
 
 
+RUN_FORMAT = "compbench-run/1"  # the environment record's "format": what this compbench writes and reads
+
+
 class RunFileError(Exception):
     """A run file that cannot be written, is in use by another command, or does not match a resume: one line naming
     the file."""
@@ -136,6 +139,7 @@ def environment(settings: dict[str, Any]) -> dict[str, Any]:
         usable = os.cpu_count()
     return {
         "type": "environment",
+        "format": RUN_FORMAT,
         "started": _now(),
         "command": "compbench " + shlex.join(sys.argv[1:]) if Path(sys.argv[0]).name in ("compbench", "__main__.py")
         else None,
@@ -213,13 +217,75 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     return records
 
 
+RECORD_TYPES = ("environment", "reference", "result", "verdict", "end")
+
+
+def not_a_run_file(data: bytes) -> str | None:
+    """Why ``data`` is not the contents of a run file (every complete line a JSON record of RECORD_TYPES, the first an
+    environment record of a known format; a last line without its newline is a record cut by a kill), or None."""
+    lines = data.split(b"\n")
+    complete = lines[:-1] if lines[-1] else lines[:-1]
+    for number, line in enumerate(complete, 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return f"line {number} is not JSON"
+        if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+            return f"line {number} is not a run record"
+        if number == 1 and record["type"] != "environment":
+            return "its first record is not an environment record"
+        if record["type"] == "environment" and record.get("format", RUN_FORMAT) != RUN_FORMAT:
+            return f"format {record.get('format')!r}, this compbench reads {RUN_FORMAT!r}"
+    if not complete:
+        return "no complete record"
+    return None
+
+
+def malformed_result(record: dict[str, Any]) -> str | None:
+    """What a result record lacks that the statistics read (field and why), or None.
+
+    >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": "x"}}))
+    seconds.total: expected a number, got 'x'
+    """
+    for key, kind in (("instance", str), ("solver", str), ("status", str), ("n", int)):
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            return f"{key}: expected {'an integer' if kind is int else 'a string'}, got {record.get(key)!r}"[:200]
+    seconds = record.get("seconds", {})
+    if not isinstance(seconds, dict):
+        return f"seconds: expected an object, got {seconds!r}"[:200]
+    for key, value in seconds.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return f"seconds.{key}: expected a number, got {value!r}"[:200]
+    for key in ("objective", "bound", "time_limit"):
+        value = record.get(key)
+        if value is not None and not isinstance(value, (int, float)) and value not in ("inf", "-inf", "nan"):
+            return f"{key}: expected a number, got {value!r}"[:200]
+    return None
+
+
+def settings_mismatch(data: bytes, settings: dict[str, Any]) -> str | None:
+    """Which of ``settings`` the latest environment record of a run file's ``data`` holds otherwise, or None."""
+    latest: dict[str, Any] = {}
+    for line in data.split(b"\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == "environment":
+            latest = record.get("settings") or {}
+    differ = [f"{k} {latest.get(k)!r} there, {v!r} here" for k, v in settings.items() if latest.get(k) != v]
+    return "; ".join(differ) or None
+
+
 class RecordWriter:
     """Appends records to a JSONL file under an exclusive lock (one writer per run file), each as one complete line
     or not at all: the line is built first, written with one ``os.write`` and synced; on failure (a full disk) the
     file is cut back to its previous size and :class:`RunFileError` names it.  A partial last line left by a kill is
     dropped first; with ``fresh``, a file that already holds records is refused instead."""
 
-    def __init__(self, path: str | os.PathLike, fresh: bool = False):
+    def __init__(self, path: str | os.PathLike, fresh: bool = False, same_as: dict[str, Any] | None = None):
+        """``same_as``: settings the file's latest environment record must hold (a file of another command or other
+        settings is refused, byte for byte as it was)."""
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -234,8 +300,16 @@ class RecordWriter:
                                "finish, or choose another --out)") from None
         try:
             data = self.path.read_bytes()
+            why = not_a_run_file(data) if data else None
+            if why:
+                raise RunFileError(f"{self.path}: not a run file ({why}); --out only appends to a run file of the "
+                                   "same command and settings: choose another --out")
             if fresh and data:
                 raise RunFileError(f"{self.path} exists (use --resume to continue it, or choose another --out)")
+            differ = settings_mismatch(data, same_as) if data and same_as else None
+            if differ:
+                raise RunFileError(f"{self.path}: a run of other settings ({differ}); --out only appends to a run "
+                                   "file of the same command and settings: choose another --out")
             if data and not data.endswith(b"\n"):
                 os.ftruncate(self._fd, data.rfind(b"\n") + 1)
         except OSError as exc:
@@ -247,7 +321,11 @@ class RecordWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, allow_nan=False) + "\n").encode()
-        size = os.fstat(self._fd).st_size
+        status = os.fstat(self._fd)
+        size = status.st_size
+        if status.st_nlink == 0:  # deleted (or its folder) under the run: what follows would be lost
+            raise RunFileError(f"{self.path}: the run file was deleted during the run; the records written before "
+                               "are lost with it")
         try:
             if os.write(self._fd, line) != len(line):  # a short write: the disk filled up during it
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -356,6 +356,19 @@ def run_tasks(tasks: list[Task], executor: Any, on_record: Any, skipper: SizeSki
                 progress.set_postfix_str(f"{task.solver} n={task.header['n']}", refresh=False)
 
 
+def other_instances(path: Path, existing: list[dict], tasks: list[Task]) -> str | None:
+    """Why resuming ``existing`` records with ``tasks`` would mix other instances under the same ids (their content
+    hashes differ, e.g. another --length-ratio), or None."""
+    recorded = {r["instance"]: r["hash"] for r in existing if r.get("type") == "result" and r.get("hash")}
+    for task in tasks:
+        was = recorded.get(task.header["instance"])
+        if was is not None and was != task.header["hash"]:
+            return (f"{path}: instance {task.header['instance']} there is another instance than here (content hash "
+                    f"{was} there, {task.header['hash']} here: other scores, length or root mode); pass --force to "
+                    "mix them in one run file, or choose another --out")
+    return None
+
+
 def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resume: bool = False,
               executor: str | LocalExecutor | DaskExecutor = "local", scheduler: Any = None, skip_fraction: float = 0.5,
               grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
@@ -377,7 +390,7 @@ def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resum
     try:
         existing = read_records(path) if resume else []
         current = run_settings(tasks)
-        why = None if force else resume_mismatch(path, existing, current)
+        why = None if force else resume_mismatch(path, existing, current) or other_instances(path, existing, tasks)
         if why:
             raise RunFileError(why)
         done = recorded_pairs(existing)
