@@ -87,12 +87,18 @@ class Judgement:
 
 def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
     """``"ok"`` or ``"invalid: <why>"``: is the solution a valid answer to the problem (its tree, length and
-    scores, its reported objective; an ``optimal`` claim needs a solution)?"""
+    scores, its reported objective; an ``optimal`` claim needs a solution; a bound is a number, not below the
+    solution's own value)?"""
+    if solution.bound is not None and math.isnan(solution.bound):
+        return "invalid: the bound is NaN"
     if solution.has_solution:
         try:
             evaluate(problem, solution, rtol=rtol)
         except InvalidSolution as exc:
             return f"invalid: {exc}"
+        if solution.bound is not None and solution.bound < solution.objective \
+                and not objectives_agree(solution.bound, solution.objective, rtol):
+            return f"invalid: bound {solution.bound!r} is below the solution's own value {solution.objective!r}"
     elif solution.status == Status.OPTIMAL:
         return "invalid: status optimal without a solution"
     return "ok"

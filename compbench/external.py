@@ -19,6 +19,7 @@ with it :data:`GRACE_SECONDS` past the time limit.
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import signal
@@ -175,6 +176,15 @@ def read_answer(run: Run, n: int) -> Solution:
     kept = answer.get("kept") or []
     if any(a >= b for a, b in zip(kept, kept[1:])):
         raise SolverError(f"kept {kept!r} is not increasing"[:300] + note)
+    heads = answer.get("heads") or []
+    stray = [(k, h) for k, h in zip(kept, heads) if h != 0 and h not in kept]
+    if stray:
+        raise SolverError(f"the head {stray[0][1]} of kept token {stray[0][0]} is neither the root (0) nor a kept "
+                          f"token{note}")
+    bound = answer.get("bound")
+    if bound is not None and (not isinstance(bound, (int, float)) or isinstance(bound, bool)
+                              or not math.isfinite(bound)):
+        raise SolverError(f"bound {bound!r} is not a finite number (null: no bound){note}")
     record = {key: answer.get(key) for key in ("status", "objective", "bound", "kept", "heads")}
     try:
         solution = record_solution(record, n)

@@ -192,6 +192,12 @@ FAILURES = [  # (program body, status, what the message says)
     ("print(json.dumps({'status': 'feasible', 'kept': [1], 'heads': [0]}))", "error", "without its objective"),
     ("print(json.dumps({'status': 'unsupported', 'message': 'no sibling scores'}))", "unsupported",
      "no sibling scores"),
+    ("print(json.dumps({'status': 'optimal', 'objective': 1.0, 'kept': [1, 3], 'heads': [0, -1]}))", "error",
+     "the head -1 of kept token 3 is neither the root (0) nor a kept token"),
+    ("print(json.dumps({'status': 'optimal', 'objective': 1.0, 'kept': [1, 3], 'heads': [0, 2]}))", "error",
+     "the head 2 of kept token 3 is neither the root (0) nor a kept token"),
+    ("print('{\"status\": \"feasible\", \"bound\": NaN}')", "error", "bound nan is not a finite number"),
+    ("print(json.dumps({'status': 'feasible', 'bound': float('inf')}))", "error", "bound inf is not a finite number"),
 ]
 
 
@@ -339,3 +345,15 @@ def test_a_lying_program_alone_is_caught_by_the_certified_optima(tmp_path: Path,
     assert status == 1
     assert out.count(f"FAIL exec:{path}") >= 20 and "certified, small-integer-ties-n8-free.solu.json" in out
     assert "compared: 30 of 30 instances" in out
+
+
+def test_a_bound_below_the_answers_own_value_or_nan_is_invalid() -> None:
+    from compbench.agreement import validate
+
+    problem = compbench.read_instance(EXAMPLE)  # the optimum 5.35 keeps "Production closed"
+    best = compbench.get_solver("resource-dp").solve(problem)
+    assert validate(problem, best) == "ok"
+    best.bound = best.objective - 1.0
+    assert validate(problem, best).startswith("invalid: bound 4.35")
+    best.bound = float("nan")
+    assert validate(problem, best) == "invalid: the bound is NaN"
