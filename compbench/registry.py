@@ -295,6 +295,24 @@ def _factory(name: str) -> Callable[[], Any] | None:
     return next((ep.load for ep in entry_points(group=GROUP) if ep.name == name), None)
 
 
+def solver_distributions() -> dict[str, dict[str, str | None]]:
+    """``{solver: {"distribution", "version"}}``: the installed distribution whose ``compbench.solvers`` entry point
+    registers each solver, plug-ins included (a provider's for the names it provides; an entry point of a solver's
+    own wins over a provider, and otherwise the first, as in :mod:`compbench.registry`)."""
+    found: dict[str, dict[str, str | None]] = {}
+    for ep in sorted(entry_points(group=GROUP), key=lambda ep: ep.name.endswith(PROVIDER)):
+        names = [ep.name]
+        if ep.name.endswith(PROVIDER):
+            try:
+                names = list(ep.load())
+            except Exception:  # a broken provider: listed under its own name, as the registry lists it
+                pass
+        for name in names:
+            found.setdefault(name, {"distribution": ep.dist.name if ep.dist else None,
+                                    "version": ep.dist.version if ep.dist else None})
+    return found
+
+
 def solver_names() -> list[str]:
     """Names of every registered solver, sorted."""
     return sorted(_entry_points())

@@ -903,3 +903,25 @@ def test_report_refuses_runs_with_different_time_limits(tmp_path: Path, capsys: 
     assert main(["report", *map(str, runs), "--out", str(tmp_path / "report")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "mix time limits" in err
+
+
+def test_a_plugin_that_ends_its_process_cannot_end_solve_silently(plugins: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """A third-party solver runs in a worker even without --time-limit: os._exit(0) or (5) under it is an error
+    answer, printed, with exit status 1."""
+    instance = tmp_path / "n6.json"
+    compbench.io.write_instances(instance, [compbench.generate("gaussian", 6, length=3)])
+    for solver, code in (("hard-exits", 5), ("exits", None)):
+        assert main(["solve", str(instance), "--solver", solver]) == 1
+        out = capsys.readouterr().out
+        assert "error" in out and (code is None or f"exit status {code}" in out), out
+
+
+def test_solve_enforces_the_memory_limit_without_a_time_limit(plugins: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    instance = tmp_path / "n6.json"
+    compbench.io.write_instances(instance, [compbench.generate("gaussian", 6, length=3)])
+    assert main(["solve", str(instance), "--solver", "resource-dp", "--memory-limit", "10"]) == 2
+    assert "at least 64 MiB" in capsys.readouterr().err
+    assert main(["solve", str(instance), "--solver", "allocates", "--memory-limit", "300"]) == 1
+    assert "MemoryError" in capsys.readouterr().out

@@ -143,10 +143,11 @@ def solve_memory_limit(args: argparse.Namespace) -> int:
     return user_memory_limit(args) or default_memory_limit(getattr(args, "jobs", 1))
 
 
-def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float,
+def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float | None,
                                memory_limit: int | None = None) -> Solution:
     """Solve in ``worker`` (a :class:`~compbench.harness.worker.SolveProcess`), killed if it runs past the time
-    limit plus the grace period, as ``compbench bench`` does; its address space capped at ``memory_limit`` MiB."""
+    limit plus the grace period (None: no limit), as ``compbench bench`` does; its address space capped at
+    ``memory_limit`` MiB; a worker that dies under the solve (even with exit status 0) is an ``error`` answer."""
     from ..harness.sweep import problem_reference
     from ..harness.worker import Task
     from ..records import record_solution

@@ -13,7 +13,7 @@ from .. import progress
 from ..files import atomic_output
 from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, load_solver,
                      output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
-                     stdout_to_stderr)
+                     stdout_to_stderr, user_memory_limit)
 
 if TYPE_CHECKING:
     from ..problem import Length, Problem, Solution
@@ -71,9 +71,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if not problems:
         raise UsageError(f"{args.file}: no instances in the file")
     solver = load_solver(args.solver)
+    user_memory_limit(args)  # checked before any work
     status = 0
     worker = None
-    if args.time_limit is not None and not args.all_lengths:  # a hard limit, as in bench: a child process
+    if in_a_worker(args):
         from ..harness.worker import SolveProcess
 
         worker = SolveProcess()
@@ -83,10 +84,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return status
 
 
+def in_a_worker(args: argparse.Namespace) -> bool:
+    """Whether ``solve`` runs the solver in a worker process: under a hard time or memory limit (as in bench), and
+    always for a third-party solver (a plug-in's or an ``exec:`` program: one that ends its process cannot end
+    compbench silently).  ``--all-lengths`` solves in this process (the worker carries one answer)."""
+    from ..registry import parse_solver_spec, solver_distributions
+
+    if args.all_lengths:
+        return False
+    if args.time_limit is not None or args.memory_limit is not None:
+        return True
+    base = parse_solver_spec(args.solver)[0] if not args.solver.startswith("exec:") else None
+    return (solver_distributions().get(base) or {}).get("distribution") != "compbench"
+
+
 def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length) -> int:
-    """Solve, judge and print one instance; 1 when the answer does not hold up."""
+    """Solve, judge and print one instance; 1 when the answer does not hold up or is an error."""
     from ..agreement import judge
-    from ..problem import ProblemError
+    from ..problem import ProblemError, Status
 
     if length != "keep":
         try:
@@ -108,7 +123,7 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
             print(json.dumps(record))
         else:
             _print_solution(problem, solution, args.solver, args.verbose)
-    return 0 if verdict == "ok" else 1
+    return 0 if verdict == "ok" and solution.status != Status.ERROR else 1
 
 
 SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "

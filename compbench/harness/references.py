@@ -130,15 +130,10 @@ def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | N
 
 
 def _method_version(name: str) -> dict[str, Any]:
-    """The distribution and version that register a solver (its own entry point or a provider's), and for an ILP
-    the MIP backend's version."""
-    from compbench.registry import GROUP, PROVIDER
+    """The distribution and version that register a solver, and for an ILP the MIP backend's version."""
+    from compbench.registry import solver_distributions
 
-    out: dict[str, Any] = {}
-    for ep in metadata.entry_points(group=GROUP):
-        if ep.name == name or (ep.name.endswith(PROVIDER) and name.startswith(ep.name[:-1])):
-            out = {"distribution": ep.dist.name if ep.dist else None, "version": ep.dist.version if ep.dist else None}
-            break
+    out = dict(solver_distributions().get(name) or {})
     if name.startswith("ilp-"):
         try:
             out["highspy"] = metadata.version("highspy")

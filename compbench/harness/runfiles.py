@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.external import PREFIX, resolve_program
-from compbench.registry import GROUP, PROVIDER, list_solvers
+from compbench.registry import list_solvers, solver_distributions
 
 from .worker import THREAD_DEFAULTS, Task
 
@@ -74,24 +74,6 @@ def load_average() -> list[float] | None:
         return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return None
-
-
-def solver_distributions() -> dict[str, dict[str, str | None]]:
-    """``{solver: {"distribution", "version"}}``: the installed distribution whose ``compbench.solvers`` entry point
-    registers each solver, plug-ins included (a provider's for the names it provides; an entry point of a solver's
-    own wins over a provider, and otherwise the first, as in :mod:`compbench.registry`)."""
-    found: dict[str, dict[str, str | None]] = {}
-    for ep in sorted(metadata.entry_points(group=GROUP), key=lambda ep: ep.name.endswith(PROVIDER)):
-        names = [ep.name]
-        if ep.name.endswith(PROVIDER):
-            try:
-                names = list(ep.load())
-            except Exception:  # a broken provider: listed under its own name, as the registry lists it
-                pass
-        for name in names:
-            found.setdefault(name, {"distribution": ep.dist.name if ep.dist else None,
-                                    "version": ep.dist.version if ep.dist else None})
-    return found
 
 
 def program_hashes(solvers: Iterable[str]) -> dict[str, dict[str, str | None]]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import math
 import os
 import resource
 import selectors
@@ -315,8 +316,8 @@ class SolveProcess:
         with selectors.DefaultSelector() as selector:
             selector.register(stdout, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
+                remaining = deadline - time.monotonic()  # inf: no limit, wait for as long as it takes
+                if remaining <= 0 or not selector.select(None if math.isinf(remaining) else remaining):
                     return None
                 chunk = os.read(stdout.fileno(), 1 << 20)
                 if not chunk:
