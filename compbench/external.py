@@ -40,7 +40,8 @@ PREFIX = "exec:"
 TIME_LIMIT_VARIABLE = "COMPBENCH_TIME_LIMIT"
 WORKER_VARIABLE = "COMPBENCH_WORKER"  # the harness's worker sets it to its pid: programs then stay in its group
 GRACE_SECONDS = 0.5  # past the time limit before the program is killed (less than the worker's, which then idles)
-OUTPUT_LIMIT = 64 << 20  # bytes of stdout read at most
+OUTPUT_LIMIT = 64 << 20  # bytes of stdout read at most: a program that prints more is killed there
+STDERR_TAIL = 64 << 10  # bytes of stderr kept (its last ones)
 STATUSES = tuple(status.value for status in Status)
 
 
@@ -67,6 +68,7 @@ class Run:
     stdout: bytes
     stderr_tail: str
     seconds: float
+    overflowed: bool = False  # printed more than OUTPUT_LIMIT on stdout: killed there
 
 
 class ExecSolver(Solver):
@@ -99,7 +101,7 @@ class ExecSolver(Solver):
             write_instance(instance, problem)
             setup = time.perf_counter() - started
             run = self._run(instance, time_limit)
-        if run.code is None:
+        if run.code is None and not run.overflowed:
             solution = Solution(Status.TIMEOUT, message=f"{self.name}: killed after {run.seconds:.1f} s (time limit "
                                                         f"{time_limit:g} s + {self.grace:g} s grace)"
                                                         + _stderr_note(run.stderr_tail))
@@ -115,34 +117,82 @@ class ExecSolver(Solver):
         if time_limit is not None:
             env[TIME_LIMIT_VARIABLE] = repr(float(time_limit))
         own_group = os.environ.get(WORKER_VARIABLE) != str(os.getpid())
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            started = time.perf_counter()
-            try:
-                process = subprocess.Popen([str(self.program), str(instance)], stdin=subprocess.DEVNULL, stdout=out,
-                                           stderr=err, env=env, start_new_session=own_group)
-            except OSError as exc:  # not a binary, no or a bad #! line
-                raise SolverError(f"cannot be run ({exc.strerror or exc})") from None
-            code = None
-            try:
-                code = process.wait(timeout=None if time_limit is None else time_limit + self.grace)
-            except subprocess.TimeoutExpired:
-                pass
-            finally:  # an overrun, or an interrupt of the caller: the program does not outlive the call
-                if code is None:
-                    kill_process_tree(process.pid)  # its descendants, and its group when it leads one
-                    process.kill()
-                    process.wait()
-                elif own_group:  # what it left running in its group
-                    kill_group(process.pid)
-            seconds = time.perf_counter() - started
-            out.seek(0)
-            return Run(code, out.read(OUTPUT_LIMIT + 1), _tail(err), seconds)
+        started = time.perf_counter()
+        try:
+            process = subprocess.Popen([str(self.program), str(instance)], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                       start_new_session=own_group)
+        except OSError as exc:  # not a binary, no or a bad #! line
+            raise SolverError(f"cannot be run ({exc.strerror or exc})") from None
+        stop = lambda: kill_process_tree(process.pid)  # noqa: E731  (its descendants, and its group if it leads one)
+        out = Capture(process.stdout, OUTPUT_LIMIT + 1, stop)  # more than the limit: killed, nothing kept on disk
+        err = Capture(process.stderr, STDERR_TAIL, None)
+        code = None
+        try:
+            code = process.wait(timeout=None if time_limit is None else time_limit + self.grace)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:  # an overrun, or an interrupt of the caller: the program does not outlive the call
+            if code is None:
+                stop()
+                process.kill()
+                process.wait()
+            elif own_group:  # what it left running in its group
+                kill_group(process.pid)
+            stdout, stderr = out.join(), err.join()
+        seconds = time.perf_counter() - started
+        return Run(None if out.overflowed else code, stdout, _tail(stderr), seconds, out.overflowed)
+
+
+class Capture:
+    """Reads a pipe in a thread into memory: its first ``limit`` bytes, or with ``overflow`` None its last ones (the
+    stderr tail); past the limit ``overflow()`` is called once (the program is killed).  Nothing goes to disk."""
+
+    def __init__(self, pipe: IO[bytes], limit: int, overflow: Any):
+        import threading
+
+        self.pipe, self.limit, self.overflow = pipe, limit, overflow
+        self.data, self.overflowed = bytearray(), False
+        self.done = threading.Event()  # set by join: stop reading (a descendant that escaped may hold the pipe)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        import selectors
+
+        with self.pipe, selectors.DefaultSelector() as selector:
+            selector.register(self.pipe, selectors.EVENT_READ)
+            while not self.done.is_set():
+                if not selector.select(0.05):
+                    continue
+                chunk = os.read(self.pipe.fileno(), 1 << 16)
+                if not chunk:
+                    return
+                self.data += chunk
+                if len(self.data) <= self.limit:
+                    continue
+                if self.overflow is None:  # keep the tail
+                    del self.data[:len(self.data) - self.limit]
+                    continue
+                del self.data[self.limit:]
+                if not self.overflowed:
+                    self.overflowed = True
+                    self.overflow()
+
+    def join(self, wait: float = 1.0) -> bytes:
+        """What was read, once the pipe closed, or ``wait`` seconds after the program ended."""
+        self.thread.join(wait)
+        self.done.set()
+        self.thread.join()
+        return bytes(self.data)
 
 
 def read_answer(run: Run, n: int) -> Solution:
     """The solution a finished run printed, for a problem of ``n`` tokens; a :class:`SolverError` saying what is
     wrong (with the stderr tail) when it crashed or printed no valid answer."""
     note = _stderr_note(run.stderr_tail)
+    if run.overflowed or len(run.stdout) > OUTPUT_LIMIT:
+        raise SolverError(f"printed more than {OUTPUT_LIMIT >> 20} MiB on stdout (killed there){note}")
     if run.code < 0:
         try:
             name = f" ({signal.Signals(-run.code).name})"
@@ -151,8 +201,6 @@ def read_answer(run: Run, n: int) -> Solution:
         raise SolverError(f"killed by signal {-run.code}{name}{_memory_note()}{note}")
     if run.code > 0:
         raise SolverError(f"exited with status {run.code}{_memory_note()}{note}")
-    if len(run.stdout) > OUTPUT_LIMIT:
-        raise SolverError(f"printed more than {OUTPUT_LIMIT >> 20} MiB on stdout{note}")
     text = run.stdout.decode("utf-8", errors="replace").strip()
     if not text:
         raise SolverError(f"printed nothing on stdout{note}")
@@ -199,11 +247,9 @@ def read_answer(run: Run, n: int) -> Solution:
     return solution
 
 
-def _tail(stream: IO[bytes], lines: int = 3, chars: int = 300) -> str:
-    """The last non-empty lines of ``stream`` (joined by " | "), at most ``chars`` characters."""
-    stream.seek(0, os.SEEK_END)
-    stream.seek(max(0, stream.tell() - 8192))
-    text = stream.read().decode("utf-8", errors="replace")
+def _tail(data: bytes, lines: int = 3, chars: int = 300) -> str:
+    """The last non-empty lines of ``data`` (joined by " | "), at most ``chars`` characters."""
+    text = data[-8192:].decode("utf-8", errors="replace")
     tail = " | ".join([line.strip() for line in text.splitlines() if line.strip()][-lines:])
     return tail[-chars:]
 

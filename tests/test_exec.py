@@ -357,3 +357,13 @@ def test_a_bound_below_the_answers_own_value_or_nan_is_invalid() -> None:
     assert validate(problem, best).startswith("invalid: bound 4.35")
     best.bound = float("nan")
     assert validate(problem, best) == "invalid: the bound is NaN"
+
+
+def test_endless_output_is_cut_at_the_cap_without_a_time_limit(tmp_path: Path) -> None:
+    """`yes` prints forever: the capture stops at its cap in memory (nothing on disk), the program is killed there
+    and the answer is an error naming the cap, with no time limit to end it."""
+    path = program(tmp_path, "endless", "#!/bin/sh\nexec yes\n")
+    started = time.perf_counter()
+    solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
+    assert solution.status.value == "error" and "printed more than 64 MiB on stdout (killed there)" in solution.message
+    assert time.perf_counter() - started < 30
