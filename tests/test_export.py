@@ -5,6 +5,11 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import resource
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import highspy
@@ -67,3 +72,42 @@ def test_export_refuses_to_overwrite_and_bad_sets_in_one_line(tmp_path: Path, ca
     assert "index.json exists (pass --force" in capsys.readouterr().err
     assert main(["export", "gen:gaussian:4:1", "--out", str(out), "--force"]) == 0
     assert main(["export", str(tmp_path / "missing.jsonl"), "--out", str(out), "--force"]) == 2
+
+
+def _export_in_a_child(argv: list[str], file_size_limit: int | None = None) -> subprocess.CompletedProcess:
+    """``compbench export ARGV`` in a child process (optionally under a file-size limit, RLIMIT_FSIZE)."""
+    def limit() -> None:
+        if file_size_limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
+    return subprocess.run([sys.executable, "-m", "compbench", "export", *argv], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=300)
+
+
+def test_a_model_cut_short_by_a_file_size_limit_fails_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "models"
+    done = _export_in_a_child(["gen:gaussian:30:2", "--out", str(out)], file_size_limit=200 << 10)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "cut short" in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == []  # no model, no index, no staging folder
+
+
+def test_an_interrupted_export_force_leaves_the_old_export_or_the_new_one_whole(tmp_path: Path) -> None:
+    """SIGINT while `export --force` replaces an export: DIR holds the old export whole, or the new one whole, or no
+    index; never an index naming models that are not there (the two sets' files have different names)."""
+    out = tmp_path / "models"
+    assert _export_in_a_child(["gen:gaussian:6:3", "--out", str(out)]).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    child = subprocess.Popen([sys.executable, "-m", "compbench", "export", "gen:gaussian:6:3:7", "--out", str(out),
+                              "--force"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while child.poll() is None and not any(p.name.startswith(".export-partial-") for p in out.iterdir()):
+        time.sleep(0.002)
+    child.send_signal(signal.SIGINT)
+    child.communicate(timeout=60)
+    after = {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith(".")}
+    assert not any(p.name.startswith(".export-partial-") for p in out.iterdir())  # the staging folder is gone
+    if after.get("index.json") == before["index.json"]:
+        assert after == before
+    elif "index.json" in after:  # the new export, whole, and none of the old models left
+        assert all(entry["file"] in after and "s7" in entry["id"] for entry in json.loads(after["index.json"]))
+        assert not any("s0" in name for name in after)

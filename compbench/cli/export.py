@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from .. import progress
-from ..files import atomic_output
 from .common import UsageError, load_solver, output_directory, stdout_to_stderr
 
 # The ILP solver whose model each formulation writes, and the exact DP that certifies each instance's optimum.
@@ -38,18 +41,74 @@ def cmd_export(args: argparse.Namespace) -> int:
         if optimum.status not in (Status.OPTIMAL, Status.INFEASIBLE):
             raise UsageError(f"{args.set}: id {problem.id}: {CERTIFIER} gave no proven optimum ({optimum.status}: "
                              f"{optimum.message})")
-    index = []
-    for problem, optimum in zip(progress.bar(problems, "export", unit="instance"), optima):
-        name = f"{safe_file_name(problem.id)}.{args.format}"
-        with stdout_to_stderr():
-            scale, offset = exporter.export(problem, out / name)
-        index.append({"id": problem.id, "file": name, "objective_scale": scale, "objective_offset": offset,
-                      "optimum": optimum.objective if optimum.status == Status.OPTIMAL else None})
-    with atomic_output(out / "index.json") as partial:
-        partial.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    for stale in out.glob(f"{STAGING}*"):  # left by an export killed with SIGKILL
+        shutil.rmtree(stale, ignore_errors=True)
+    # in DIR, so that the final renames stay on its file system; removed at exit whatever happens
+    with tempfile.TemporaryDirectory(prefix=STAGING, dir=out) as staging_name:
+        staging = Path(staging_name)
+        index = []
+        for problem, optimum in zip(progress.bar(problems, "export", unit="instance"), optima):
+            name = f"{safe_file_name(problem.id)}.{args.format}"
+            try:
+                with stdout_to_stderr():
+                    scale, offset = exporter.export(problem, staging / name)
+                check_model_file(staging / name)
+            except MemoryError:
+                raise UsageError(f"{args.set}: id {problem.id}: its model does not fit in memory (n = {problem.n}); "
+                                 "export smaller instances") from None
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"{out / name}: cannot write the model ({exc}); nothing of this export was "
+                                 "kept") from None
+            index.append({"id": problem.id, "file": name, "objective_scale": scale, "objective_offset": offset,
+                          "optimum": optimum.objective if optimum.status == Status.OPTIMAL else None})
+        try:
+            (staging / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+            check_size(staging / "index.json", len(json.dumps(index, indent=1)) + 1)
+            replace_export(staging, out, [entry["file"] for entry in index])
+        except OSError as exc:
+            raise UsageError(f"{out}: cannot write the export ({exc.strerror or exc}); its index was not "
+                             "written") from None
     print(f"wrote {len(index)} {args.formulation} models as {args.format.upper()} files and index.json to {out} "
           f"(objective = objective_scale x the file's optimum + objective_offset; optimum certified by {CERTIFIER})")
     return 0
+
+
+STAGING = ".export-partial-"  # the folder in DIR where an export is written before it replaces the last one
+MODEL_ENDS = {".mps": b"ENDATA", ".lp": b"end"}  # the last line of a whole model file, as HiGHS writes it
+
+
+def check_model_file(path: Path) -> None:
+    """A written model file must end with its format's last line (HiGHS reports success on a write that a full disk
+    or a file-size limit cut short): ValueError naming what is wrong."""
+    if not path.is_file() or path.stat().st_size == 0:
+        raise ValueError("the file is empty")
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - 64))
+        last = f.read().rstrip().rsplit(b"\n", 1)[-1].strip()
+    if last.lower() != MODEL_ENDS[path.suffix].lower():
+        raise ValueError(f"the file was cut short: it ends in {last[-40:]!r}, not {MODEL_ENDS[path.suffix]!r}")
+
+
+def check_size(path: Path, size: int) -> None:
+    if path.stat().st_size != size:
+        raise OSError(f"{path.name} holds {path.stat().st_size} of {size} bytes")
+
+
+def replace_export(staging: Path, out: Path, files: list[str]) -> None:
+    """Move a finished export from ``staging`` into ``out``: the old ``index.json`` goes first (then the models it
+    named) and the new one comes last, so that at any moment ``out`` holds no index, or an index of exactly the
+    models beside it."""
+    try:
+        old = [entry["file"] for entry in json.loads((out / "index.json").read_text(encoding="utf-8"))]
+    except (OSError, ValueError, TypeError, KeyError):
+        old = []
+    (out / "index.json").unlink(missing_ok=True)
+    for name in old:
+        if name not in files and Path(name).name == name:  # a plain file name of DIR, never a path out of it
+            (out / name).unlink(missing_ok=True)
+    for name in files:
+        os.replace(staging / name, out / name)
+    os.replace(staging / "index.json", out / "index.json")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
