@@ -18,6 +18,7 @@ with it :data:`GRACE_SECONDS` past the time limit.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -123,7 +124,7 @@ class ExecSolver(Solver):
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                        start_new_session=own_group)
         except OSError as exc:  # not a binary, no or a bad #! line
-            raise SolverError(f"cannot be run ({exc.strerror or exc})") from None
+            raise SolverError(f"cannot be run ({exc.strerror or exc}){_interpreter_note(self.program, exc)}") from None
         stop = lambda: kill_process_tree(process.pid)  # noqa: E731  (its descendants, and its group if it leads one)
         out = Capture(process.stdout, OUTPUT_LIMIT + 1, stop)  # more than the limit: killed, nothing kept on disk
         err = Capture(process.stderr, STDERR_TAIL, None)
@@ -206,7 +207,7 @@ def read_answer(run: Run, n: int) -> Solution:
         raise SolverError(f"printed nothing on stdout{note}")
     try:
         answer = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SolverError(f"stdout is not one JSON object ({exc}): {text[:120]!r}{note}") from None
     if not isinstance(answer, dict):
         raise SolverError(f"stdout is a JSON {type(answer).__name__}, not an object: {text[:120]!r}{note}")
@@ -236,7 +237,7 @@ def read_answer(run: Run, n: int) -> Solution:
     record = {key: answer.get(key) for key in ("status", "objective", "bound", "kept", "heads")}
     try:
         solution = record_solution(record, n)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise SolverError(f"{exc}{note}") from None
     if solution.has_solution and solution.objective is None:
         raise SolverError(f"gives a solution without its objective{note}")
@@ -252,6 +253,17 @@ def _tail(data: bytes, lines: int = 3, chars: int = 300) -> str:
     text = data[-8192:].decode("utf-8", errors="replace")
     tail = " | ".join([line.strip() for line in text.splitlines() if line.strip()][-lines:])
     return tail[-chars:]
+
+
+def _interpreter_note(program: Path, exc: OSError) -> str:
+    """Why a program that exists could not be found: the interpreter its ``#!`` line names is missing."""
+    try:
+        first = program.read_bytes()[:256].split(b"\n", 1)[0]
+    except OSError:
+        return ""
+    if exc.errno == errno.ENOENT and first.startswith(b"#!"):
+        return f": its #! interpreter {first[2:].decode(errors='replace').strip()[:100]!r} was not found"
+    return ""
 
 
 def _stderr_note(tail: str) -> str:

@@ -367,3 +367,19 @@ def test_endless_output_is_cut_at_the_cap_without_a_time_limit(tmp_path: Path) -
     solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
     assert solution.status.value == "error" and "printed more than 64 MiB on stdout (killed there)" in solution.message
     assert time.perf_counter() - started < 30
+
+
+def test_a_missing_interpreter_is_named(tmp_path: Path) -> None:
+    path = program(tmp_path, "no-interpreter", "#!/no/such/python3\nprint('hi')\n")
+    solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
+    assert solution.status.value == "error"
+    assert "its #! interpreter '/no/such/python3' was not found" in solution.message
+
+
+def test_an_answer_with_a_huge_integer_or_deep_nesting_is_an_error_in_one_line(tmp_path: Path) -> None:
+    for name, body in (("huge", "print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [10 ** 30], "
+                                "'heads': [0]}))"),
+                       ("deep", "print('[' * 100000 + ']' * 100000)")):
+        path = python_program(tmp_path, name, body)
+        solution = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
+        assert solution.status.value == "error" and "\n" not in solution.message, solution.message

@@ -115,6 +115,8 @@ def load_solver(name: str):
         return get_solver(name)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
+    except Exception as exc:  # a plug-in that cannot be imported or built: one line naming it
+        raise UsageError(f"solver {name!r} cannot be loaded ({type(exc).__name__}: {exc})"[:500]) from None
 
 
 def run_solver(solver, problem: Problem, time_limit: float | None = None, all_lengths: bool = False) -> Solution:

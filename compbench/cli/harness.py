@@ -41,11 +41,13 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     names = split_solver_list(args.solvers)
     if not names:
         raise UsageError("no solver given to --solvers")
+    from ..registry import get_solver
+
     for name in names:
         try:
-            reason = load_solver(name).unavailable()
-        except UsageError:
-            raise
+            reason = get_solver(name).unavailable()
+        except KeyError as exc:  # no such solver
+            raise UsageError(exc.args[0]) from None
         except Exception:  # a plug-in that cannot be built: its solves report the error
             reason = None
         if reason:
@@ -121,7 +123,8 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     lines = [f"check: {len(problems)} instances x {len(solvers)} solvers from {source}", report.format_table()]
     for failure in report.failures:
         lines.append(f"FAIL {failure['solver']} on {failure['instance']}: {failure['verdict']}"
-                     + (f"\n     repro: {failure['file']}" if "file" in failure else ""))
+                     + (f"\n     repro: {failure['file']}" if "file" in failure else "")
+                     + (f"\n     repro not written: {failure['repro_error']}" if "repro_error" in failure else ""))
     lines += report.summary_lines()
     print("\n".join(lines))
     if summary is not None:
@@ -153,6 +156,12 @@ def run_file_errors() -> Iterator[None]:
 def cmd_check(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be >= 1")
+    repro = Path(args.repro_dir)
+    if repro.exists() and not repro.is_dir():
+        raise UsageError(f"{repro}: is a file, expected a directory for --repro-dir")
+    writable = next((p for p in (repro, *repro.parents) if p.exists()), Path("."))
+    if not os.access(writable, os.W_OK):
+        raise UsageError(f"{repro}: cannot be written ({writable} is not writable): choose another --repro-dir")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir,

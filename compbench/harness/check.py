@@ -181,8 +181,11 @@ def check(problems: list[Problem], solvers: list[str], *, time_limit: float | No
         table[solver]["invalid" if judged.verdict == Verdict.INVALID else "disagreeing"] += 1
         failure = {"instance": instance, "solver": solver, "verdict": str(judged)}
         if repro_dir is not None:
-            failure["file"] = str(write_repro(Path(repro_dir), by_id[instance], solver, str(judged), record,
-                                              judged.reference))
+            try:
+                failure["file"] = str(write_repro(Path(repro_dir), by_id[instance], solver, str(judged), record,
+                                                  judged.reference))
+            except OSError as exc:  # the verdicts stand without their repro files
+                failure["repro_error"] = f"{repro_dir}: cannot write the repro file ({exc.strerror or exc})"
         report.failures.append(failure)
     report.compared = len(compared)
     report.references = dict(Counter(

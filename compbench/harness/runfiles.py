@@ -192,7 +192,7 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and "type" in record:
             records.append(record)
@@ -210,7 +210,7 @@ def not_a_run_file(data: bytes) -> str | None:
     for number, line in enumerate(complete, 1):
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"line {number} is not JSON"
         if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
             return f"line {number} is not a run record"
@@ -251,7 +251,7 @@ def settings_mismatch(data: bytes, settings: dict[str, Any]) -> str | None:
     for line in data.split(b"\n"):
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and record.get("type") == "environment":
             latest = record.get("settings") or {}

@@ -43,6 +43,7 @@ from compbench.limits import GRACE_SECONDS, WARMUP_SECONDS, proc_field
 from compbench.processes import kill_process_tree
 
 WARMUP_N = 4
+WARMUP_SOLVE_SECONDS = 10.0  # the warm-up solve's own time limit (at most the task's)
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
 THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "NUMBA_NUM_THREADS": "1"}
@@ -166,7 +167,8 @@ def warm_up_problem(like: dict[str, Any]):
 def _warm_up(task: Task) -> None:
     from compbench import get_solver
 
-    get_solver(task.solver).solve(warm_up_problem(task.problem), time_limit=10.0)
+    limit = WARMUP_SOLVE_SECONDS if task.time_limit is None else min(WARMUP_SOLVE_SECONDS, task.time_limit)
+    get_solver(task.solver).solve(warm_up_problem(task.problem), time_limit=limit)
 
 
 PR_SET_PDEATHSIG = 1
@@ -334,7 +336,7 @@ class SolveProcess:
             self._start()
         problem = task.problem
         key = (task.solver, *_modes(problem), bool(problem.get("single_root")))  # what the warm-up mirrors
-        warm_up = key not in self._warmed
+        warm_up = key not in self._warmed and not task.solver.startswith("exec:")  # a program starts anew each run
         self._stderr.seek(0, os.SEEK_END)
         self._stderr_start = self._stderr.tell()  # a crash reports this task's stderr, not an earlier one's
         try:
