@@ -180,6 +180,7 @@ PLUGIN = textwrap.dedent('''
         "segfaults": lambda problem: os.kill(os.getpid(), signal.SIGSEGV),
         "exits": lambda problem: sys.exit(4),
         "hard-exits": lambda problem: os._exit(5),
+        "interrupts": lambda problem: (_ for _ in ()).throw(KeyboardInterrupt()),
         "allocates": lambda problem: np.ones(1 << 30),  # 8 GiB
         "prints-to-stdout": prints_to_stdout,
     }
@@ -222,7 +223,7 @@ PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObje
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
                   **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "fractional-heads", "not-a-solution",
-                                                                  "segfaults", "exits", "hard-exits", "allocates",
+                                                                  "segfaults", "exits", "hard-exits", "interrupts", "allocates",
                                                                   "prints-to-stdout")}}
 
 
@@ -925,3 +926,13 @@ def test_solve_enforces_the_memory_limit_without_a_time_limit(plugins: Path, tmp
     assert "at least 64 MiB" in capsys.readouterr().err
     assert main(["solve", str(instance), "--solver", "allocates", "--memory-limit", "300"]) == 1
     assert "MemoryError" in capsys.readouterr().out
+
+
+def test_a_keyboard_interrupt_raised_by_a_plugin_is_its_error(plugins: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    main(["bench", "--sizes", "5", "--per-size", "1", "--solvers", "interrupts,brute-force", "--time-limit", "30",
+          "--memory-limit", "2048", "--out", str(run)])
+    (record,) = [r for r in read_records(run) if r["type"] == "result" and r["solver"] == "interrupts"]
+    assert record["status"] == "error" and "raised KeyboardInterrupt" in record["message"]
+    assert "memory" not in record["message"]

@@ -43,6 +43,7 @@ from compbench.limits import GRACE_SECONDS, WARMUP_SECONDS, proc_field
 from compbench.processes import kill_process_tree
 
 WARMUP_N = 4
+MEMORY_SIGNALS = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)  # how running out of memory ends
 WARMUP_SOLVE_SECONDS = 10.0  # the warm-up solve's own time limit (at most the task's)
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
 THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -233,12 +234,13 @@ def main() -> None:
         if warm_up:
             try:
                 _warm_up(task)
-            except Exception:  # the real solve reports the failure
+            except (Exception, KeyboardInterrupt):  # the real solve reports the failure
                 pass
             channel.write(json.dumps({"warm": True}) + "\n")
         try:
             result = solve_task(task)
-        except Exception as exc:  # a crashing solver becomes an error record
+        except (Exception, KeyboardInterrupt) as exc:  # a crashing solver becomes an error record (a worker ignores
+            # Ctrl-C: a KeyboardInterrupt here is the solver's own)
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             result = {"status": "error", "message": f"{task.solver} raised {last}"}
         try:
@@ -388,7 +390,7 @@ class SolveProcess:
         self.close()
         return {"status": "error", "message": f"{task.solver}: worker process died{' ' + when if when else ''} "
                                               f"({how})" + (f": {tail}" if tail else "")
-                                              + (_memory_note(task) if code < 0 else "")}
+                                              + (_memory_note(task) if -code in MEMORY_SIGNALS else "")}
 
 
 SCRATCH_PREFIX = "compbench-worker-"
