@@ -338,3 +338,23 @@ def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: p
                                                                         str(tmp_path / "out")]
     assert main(argv) == 2
     assert says in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("command", [["report", "{run}", "--out", "{tmp}/report"], ["plot", "{run}", "--out",
+                                     "{tmp}/plots"], ["generate", "--n", "30", "--count", "300", "--out",
+                                                      "{tmp}/big.jsonl", "--no-certify"]])
+def test_a_write_refused_by_a_file_size_limit_is_one_line_naming_the_file(tmp_path: Path, command: list[str]) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    run = tmp_path / "run.jsonl"
+    assert main(BENCH + ["--out", str(run)]) == 0
+    argv = [part.format(run=run, tmp=tmp_path) for part in command]
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20 << 10, 20 << 10))  # noqa: E731
+    done = subprocess.run([sys.executable, "-m", "compbench", *argv], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=300)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"compbench: error: {tmp_path}/") and "cannot write it (File too large)" in line
+    assert not list(tmp_path.rglob(".*.partial*"))  # no temporary file left behind

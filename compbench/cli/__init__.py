@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import gc
 import importlib
 import os
@@ -81,6 +82,10 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+# The errors of a write that the file system refused: one line naming the file, exit status 2.
+WRITE_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOENT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ..progress import end_stage, quieted
 
@@ -109,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a write that failed (a full disk, a file-size limit, a read-only or deleted folder)
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        where = exc.filename or "an output file"
+        print(f"compbench: error: {where}: cannot write it ({exc.strerror or exc})", file=sys.stderr)
+        return 2
     finally:
         end_stage()
         if in_main_thread:

@@ -10,6 +10,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from compbench.files import atomic_output
+
 
 # One line style per solver family, the same in every figure: the dynamic programs solid, the ILP over the DP's own
 # polytope dashed, the joint ILP dotted, the LP relaxations dash-dot.
@@ -189,11 +191,14 @@ def save_figure(fig: Any, out: Path, name: str) -> list[str]:
     paths = []
     if not fig.legends:  # a figure with a shared legend was laid out before it was placed
         fig.tight_layout()
-    for ext in ("png", "svg"):
-        path = out / f"{name}.{ext}"
-        fig.savefig(path, dpi=200, bbox_inches="tight")  # nothing clipped: legends sit outside the axes
-        paths.append(str(path))
-    plt.close(fig)
+    try:
+        for ext in ("png", "svg"):
+            path = out / f"{name}.{ext}"
+            with atomic_output(path) as partial:  # a figure is whole or absent
+                fig.savefig(partial, dpi=200, bbox_inches="tight", format=ext)  # legends sit outside the axes
+            paths.append(str(path))
+    finally:
+        plt.close(fig)
     return paths
 
 
