@@ -936,3 +936,15 @@ def test_a_keyboard_interrupt_raised_by_a_plugin_is_its_error(plugins: Path, tmp
     (record,) = [r for r in read_records(run) if r["type"] == "result" and r["solver"] == "interrupts"]
     assert record["status"] == "error" and "raised KeyboardInterrupt" in record["message"]
     assert "memory" not in record["message"]
+
+
+def test_an_unreachable_dask_scheduler_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    from compbench.harness import sweep
+
+    monkeypatch.setattr(sweep, "DASK_CONNECT_SECONDS", 1)
+    assert main(["bench", "--sizes", "5", "--per-size", "1", "--solvers", "brute-force", "--executor", "dask",
+                 "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "run.jsonl")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in line

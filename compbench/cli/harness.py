@@ -93,7 +93,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     from ..harness.references import certified_for, reference_record
     from ..harness.runfiles import RecordWriter, environment
     from ..harness.stats import verdict_records
-    from ..harness.sweep import make_executor, unique_ids
+    from ..harness.sweep import unique_ids
     from ..limits import default_memory_limit
 
     problems = unique_ids(_problems(source))
@@ -101,7 +101,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     settings = {"check": source, "time_limit": time_limit, "solvers": solvers}
     with run_file_errors():
         writer = RecordWriter(out, same_as=settings) if out else None
-    executor = make_executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
+    executor = _executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
     memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
         with run_file_errors():
@@ -130,6 +130,16 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     if summary is not None:
         summary += lines
     return 1 if report.failed else 0
+
+
+def _executor(kind: str, jobs: int, scheduler: str | None, grace: float, warmup_limit: float):
+    """``harness.sweep.make_executor``; a Dask scheduler that cannot be reached is one line, exit 2."""
+    from ..harness.sweep import SpecError, make_executor
+
+    try:
+        return make_executor(kind, jobs, scheduler, grace, warmup_limit)
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def with_reference_errors(read: Callable[[], Any]) -> Any:
@@ -190,7 +200,7 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
     """The sweep of ``bench`` (and of ``demo``): the memory limit per solve is the user's or the memory shared by the
     solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
     from ..harness.references import certified_for, compute_references, reference_record
-    from ..harness.sweep import make_executor, make_tasks, run_sweep, unique_ids
+    from ..harness.sweep import make_tasks, run_sweep, unique_ids
     from ..limits import default_memory_limit
 
     if args.jobs < 1:
@@ -199,7 +209,7 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     out = str(output_path(out, what="run file"))
     memory_limit = user_memory_limit(args)
-    executor = make_executor(args.executor, args.jobs, args.scheduler, args.grace, args.warmup_limit)
+    executor = _executor(args.executor, args.jobs, args.scheduler, args.grace, args.warmup_limit)
     try:
         memory_limit = memory_limit or default_memory_limit(executor.slots)
         settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,

@@ -265,6 +265,9 @@ class LocalExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+DASK_CONNECT_SECONDS = 10  # how long --scheduler may take to answer
+
+
 class DaskExecutor:
     """The same tasks on a Dask distributed cluster; each Dask worker thread keeps its own child process, closed
     (with its scratch directory) when the executor closes.  The cluster runs as many solves at once as its workers
@@ -276,7 +279,11 @@ class DaskExecutor:
         from distributed import Client
 
         self._own_client = not hasattr(scheduler, "submit")
-        self.client = Client(scheduler) if self._own_client else scheduler
+        try:
+            self.client = Client(scheduler, timeout=DASK_CONNECT_SECONDS) if self._own_client else scheduler
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SpecError(f"cannot reach the Dask scheduler at {scheduler} within {DASK_CONNECT_SECONDS} s "
+                            f"({type(exc).__name__}: {str(exc)[:200]})") from None
         self.threads = self.client.nthreads()
         self.slots = max(1, sum(self.threads.values()))
         self.grace, self.warmup_limit = grace, warmup_limit
