@@ -313,6 +313,18 @@ def solver_distributions() -> dict[str, dict[str, str | None]]:
     return found
 
 
+def solver_distribution(name: str) -> str | None:
+    """The distribution that registers the solver ``name`` (None for an ``exec:`` program or an unknown name),
+    without loading any provider when the name has an entry point of its own."""
+    if name.startswith("exec:"):
+        return None
+    base = parse_solver_spec(name)[0] if "[" in name else name
+    own = next((ep for ep in entry_points(group=GROUP) if ep.name == base), None)
+    if own is not None:
+        return own.dist.name if own.dist else None
+    return (solver_distributions().get(base) or {}).get("distribution")
+
+
 def solver_names() -> list[str]:
     """Names of every registered solver, sorted."""
     return sorted(_entry_points())

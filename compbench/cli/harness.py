@@ -363,11 +363,11 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
             continue
         try:
             why = not_a_run_file(Path(run).read_bytes())
-            records = read_records(run)
         except OSError as exc:
             raise UsageError(f"{run}: cannot read it ({exc.strerror or exc})") from None
         if why:
             raise UsageError(f"{run}: not a run file ({why}; run files come from bench, demo or check --out)")
+        records = read_records(run)
         results = [r for r in records if r["type"] == "result"]
         if not results:
             raise UsageError(f"{run}: an empty run (no results recorded yet)")

@@ -88,14 +88,12 @@ def in_a_worker(args: argparse.Namespace) -> bool:
     """Whether ``solve`` runs the solver in a worker process: under a hard time or memory limit (as in bench), and
     always for a third-party solver (a plug-in's or an ``exec:`` program: one that ends its process cannot end
     compbench silently).  ``--all-lengths`` solves in this process (the worker carries one answer)."""
-    from ..registry import parse_solver_spec, solver_distributions
+    from ..registry import solver_distribution
 
     if args.all_lengths:
         return False
-    if args.time_limit is not None or args.memory_limit is not None:
-        return True
-    base = parse_solver_spec(args.solver)[0] if not args.solver.startswith("exec:") else None
-    return (solver_distributions().get(base) or {}).get("distribution") != "compbench"
+    limited = args.time_limit is not None or args.memory_limit is not None
+    return limited or solver_distribution(args.solver) != "compbench"
 
 
 def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length) -> int:
