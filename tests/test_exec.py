@@ -326,3 +326,22 @@ def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:
     record = json.loads(result.stdout)
     assert record["status"] == "error" and "exited with status 1 (its address space is capped at 300 MiB)" in \
         record["message"] and record["message"].endswith("MemoryError")
+
+
+def test_a_run_is_timed_to_its_exit_not_to_a_poll() -> None:
+    """wait_for wakes when the program exits: Popen.wait(timeout) looks at 63.5, 113.5, 163.5, 213.5 ms (its sleeps
+    double up to 50 ms), so a 0.17 s program was timed at 0.2135 s or later."""
+    from compbench.external import wait_for
+
+    times = []
+    for _ in range(3):
+        process = subprocess.Popen(["sleep", "0.17"])
+        started = time.perf_counter()
+        assert wait_for(process, 5.0) == 0
+        times.append(time.perf_counter() - started)
+    assert 0.17 <= min(times) < 0.2
+    process = subprocess.Popen(["sleep", "5"])
+    started = time.perf_counter()
+    assert wait_for(process, 0.2) is None and time.perf_counter() - started < 1.0  # still running at the timeout
+    process.kill()
+    assert process.wait() != 0
