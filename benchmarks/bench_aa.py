@@ -12,7 +12,8 @@ the same in both runs, and compare matches solvers by name); it should come out 
 The exec program (written to ``DIR/solver.py``, a fixed path, so its name is the same in every run) answers with
 ``compbench solve FILE --solver resource-dp --json`` and keeps each answer in ``DIR/cache/``, keyed by the SHA-256 of
 the instance file it was given: after one priming bench of the exec program alone (not timed), each solve it makes
-in the pairs is a Python start-up, a lookup and the sleep (about 0.05 s without it), so that 50 ms is an effect of about 2x.
+in the pairs is a Python start-up, a lookup and the sleep (about 0.05 s without it), so that 50 ms is an effect
+of about 2x.
 (Calling ``compbench solve`` every time costs 0.4-0.8 s here, and 50 ms more is a 1.1x effect, below the minimum
 effect the rule calls slower.)  Its answers are judged like any solver's: a wrong one would be invalid or
 contradicted.
