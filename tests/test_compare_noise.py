@@ -1,0 +1,144 @@
+"""compare's timing verdicts against the machine's noise (issue 36): recorded A/A and slowed runs, and the rule.
+
+The fixtures under tests/data/aa/ are three runs of ``benchmarks/bench_aa.py`` (``bench --free --sizes 6:10:2
+--per-size 3 --repeats 3 --time-limit 3 --jobs 1``, four solvers and ``exec:/tmp/compbench-aa/solver.py``), made
+one after the other on a shared two-core machine: ``a`` and ``b`` are an A/A pair (the same code and settings);
+``slowed`` is the run after ``b`` with the exec program sleeping 50 ms before each answer (the same solver name).
+Recorded (pair 5 and the slowed run of reports/performance/aa.txt, which holds every live pair; their ``verdict``
+records left out, as compare recomputes them), so that the tests do not depend on this machine's noise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from compbench.cli import main
+from compbench.harness.runfiles import load_runs
+from compbench.harness.stats import compare_runs, judged, noise_factor, timing_verdict
+from compbench.limits import MIN_EFFECT
+
+DATA = Path(__file__).parent / "data" / "aa"
+A, B, SLOWED = (str(DATA / f"{name}.jsonl") for name in ("a", "b", "slowed"))
+EXEC = "exec:/tmp/compbench-aa/solver.py"  # the slowed solver: the same name in the three runs
+
+
+def compare_json(capsys: pytest.CaptureFixture, a: str, b: str, *options: str) -> dict:
+    assert main(["compare", a, b, "--json", *options]) == 0  # every optimal objective agrees
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_fixtures_are_runs_with_repeats_of_the_same_solvers() -> None:
+    solvers = []
+    for path in (A, B, SLOWED):
+        results, _ = load_runs([path])
+        assert {r.get("repeat") for r in results} == {0, 1, 2}
+        solvers.append({r["solver"] for r in results})
+    assert solvers[0] == solvers[1] == solvers[2] and EXEC in solvers[0] and len(solvers[0]) == 5
+
+
+def test_an_aa_pair_is_the_same_for_every_solver(capsys: pytest.CaptureFixture) -> None:
+    result = compare_json(capsys, A, B)
+    assert len(result["solvers"]) == 5 and result["forced"] is None
+    assert {row["solver"]: row["verdict"] for row in result["solvers"]} == {
+        row["solver"]: "same" for row in result["solvers"]}
+    assert result["noise"] is not None and result["threshold"] == max(MIN_EFFECT, result["noise"])
+
+
+def test_the_slowed_exec_solver_is_slower_and_the_others_the_same(capsys: pytest.CaptureFixture) -> None:
+    result = compare_json(capsys, B, SLOWED)
+    verdicts = {row["solver"]: row["verdict"] for row in result["solvers"]}
+    assert verdicts.pop(EXEC) == "slower"
+    assert len(verdicts) == 4 and set(verdicts.values()) == {"same"}
+    row = next(row for row in result["solvers"] if row["solver"] == EXEC)
+    assert row["low"] > result["threshold"] and row["ratio"] > 1.25  # 50 ms on a ~0.07 s program
+
+
+def test_the_slowed_run_read_backwards_is_faster(capsys: pytest.CaptureFixture) -> None:
+    verdicts = {row["solver"]: row["verdict"] for row in compare_json(capsys, SLOWED, B)["solvers"]}
+    assert verdicts.pop(EXEC) == "faster" and set(verdicts.values()) == {"same"}
+
+
+def test_the_noise_raises_the_threshold_above_the_minimum_effect(capsys: pytest.CaptureFixture) -> None:
+    """With --min-effect 1 the threshold is the noise alone, the larger of the two runs' own."""
+    result = compare_json(capsys, A, B, "--min-effect", "1")
+    noises = [noise_factor(judged(load_runs([path])[0])) for path in (A, B)]
+    assert result["min_effect"] == 1 and result["noise"] == max(noises) > 1 and result["threshold"] == max(noises)
+
+
+def test_a_compare_without_repeats_uses_the_minimum_effect(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The first repeat of each solve alone, as a bench without --repeats records it: no noise is measured, and the
+    threshold is MIN_EFFECT."""
+    paths = []
+    for name, path in (("a", A), ("b", B)):
+        records = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        kept = [{k: v for k, v in r.items() if k != "repeat"} for r in records
+                if r["type"] not in ("result", "verdict") or r.get("repeat", 0) == 0]
+        paths.append(tmp_path / f"{name}.jsonl")
+        paths[-1].write_text("".join(json.dumps(r) + "\n" for r in kept))
+    result = compare_json(capsys, *map(str, paths))
+    assert result["noise"] is None and result["threshold"] == result["min_effect"] == MIN_EFFECT
+    assert all(row["instances"] == 9 for row in result["solvers"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the rule on hand-made numbers
+
+
+def solved(*seconds: float, outcome: str = "solved") -> dict:
+    """A judged record (one (instance, solver) pair) with its repeats' counted times."""
+    return {"outcome": outcome, "repeat_seconds": list(seconds)}
+
+
+def test_noise_factor_is_the_median_spread_of_the_solved_pairs_with_repeats() -> None:
+    assert noise_factor([solved(1.0, 1.1), solved(2.0, 3.0, 2.5), solved(1.0, 2.0)]) == 1.5  # spreads 1.1, 1.5, 2
+    assert noise_factor([solved(1.0, 1.1), solved(1.0, 1.3)]) == pytest.approx(math.sqrt(1.1 * 1.3))  # an even count
+    assert noise_factor([solved(1.0, 1.2), solved(1.0, 9.0, outcome="timeout"), solved(1.0, 9.0, outcome="error"),
+                         solved(5.0), solved(0.0, 1.0)]) == 1.2  # unsolved, single, zero-time pairs left out
+    assert noise_factor([solved(1.0), {"outcome": "solved"}]) is None  # no repeats: not measured
+    assert noise_factor([solved(3.0, 3.0, 3.0)]) == 1.0
+
+
+@pytest.mark.parametrize("low, high, threshold, verdict", [
+    (1.30, 1.60, 1.25, "slower"),
+    (1.25, 1.60, 1.25, "same"),  # the whole interval must lie beyond the threshold
+    (1.20, 1.60, 1.25, "same"),
+    (0.50, 0.79, 1.25, "faster"),
+    (0.50, 0.80, 1.25, "same"),  # 1 / 1.25 = 0.8
+    (0.90, 1.10, 1.25, "same"),
+    (1.30, 1.60, 1.40, "same"),  # beyond the minimum effect, not beyond the noise
+    (0.60, 0.70, 1.40, "faster"),
+])
+def test_timing_verdict(low: float, high: float, threshold: float, verdict: str) -> None:
+    assert timing_verdict(low, high, threshold) == verdict
+
+
+def run(times: dict[str, list[float]]) -> list[dict]:
+    """Result records of solver ``s``: per instance, its repeats' times (no ``repeat`` key for a single time)."""
+    return [{"instance": instance, "solver": "s", "n": 3, "status": "optimal", "objective": 1.0, "kept": [1],
+             "heads": [0], "validity": "ok", "seconds": {"total": t}, "time_limit": 10.0,
+             "reference": {"status": "optimal", "objective": 1.0, "source": "certified"},
+             **({"repeat": k} if len(ts) > 1 else {})}
+            for instance, ts in times.items() for k, t in enumerate(ts)]
+
+
+def test_compare_runs_takes_the_larger_noise_of_the_two_runs() -> None:
+    a = run({f"x{i}": [1.0, 1.1, 1.05] for i in range(6)})  # noise 1.1
+    b = run({f"x{i}": [1.3, 1.82, 1.5] for i in range(6)})  # noise 1.4, median 1.5: B/A = 1.5 / 1.05
+    result = compare_runs(a, b, shift=0.0)
+    assert result["noise"] == pytest.approx(1.4) and result["threshold"] == pytest.approx(1.4)
+    row = result["solvers"]["s"]
+    assert row["ratio"] == pytest.approx(1.5 / 1.05) and row["low"] == row["high"] == pytest.approx(row["ratio"])
+    assert row["verdict"] == "slower"  # 1.43 > 1.4
+    assert compare_runs(a, b, shift=0.0, min_effect=1.5)["solvers"]["s"]["verdict"] == "same"
+
+
+def test_compare_runs_without_repeats_uses_the_minimum_effect() -> None:
+    a = run({f"x{i}": [1.0] for i in range(6)})
+    for factor, verdict in ((1.2, "same"), (1.3, "slower"), (0.7, "faster")):
+        result = compare_runs(a, run({f"x{i}": [factor] for i in range(6)}), shift=0.0)
+        assert result["noise"] is None and result["threshold"] == MIN_EFFECT
+        assert result["solvers"]["s"]["verdict"] == verdict, factor
