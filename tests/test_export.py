@@ -111,3 +111,14 @@ def test_an_interrupted_export_force_leaves_the_old_export_or_the_new_one_whole(
     elif "index.json" in after:  # the new export, whole, and none of the old models left
         assert all(entry["file"] in after and "s7" in entry["id"] for entry in json.loads(after["index.json"]))
         assert not any("s0" in name for name in after)
+
+
+def test_a_model_too_big_for_memory_is_refused_before_it_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    from compbench_solvers.ilp.backends import driver
+
+    monkeypatch.setattr(driver, "BYTES_PER_NONZERO", 1 << 40)  # every model "needs" terabytes
+    assert main(["export", "gen:gaussian:6:1", "--out", str(tmp_path / "models")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "the joint model for n = 6 needs about" in line and "nothing of this export was kept" in line
+    assert list((tmp_path / "models").iterdir()) == []

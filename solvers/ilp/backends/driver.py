@@ -125,9 +125,23 @@ class ILPSolver(Solver):
 
         options = {key: value for key, value in self.options.items() if key not in ("threads", "settings")}
         formulation = options.pop("formulation", self.formulation)
-        model = check_model_options(formulation, options).build(problem, **options)
+        record = check_model_options(formulation, options)
+        too_big = self._too_big(problem, formulation, record, options)
+        if too_big:
+            raise ValueError(too_big)
+        model = record.build(problem, **options)
         write_model(model.relaxed() if self.relax else model, path, minimize=True)
         return -1.0, 0.0
+
+    @staticmethod
+    def _too_big(problem: Problem, formulation: str, record: Any, options: dict[str, Any]) -> str | None:
+        """Why the model would not fit in memory (estimated from its size formula before anything is built: a
+        quarter of the memory available), or None."""
+        needed, limit = BYTES_PER_NONZERO * record.nonzeros(problem, options), memory_budget()
+        if needed <= limit:
+            return None
+        return (f"the {formulation} model for n = {problem.n} needs about {needed / 2**30:.1f} GiB, more than a "
+                f"quarter of the memory available ({4 * limit / 2**30:.1f} GiB)")
 
     @property
     def complexity(self) -> str:
@@ -150,11 +164,9 @@ class ILPSolver(Solver):
             self._load()
         except ImportError as exc:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: backend not installed ({exc}): {self.install}")
-        needed, limit = BYTES_PER_NONZERO * record.nonzeros(problem, model_options), memory_budget()
-        if needed > limit:
-            return Solution(Status.UNSUPPORTED, message=(
-                f"{self.name}: the {formulation} model for n = {problem.n} needs about {needed / 2**30:.1f} GiB, "
-                f"more than a quarter of the memory available ({4 * limit / 2**30:.1f} GiB)"))
+        too_big = self._too_big(problem, formulation, record, model_options)
+        if too_big:
+            return Solution(Status.UNSUPPORTED, message=f"{self.name}: {too_big}")
         start = time.perf_counter()
         model = record.build(problem, **model_options)
         if self.relax:
