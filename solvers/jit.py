@@ -16,6 +16,17 @@ before), and so is every function not defined with this decorator: a user's kern
 ``Cache.load_overload`` is private API, like the ``_nrt`` flag: pyproject.toml bounds numba to the versions tested,
 ``tests/test_jit.py`` checks both ways of loading in fresh processes, and ``.ci/run`` runs it on the lower bound.
 
+The chart's kernels are defined with :func:`kernel`: :func:`njit`, cached, and without numba's reference counting
+(``_nrt=False``): their arrays are allocated by the caller, and a rule that takes the arrays as arguments then costs
+no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower).  Kernels that allocate (the
+marginals, the signature DP, the pruned path's windows) use :func:`njit` with numba's runtime.
+
+Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above);
+``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and, inside the replacement, the members
+numba's own ``_load_overload`` reads: ``Cache._py_func``, ``_guard_against_spurious_io_errors``, ``_enabled``,
+``_cache_file.load``, ``_index_key``, ``_impl.rebuild``; and ``numba.core.runtime.rtsys.initialize`` (public in
+numba's runtime module, called by the refresh it replaces).
+
 >>> @njit(_nrt=False)
 ... def twice(x):
 ...     return 2 * x
@@ -46,6 +57,15 @@ def njit(*args: Any, **options: Any) -> Callable:
         return numba.njit(*args, **options)(function)
 
     return define
+
+
+def kernel(*args: Any, **options: Any) -> Callable:
+    """A chart kernel: :func:`njit` with ``cache=True`` and ``_nrt=False`` (the one place that flag is set; see the
+    module docstring), and any other option or a signature as numba takes them: ``@kernel``,
+    ``@kernel(inline="always")``, ``@kernel(types.void(...))``."""
+    if len(args) == 1 and not options and inspect.isfunction(args[0]):
+        return kernel()(args[0])
+    return njit(*args, **{"cache": True, "_nrt": False, **options})
 
 
 def _calls_runtime(library: tuple) -> bool:

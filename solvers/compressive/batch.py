@@ -18,7 +18,7 @@ import numpy as np
 
 from compbench import Problem
 
-from ..jit import njit
+from ..jit import kernel
 from .chart import (FILL, INSIDE, ITEMS, KEPT, LTRAP, NEG, NONE, OUTSIDE, RTRAP, RTRI, SAFE, SKIP,
                     _NO_AUX, _NO_EDGE_COUNT, _NO_EDGES, _NO_MASS, _NO_SIBLINGS, _NO_TRIM, _backtrace, _fill)
 
@@ -28,7 +28,7 @@ PARAMS = 5  # settings per problem: single_root, counting, cap, lo, hi
 OUT = 3  # results per problem: the count of the best derivation, its objective (-inf: none), its kept words
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel(nogil=True)
 def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, V_flat, T_flat, attach_flat, zeros,
                  stack, mass, edges, n_edges, aux, trim, heads, out, order):
     """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`; ``params`` per problem:
@@ -228,7 +228,7 @@ def _run_shares(run, shares: list[list[int]]) -> None:
         list(pool.map(run, shares))
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel(nogil=True)
 def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, attach_flat, ones, gap, scale, mass,
                 edges, n_edges, aux, trim, placeholder, goal, with_marginals, log_z, safe, token_out, arc_out,
                 bigram_out, order):

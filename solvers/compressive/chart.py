@@ -70,7 +70,7 @@ from numba import types
 
 from compbench import Problem
 
-from ..jit import njit
+from ..jit import kernel
 
 # What the count dimension counts.
 NONE, KEPT, DROPPED = 0, 1, 2
@@ -141,14 +141,12 @@ class Scores(NamedTuple):
 # numba's dispatcher types a plain tuple of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us).  The
 # leaf kernels called from the rules take the arrays they need.
 #
-# The kernels run without numba's reference counting (_nrt=False, a private flag: pyproject.toml bounds numba to
-# the versions tested): the chart's arrays are allocated by the caller, and a rule that takes the arrays as arguments
-# then costs no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower; see README).
+# The kernels are defined with compbench_solvers.jit.kernel: cached, and without numba's reference counting (the
+# one place the private _nrt flag is set, and why: jit.py).
 
 
-
-@njit(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
-                 types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")), cache=True, _nrt=False)
+@kernel(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
+                   types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")))
 def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
     """Append the offer (x i j) <- (a ai aj) (b bi bj) + extra to ``edges`` when both antecedents have a derivation
     (one compiled version for every rule: listing is not the fill's hot path)."""
@@ -164,9 +162,8 @@ def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
         n_edges[0] = e + 1
 
 
-@njit(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
-                  types.float64, *[types.int64] * 4, types.Array(types.float64, 4, "C"), types.boolean),
-      cache=True, _nrt=False)
+@kernel(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
+                    types.float64, *[types.int64] * 4, types.Array(types.float64, 4, "C"), types.boolean))
 def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window, pruned):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
     ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
@@ -186,7 +183,7 @@ def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, co
     return -1
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _add_sibling_mass(mass, x, i, j, sib, value):
     """Add ``value`` to the posterior mass of the sibling triple (head, sib, modifier) of the attachment (x i j),
     kept as mass[head, modifier, sib]."""
@@ -196,7 +193,7 @@ def _add_sibling_mass(mass, x, i, j, sib, value):
         mass[j, i, sib] += value
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _best_outside(V, U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
     """The offer (x i j) <- (a ai aj) (b bi bj) + extra passing outside values down in the max semiring:
     U[a, c1] max= U[x, c1 + c2 + shift] + extra + V[b, c2], and U[b, c2] likewise (a call: not the hot path)."""
@@ -214,7 +211,7 @@ def _best_outside(V, U, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
             U[b, bi, bj, c2] = max(U[b, bi, bj, c2], o + va)
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _best_outside_split(V, U, x, i, j, a, b, lo, hi, delta, extra, row):
     """(x i j) <- (a i s) (b s+delta j) + extra + row[s] for lo <= s < hi passing outside values down in the max
     semiring without counts: U[x] read once."""
@@ -229,7 +226,7 @@ def _best_outside_split(V, U, x, i, j, a, b, lo, hi, delta, extra, row):
             U[b, s + delta, j, 0] = max(U[b, s + delta, j, 0], e + va)
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
     """After the pruned fill derived (x i j): drop its counts whose value plus the bound on their completions,
     min_l (bound[l, x, i, j] + bound_slope[l] * c), is below ``floor`` (set to -inf; the window shrinks to the
@@ -250,7 +247,7 @@ def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
     window[x, i, j, 0], window[x, i, j, 1] = first, last
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
     ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
@@ -281,13 +278,13 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
         _add_sibling_mass(mass, x, i, j, sib, posterior)
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
     """:func:`_sum_offer` as a call of its own (see :func:`_offer`)."""
     _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
     """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi in the sum-product semiring (inside or
     outside, as :func:`_sum_offer`); ``record`` sends each split's posterior mass to the sibling triple with the
@@ -316,7 +313,7 @@ def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
             _add_sibling_mass(mass, x, i, j, s if record == 1 else head, w * va * vb)
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, find, sib):
     """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
 
@@ -394,7 +391,7 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
     return -1
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shift, kept, find, record):
     """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s]: a rule with a split point (``row``:
     the sibling scores sib(h, s, m) of the split, or the scale of the gap between s and s+1, or the semiring's ones).
@@ -434,25 +431,25 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
     return -1, -1
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _times(O, a, b):
     """The semiring's ⊗ of two scores: + in the max semiring (log space), * in scaled probability space."""
     return a + b if O is None else a * b
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _sib(O, sibling, h, s, m):
     """sib(h, s, m): the problem's layout sibling[h, s, m] in the max semiring, sibling[h, m, s] in the sums'."""
     return sibling[h, s, m] if O is None else sibling[h, m, s]
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _sib_row(O, sibling, h, m):
     """sib(h, s, m) for every s, a row indexed by s (contiguous in the sums' layout)."""
     return sibling[h, :, m] if O is None else sibling[h, m, :]
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _column_item(k, j, backward):
     """The k-th item (x, i) of column j in the order the fill derives them: the cells (i, j) from i = j down to 0, a
     cell's items from BOX to LTRI; ``backward`` (OUTSIDE): all in reverse."""
@@ -460,7 +457,7 @@ def _column_item(k, j, backward):
     return (LTRI + BOX - x, cell) if backward else (x, j - cell)
 
 
-@njit(cache=True, _nrt=False)  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
+@kernel  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
 def _derive(cells, O, inputs, arc_shift, item, j, find):
     """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]): with ``item`` = -1 for every
     item of column j, the cells from the narrowest (j j) to the widest (0 j), a cell's items in the order they read
@@ -547,7 +544,7 @@ def _derive(cells, O, inputs, arc_shift, item, j, find):
     return R_NONE, 0, 0
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _guess_scale(gap, scale, j):
     """Before INSIDE derives the items ending at j: their scale scale[j], the last step repeated, and gap[j-1]."""
     if j >= 1:
@@ -555,7 +552,7 @@ def _guess_scale(gap, scale, j):
         gap[j - 1] = math.exp(scale[j - 1] - scale[j])
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _move_sibling_triples(sibling, packed, out, gather):
     """Copy sibling[h, s, m] for the triples the rules read (s = h, or s between h and m: about a third of the
     array) into ``packed`` (``gather``), or back from it into out[h, m, s]; their number."""
@@ -586,7 +583,7 @@ def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float]:
     return out, float(packed[:count].max(initial=0.0))
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _normalize_column(V, gap, scale, j):
     """After INSIDE derived the items (x i j), i < j: divide them by their largest value M and add log M to
     scale[j] (the axioms (x j j) have scale 0 and stay).  Every one of them is a sum of products with exactly one
@@ -608,7 +605,7 @@ def _normalize_column(V, gap, scale, j):
     gap[j - 1] /= top
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _axioms(bigram, V, O, scale, counting, cap, j):
     """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
     probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
@@ -622,7 +619,7 @@ def _axioms(bigram, V, O, scale, counting, cap, j):
             V[SKIP, i, j, c] = bigram[i, j + 1] if O is None else math.exp(bigram[i, j + 1] - (scale[j] - scale[i]))
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _fill(cells, O, inputs, find, trim):
     """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
     narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
@@ -665,13 +662,13 @@ def _fill(cells, O, inputs, find, trim):
             _normalize_column(chart.V, scores.gap, scores.scale, j)
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@kernel(inline="always")
 def _push(stack, top, x, i, j, c):
     stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = x, i, j, c
     return top + 1
 
 
-@njit(cache=True, _nrt=False)
+@kernel
 def _backtrace(cells, O, inputs, count, heads, stack):
     """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
     asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
