@@ -24,8 +24,10 @@ marginals, the signature DP, the pruned path's windows) use :func:`njit` with nu
 Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above);
 ``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and, inside the replacement, the members
 numba's own ``_load_overload`` reads: ``Cache._py_func``, ``_guard_against_spurious_io_errors``, ``_enabled``,
-``_cache_file.load``, ``_index_key``, ``_impl.rebuild``; and ``numba.core.runtime.rtsys.initialize`` (public in
-numba's runtime module, called by the refresh it replaces).
+``_cache_file.load``, ``_index_key``, ``_impl.rebuild``; ``numba.core.runtime.rtsys.initialize`` (public in
+numba's runtime module, called by the refresh it replaces); and a dispatcher's ``_cache._cache_file._load_index()``,
+which ``compressive.chart.announce_compile`` reads to say whether a first call will compile (any error there: it
+says nothing).
 
 >>> @njit(_nrt=False)
 ... def twice(x):

@@ -147,4 +147,6 @@ def test_warm_up_reports_each_solver() -> None:
     result = run("warm-up", "--solvers", "brute-force,ilp-highs[tighten=true]")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
-    assert [line.split(":")[0] for line in lines] == ["warm-up brute-force", "warm-up ilp-highs[tighten=true]"]
+    assert [line.split(":")[0] for line in lines] == ["warm-up brute-force", "warm-up ilp-highs[tighten=true]",
+                                                      "warm-up"]
+    assert lines[-1].startswith("warm-up: 2 in ")  # the total

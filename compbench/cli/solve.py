@@ -162,11 +162,14 @@ def cmd_warm_up(args: argparse.Namespace) -> int:
     if not args.solvers:  # the inside-outside kernels (compbench.marginals) compile on first use as well
         names.append("marginals")
     solvers_bar = progress.bar(names, "warm-up", unit="solver")
+    total = 0.0
     for name in solvers_bar:
         solvers_bar.set_postfix_str(name)
         with stdout_to_stderr():
             seconds = _warm_up(name)
+        total += seconds
         progress.echo(f"warm-up {name}: {seconds:.1f} s")
+    progress.echo(f"warm-up: {len(names)} in {total:.1f} s")
     return 0
 
 
@@ -230,7 +233,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solvers.set_defaults(func=cmd_solvers)
 
     warm = subparsers.add_parser("warm-up", help="compile and load every solver once (numba kernels are compiled "
-                                                 "once per machine and cached), so that the first real solve is fast")
+                                                 "once per environment and cached), so that the first real solve "
+                                                 "is fast")
     warm.add_argument("--solvers", metavar="A,B,...", help="only these solvers (default: every registered one)")
     warm.set_defaults(func=cmd_warm_up)
 

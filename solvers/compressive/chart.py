@@ -732,8 +732,9 @@ def announce_compile(kernels: tuple, what: str, seconds: str, version=lambda sig
     if not cached:
         from compbench.progress import stage
 
-        stage(f"compiling {what} with numba, once per machine (about {seconds} on 2 cores); later runs load them "
-              "from the cache in under a second")
+        stage(f"compiling {what} with numba (about {seconds} on 2 idle cores), once per environment: every new "
+              "venv or numba cache folder (NUMBA_CACHE_DIR) compiles them again; later runs load them from the cache "
+              "in under a second")
 
 
 _checked: set[str] = set()  # what announce_compile has looked at in this process
