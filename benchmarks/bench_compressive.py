@@ -25,11 +25,11 @@ import numpy as np
 
 import compbench
 from compbench_solvers.compressive import Chart, count_plan
-from compbench_solvers.compressive.solvers import load_kernels
+from compbench_solvers.compressive.base import load_kernels
 
 from machine import machine_line
 
-COMPILE_PROBE = "import time; t = time.perf_counter(); from compbench_solvers.compressive.solvers import load_kernels; " \
+COMPILE_PROBE = "import time; t = time.perf_counter(); from compbench_solvers.compressive.base import load_kernels; " \
                 "load_kernels(); print(time.perf_counter() - t)"
 
 

@@ -25,7 +25,7 @@ from numba import njit
 import compbench
 from compbench_solvers.compressive.chart import Chart, ScaledChart
 from compbench_solvers.compressive.marginals import _goal_counts, log_space_marginals, scaled_marginals
-from compbench_solvers.compressive.solvers import load_kernels
+from compbench_solvers.compressive.base import load_kernels
 
 from machine import machine_line
 

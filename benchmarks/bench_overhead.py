@@ -28,7 +28,7 @@ import numpy as np
 import compbench
 from compbench_solvers.compressive import chart as C
 from compbench_solvers.compressive.batch import decode_one
-from compbench_solvers.compressive.solvers import load_kernels
+from compbench_solvers.compressive.base import load_kernels
 
 from machine import machine_line
 

@@ -36,7 +36,7 @@ from .io import write_instance
 from .problem import Problem, Solution, Status
 from .processes import kill_group, kill_process_tree
 from .records import record_solution
-from .registry import Capabilities, Solver, SolverError
+from .solver import Capabilities, Solver, SolverError
 
 PREFIX = "exec:"
 TIME_LIMIT_VARIABLE = "COMPBENCH_TIME_LIMIT"

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from .agreement import judge
 from .problem import Length, Problem, Solution, Status
-from .registry import Solver, get_solver
+from .registry import get_solver
+from .solver import Solver
 
 LENGTH_MODES = ("exact", "range", "free")
 

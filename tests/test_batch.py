@@ -96,7 +96,7 @@ def test_solve_many_edge_cases() -> None:
 def test_one_compiled_call_matches_the_chart() -> None:
     """hook-dp and resource-dp answer through decode_one: the same heads as Chart.fill and its backtrace."""
     from compbench_solvers.compressive.chart import Chart
-    from compbench_solvers.compressive.solvers import count_plan
+    from compbench_solvers.compressive.base import count_plan
 
     for p in fixed_set():
         lo, hi = p.length_bounds()

@@ -1,4 +1,5 @@
-"""The layout keeps its shape: no import cycle between packages, no oversized module, every package installed."""
+"""The layout keeps its shape: no import cycle between packages or between modules, no oversized module, every
+package installed."""
 
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def _is_package(module: str) -> bool:
 
 
 def imported(module: str, path: Path, known: dict[str, Path]) -> set[str]:
-    """The project modules ``module`` imports, at its top level or inside functions."""
+    """The project modules ``module`` imports, at its top level or inside functions (a lazy import is an edge too).
+
+    ``from P import x`` imports the module ``P.x`` when there is one, else ``P`` itself; the parent packages Python
+    imports on the way are not edges (a package's ``__init__`` importing its own modules is no cycle)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = set()
     for statement in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -50,7 +54,7 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> set[str]:
             if statement.level:
                 anchor = package.split(".")[: len(package.split(".")) - statement.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            names = [base] + [f"{base}.{alias.name}" for alias in statement.names]
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in statement.names]
         else:
             continue
         for name in names:
@@ -61,20 +65,22 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     return out
 
 
+def module_graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module and the project modules it imports (itself left out)."""
+    return {module: imported(module, path, known) - {module} for module, path in known.items()}
+
+
 def package_graph() -> dict[str, set[str]]:
-    known = modules()
     graph: dict[str, set[str]] = {}
-    for module, path in known.items():
+    for module, targets in module_graph(modules()).items():
         source = node(module)
         graph.setdefault(source, set())
-        for target in imported(module, path, known):
-            if node(target) != source:
-                graph[source].add(node(target))
+        graph[source] |= {node(target) for target in targets} - {source}
     return graph
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one package (Tarjan)."""
+    """Strongly connected components with more than one node (Tarjan): every import cycle, its members sorted."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -109,8 +115,30 @@ def test_no_import_cycle_between_packages() -> None:
     assert cycles(package_graph()) == []
 
 
+def test_no_import_cycle_between_modules() -> None:
+    """The core is one node above: inside it (and inside every package) no two modules import each other, directly
+    or through others, at the top level or inside functions."""
+    found = cycles(module_graph(modules()))
+    assert found == [], "import cycles: " + "; ".join(" <-> ".join(cycle) for cycle in found)
+
+
 def test_the_cycle_finder_sees_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_module_graph_sees_a_planted_cycle(tmp_path) -> None:
+    """Two modules of a package that import each other, one at the top level and one inside a function, relatively
+    and absolutely; a third that only imports one of them is no part of the cycle."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import a\n")
+    (package / "a.py").write_text("from .b import helper\n")
+    (package / "b.py").write_text("def helper():\n    from pkg import a\n    return a\n")
+    (package / "c.py").write_text("import pkg.a\n")
+    known = {f"pkg.{path.stem}" if path.stem != "__init__" else "pkg": path for path in package.glob("*.py")}
+    graph = module_graph(known)
+    assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a"}}
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]
 
 
 def test_the_core_imports_no_solver_and_no_package_above_it() -> None:

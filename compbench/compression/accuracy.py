@@ -19,7 +19,7 @@ import numpy as np
 from ..corpora import Sentence
 from ..inference import marginals, marginals_many
 from ..problem import Length, Problem
-from ..registry import Solver
+from ..solver import Solver
 from .model import CompressionModel
 
 

@@ -29,7 +29,7 @@ from ..corpora import Sentence
 from ..learning.features import DIM, code, mix
 from ..learning.training import AdaGrad, AveragedWeights
 from ..problem import Length, Problem, Solution, Status
-from ..registry import Capabilities, Solver, SolverError
+from ..solver import Capabilities, Solver, SolverError
 from .accuracy import System
 from .features import BigramLM, SentenceFeatures, is_punct, sentence_features
 from .model import CompressionModel

@@ -28,7 +28,7 @@ from ..inference import Marginals, marginals_many
 from ..learning.features import DIM
 from ..learning.training import AdaGrad
 from ..problem import Length, Problem
-from ..registry import Solver
+from ..solver import Solver
 from .accuracy import System
 from .features import BigramLM, SentenceFeatures
 from .model import CompressionModel

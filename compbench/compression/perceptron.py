@@ -16,7 +16,7 @@ from ..corpora import Sentence
 from ..learning.features import DIM
 from ..learning.training import AveragedWeights
 from ..problem import Length, Problem, Solution, Status
-from ..registry import Solver, SolverError
+from ..solver import Solver, SolverError
 from .accuracy import System
 from .features import BigramLM
 from .model import CompressionModel

@@ -32,7 +32,8 @@ from compbench.agreement import WRONG, Judgement, Reference, Verdict, objectives
 from compbench.io import problem_to_dict
 from compbench.problem import Problem
 
-from .references import compute_references, judge_records
+from .references import compute_references
+from .stats import judge_records
 from .sweep import LocalExecutor, make_tasks, run_tasks, unique_ids
 
 COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing",

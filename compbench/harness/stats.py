@@ -26,12 +26,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.agreement import Judgement, Reference, Verdict
+from compbench.agreement import Judgement, Reference, Verdict, verdict
 from compbench.limits import MIN_EFFECT
 from compbench.problem import Status
-from compbench.records import decode_number, encode_number
-
-from .references import judge_records
+from compbench.records import decode_number, encode_number, record_solution
 
 LEFT_OUT = ("unsupported",)
 # outcome of one result: solved, or why not (unchecked: a proven answer with nothing to judge it against)
@@ -71,9 +69,46 @@ def recorded_reference(record: dict) -> Reference | None:
         return None
 
 
+def fallback_reference(records: list[dict]) -> Reference | None:
+    """The best valid objective among an instance's answers (a lower bound on its optimum), or ``infeasible`` when
+    no answer has a solution and one claims infeasibility; None when there is nothing."""
+    valid = [r for r in records if r.get("heads") is not None and r.get("validity", "ok") == "ok"
+             and r.get("objective") is not None]
+    if valid:
+        best = max(valid, key=lambda r: float(decode_number(r["objective"])))
+        return Reference(Status.OPTIMAL, float(decode_number(best["objective"])),
+                         f"best valid answer in the run, {best['solver']}'s", proven=False)
+    if any(r.get("status") == "infeasible" for r in records):
+        return Reference(Status.INFEASIBLE, None, "an infeasible claim in the run", proven=False)
+    return None
+
+
+def judge_records(results: list[dict], references: dict[str, Reference]) -> list[Judgement]:
+    """The judgement of every result record (in order): :func:`compbench.agreement.verdict` of its answer, its
+    recorded validity and its instance's reference (``references``, else :func:`fallback_reference`)."""
+    by_instance: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(results):
+        by_instance[r["instance"]].append(i)
+    out: list[Judgement | None] = [None] * len(results)
+    for instance, indices in by_instance.items():
+        records = [results[i] for i in indices]
+        reference = references.get(instance) or fallback_reference(records)
+        provers = {r["solver"] for r in records
+                   if r.get("status") in ("optimal", "infeasible") and r.get("validity", "ok") == "ok"}
+        for i, r in zip(indices, records):
+            try:
+                solution = record_solution(r, int(r["n"]))
+                validity = r.get("validity", "ok")
+            except (ValueError, TypeError, KeyError) as exc:
+                solution, validity = record_solution({"status": r.get("status")}, 0), f"invalid: {exc}"
+            out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
+                             second_opinion=bool(provers - {r["solver"]}))
+    return out  # type: ignore[return-value]
+
+
 def judge_results(results: list[dict]) -> list[Judgement]:
     """The judgement of each result, in order: against the reference it carries (its run file's), else the best
-    valid answer on its instance (:func:`.references.judge_records`)."""
+    valid answer on its instance (:func:`judge_records`)."""
     references = {r["instance"]: ref for r in results if (ref := recorded_reference(r)) is not None}
     return judge_records(results, references)
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..learning.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
-from ..registry import Solver, SolverError, get_solver
+from ..registry import get_solver
+from ..solver import Solver, SolverError
 from .features import FEATURES, SIZE, ArcFeatures, arc_features
 from .labels import ArcLabeler
 

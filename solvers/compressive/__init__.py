@@ -6,8 +6,10 @@ resource-constrained semiring), ``bisection`` (Lagrangian relaxation of the leng
 Lagrangian bound lets an optimum pass: :mod:`compbench_solvers.compressive.pruned`)."""
 
 from .chart import Chart, ChartScores, chart_bytes
-from .solvers import Bisection, BisectionExact, HookDP, ResourceDP, count_plan, score_bound
+from .base import count_plan
+from .lagrangian import score_bound
 from .pruned import PrunedDP
+from .solvers import Bisection, BisectionExact, HookDP, ResourceDP
 
 __all__ = ["Bisection", "BisectionExact", "Chart", "ChartScores", "HookDP", "PrunedDP", "ResourceDP", "chart_bytes",
            "count_plan", "score_bound"]

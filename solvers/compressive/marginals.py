@@ -36,10 +36,10 @@ from compbench.inference import Marginals
 from compbench.limits import available_memory
 
 from ..jit import njit
+from .base import count_plan
 from .batch import PACK, _infer_many, infer_many, infer_packed
 from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
                     hypergraph, max_hyperedges)
-from .solvers import count_plan
 
 NEG = -np.inf
 

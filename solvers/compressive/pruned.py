@@ -36,12 +36,12 @@ computed bound is below F - tol, tol = 1e-9 (1 + B + |l|max n) with B the scores
 above the rounding of the sums, so an optimum is never pruned by rounding; ties are kept (UB = F passes).
 
 The multipliers.  A few secant steps on the dual g(l) = In_l(goal) - l K (its slope is the kept count of the
-relaxed optimum minus K): l = 0, then a step from the scores' scale, doubled until the kept count crosses the
-target, then the crossing of the bracket ends' lines (the dual's minimum when they are adjacent hull vertices).  A
-relaxed optimum that keeps an allowed number of words with a zero duality gap certifies itself (as ``bisection``)
-and no counted chart is filled.  The outside pass runs at the best multiplier found; every multiplier tried
-tightens the inside part of the bound, which is what makes the windows narrow (a tent over the counts peaking near
-the count the item has under the best multiplier).
+relaxed optimum minus K; the search is :mod:`.lagrangian`'s): l = 0, then a step from the scores' scale, grown
+until the kept count crosses the target, then the crossings of the bracket ends' lines, until one lies on them (the
+dual's minimum: :meth:`.lagrangian.Bracket.on_lines`).  A relaxed optimum that keeps an allowed number of words
+with a zero duality gap certifies itself (as ``bisection``) and no counted chart is filled.  The outside pass runs
+at the best multiplier found; every multiplier tried tightens the inside part of the bound, which is what makes the
+windows narrow (a tent over the counts peaking near the count the item has under the best multiplier).
 
 When the count vectors are short (few words kept or few dropped, as in most real sentences) the whole counted chart
 costs less than the search and the bound: below ``full_below`` of :func:`counted_cost` (the counted chart's
@@ -65,10 +65,11 @@ from compbench.limits import memory_budget
 
 from ..jit import njit
 from ..memory import refuse_if_too_big
+from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
 from .batch import decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
                     chart_bytes)
-from .solvers import ChartSolver, _answer, _decoded, _solution_at, count_plan, score_bound
+from .lagrangian import Bracket, End, dual, reach, score_bound
 
 
 @njit(cache=True)
@@ -242,7 +243,7 @@ class PrunedDP(ChartSolver):
                 answers[k] = plan
             else:
                 direct.append((k, plan, stats))
-        for (k, _, stats), solution in zip(direct, _decoded([problems[k] for k, _, _ in direct],
+        for (k, _, stats), solution in zip(direct, decoded_answers([problems[k] for k, _, _ in direct],
                                                              [plan for _, plan, _ in direct], jobs)):
             share = solution.stats["chart_seconds"]
             solution.stats.update(stats, total_seconds=share)
@@ -264,7 +265,7 @@ class PrunedDP(ChartSolver):
             heads, value, _ = decode_one(problem, *plan)
             if stats["counting"] != "none":
                 stats["counted_seconds"] = time.perf_counter() - t0
-            plan = _answer(heads, value)
+            plan = proven_answer(heads, value)
         plan.stats.update(stats, total_seconds=time.perf_counter() - start)
         return plan
 
@@ -288,7 +289,7 @@ class PrunedDP(ChartSolver):
 
         def answer(chart: Chart) -> Solution:  # the best allowed length; the fewest kept words among equal optima
             best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
-            return _solution_at(chart, index(best))
+            return answer_at(chart, index(best))
 
         scores = ChartScores.of(problem)  # once: only the kept bonus changes from one multiplier to the next
         tried: list[tuple[float, Chart]] = []
@@ -323,55 +324,52 @@ class PrunedDP(ChartSolver):
         target = lo if upward else hi
         sign = 1.0 if upward else -1.0
 
-        def line(lam: float, chart: Chart) -> tuple[float, int, float]:  # (lambda, kept, objective)
+        def end_of(lam: float, chart: Chart) -> End:
             k = int(chart.kept[0])
-            return lam, k, float(chart.goal[0]) - lam * k
+            return End(lam, k, float(chart.goal[0]) - lam * k)
 
-        near = line(0.0, first)
+        near = end_of(0.0, first)
         far = None
         finite = [s[np.isfinite(s)] for s in (problem.arc_scores, problem.bigram_scores, problem.token_scores)]
         step = max([float(np.median(np.abs(f))) for f in finite if f.size] + [1e-3]) or 1.0
-        reach = 2.0 * score_bound(problem) + 1.0
+        far_lambda = reach(problem)
         while stats["charts"] < self.max_charts:
-            lam = sign * min(step, reach)
+            lam = sign * min(step, far_lambda)
             chart = relaxed(lam)
-            end = line(lam, chart)
-            if end[1] == target:
+            end = end_of(lam, chart)
+            if end.kept == target:
                 return certified(chart)
-            if (end[1] > target) == upward:
+            if (end.kept > target) == upward:
                 far = end
                 break
             near = end
-            if step >= reach:
+            if step >= far_lambda:
                 break
             step *= 4.0
-        while far is not None and stats["charts"] < self.max_charts:
-            a, b = near, far  # kept(a) on the near side of the target, kept(b) beyond it
-            lam = (a[2] - b[2]) / (b[1] - a[1])
-            if not (min(a[0], b[0]) < lam < max(a[0], b[0])):
+        bracket = None if far is None else Bracket(target, near, far)
+        while bracket is not None and stats["charts"] < self.max_charts:
+            lam = bracket.crossing()
+            if lam is None:
                 break
             chart = relaxed(lam)
-            end = line(lam, chart)
-            if end[1] == target:
+            end = end_of(lam, chart)
+            if end.kept == target:
                 return certified(chart)
-            on_lines = end[2] + lam * end[1] <= a[2] + lam * a[1] + 1e-12 * (1 + abs(a[2] + lam * a[1]))
-            if (end[1] > target) == upward:
-                far = end
-            else:
-                near = end
-            if on_lines:  # a and b are adjacent vertices of the hull: lam is the dual's minimum
+            on_lines = bracket.on_lines(float(chart.goal[0]), lam)
+            bracket.narrow(end)
+            if on_lines:  # the ends are adjacent vertices of the hull: lam is the dual's minimum
                 break
         seconds["search_seconds"] = time.perf_counter() - t0
 
         # -- the bound -------------------------------------------------------------------------------------------
         t0 = time.perf_counter()
 
-        def dual(item: tuple[float, Chart]) -> float:
+        def bound_of(item: tuple[float, Chart]) -> float:
             lam, chart = item
-            return float(chart.goal[0]) - lam * (lo if lam >= 0 else hi)
+            return dual(float(chart.goal[0]), lam, lo, hi)
 
-        ranked = sorted(tried, key=dual)
-        best_dual = dual(ranked[0])
+        ranked = sorted(tried, key=bound_of)
+        best_dual = bound_of(ranked[0])
         outer = ranked[:max(1, self.outside_passes)]
         lams = np.array([lam for lam, _ in ranked])  # the outside passes' multipliers first (_windows' pre-test)
         inside = np.stack([chart._cells.V[..., 0] for _, chart in ranked])

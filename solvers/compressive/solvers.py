@@ -4,106 +4,27 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Generator, Iterable, NamedTuple
+from typing import Any, Callable, Generator, NamedTuple
 
 import numpy as np
 
-from compbench import Capabilities, Problem, Solution, Solver, Status, objective
+from compbench import Capabilities, Problem, Solution, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
-from .batch import PARAMS, Packed, _decode_many, decode_many, decode_one
-from .chart import COUNTING, MAX_N, Chart, ChartScores, _backtrace, _fill, announce_compile, chart_bytes
+from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
+from .batch import PARAMS, Packed, decode_one
+from .chart import COUNTING, MAX_N, Chart, ChartScores, chart_bytes
+from .lagrangian import Bracket, End, dual, reach
+from .pruned import PrunedDP
 
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
-
-
-def _solution_at(chart: Chart, index: int) -> Solution:
-    """The chart's best derivation at count ``index`` as a proven answer (``infeasible`` when there is none)."""
-    value = float(chart.goal[index])
-    if value == -math.inf:
-        return Solution(Status.INFEASIBLE, bound=-math.inf)
-    return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
 
 
 def _timed_fill(problem: Problem | ChartScores, **options: Any) -> tuple[Chart, float]:
     start = time.perf_counter()
     chart = Chart.fill(problem, **options)
     return chart, time.perf_counter() - start
-
-
-_loaded: set[str] = set()
-
-
-def load_kernels(kernels: tuple[str, ...] = ("decode", "chart")) -> float:
-    """Compile (or load from numba's cache) the chart's kernels once per process: "decode" (:func:`decode_one`, the
-    one compiled call per solve of ``hook-dp`` and ``resource-dp`` and per multiplier of ``bisection``) and "chart"
-    (:meth:`Chart.fill` and its backtrace, called from Python by ``pruned-dp`` and by ``resource-dp``'s
-    ``all_lengths``), first and second order; the seconds it took.  Each is a library of its own to load
-    (about 0.03 s warm), so a solver loads only those it calls."""
-    wanted = [kernel for kernel in kernels if kernel not in _loaded]
-    if not wanted:
-        return 0.0
-    start = time.perf_counter()
-    announce_compile((_fill, _backtrace, _decode_many), "the hook-trick chart kernels", "20 s")
-    tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
-    for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
-        if "decode" in wanted:
-            decode_one(problem, COUNTING["kept"], 1, 0, 1)
-        if "chart" in wanted:
-            Chart.fill(problem, counting="kept", cap=1).heads(0)
-    _loaded.update(wanted)
-    return time.perf_counter() - start
-
-
-class ChartSolver(Solver):
-    """Base of the chart's solvers: loading the compiled kernels they call (``kernels``, see :func:`load_kernels`)
-    counts as set-up time."""
-
-    kernels: tuple[str, ...] = ("decode", "chart")
-
-    def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
-              **options: Any) -> Solution:
-        setup = load_kernels(("chart",) if all_lengths else self.kernels)
-        solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
-                                 all_lengths=all_lengths, **options)
-        solution.seconds["setup"] = solution.seconds.get("setup", 0.0) + setup
-        solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
-        return solution
-
-    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
-                   **options: Any) -> list[Solution]:
-        setup = load_kernels(self.kernels)
-        if type(self)._solve_batch is not Solver._solve_batch:
-            announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
-        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
-        if solutions and setup:
-            solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
-        return solutions
-
-
-def _answer(heads: np.ndarray, value: float) -> Solution:
-    """A best derivation as a proven answer, ``infeasible`` when there is none (value -inf)."""
-    if value == -math.inf:
-        return Solution(Status.INFEASIBLE, bound=-math.inf)
-    return Solution(Status.OPTIMAL, heads, value, bound=value)
-
-
-def _decoded(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
-    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
-    answers."""
-    start = time.perf_counter()
-    rows = np.array([(0, *row) for row in params], np.int64).reshape(-1, PARAMS)
-    heads, offsets, out = decode_many(problems, rows, jobs=jobs)
-    share = (time.perf_counter() - start) / max(1, len(problems))
-    solutions = []
-    ends = offsets[:, 3].tolist()
-    for k, value in enumerate(out[:, 1].tolist()):
-        solution = _answer(heads[ends[k]:ends[k + 1]], value)
-        solution.stats["chart_seconds"] = share
-        solution.stats["batch"] = len(problems)
-        solutions.append(solution)
-    return solutions
 
 
 class HookDP(ChartSolver):
@@ -127,7 +48,7 @@ class HookDP(ChartSolver):
             raise TypeError(f"unknown options: {', '.join(options)}")
         start = time.perf_counter()
         heads, value, _ = decode_one(problem)
-        solution = _answer(heads, value)
+        solution = proven_answer(heads, value)
         solution.stats["chart_seconds"] = time.perf_counter() - start
         return solution
 
@@ -135,19 +56,7 @@ class HookDP(ChartSolver):
                      **options: Any) -> list[Solution]:
         if options:
             raise TypeError(f"unknown options: {', '.join(options)}")
-        return _decoded(problems, [(0, 0, 0, 0)] * len(problems), jobs)
-
-
-def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
-    """What the resource chart counts, and up to which cap, for lo <= |K| <= hi: the cheaper of kept (cap hi)
-    and dropped (cap n - lo) words; nothing when every length is allowed.
-
-    >>> count_plan(25, 11, 11), count_plan(25, 20, 20), count_plan(25, 0, 25)
-    (('kept', 11), ('dropped', 5), ('none', 0))
-    """
-    if lo == 0 and hi == n:
-        return "none", 0
-    return ("kept", hi) if hi <= n - lo else ("dropped", n - lo)
+        return decoded_answers(problems, [(0, 0, 0, 0)] * len(problems), jobs)
 
 
 class ResourceDP(ChartSolver):
@@ -190,7 +99,7 @@ class ResourceDP(ChartSolver):
         if not all_lengths:
             start = time.perf_counter()
             heads, value, _ = decode_one(problem, COUNTING[counting], cap, lo, hi)
-            solution = _answer(heads, value)
+            solution = proven_answer(heads, value)
             solution.stats.update(counting=counting, cap=cap, chart_seconds=time.perf_counter() - start,
                                   chart_mib=chart_bytes(n, cap) / 2**20)
             return solution
@@ -200,12 +109,12 @@ class ResourceDP(ChartSolver):
             return m if counting == "kept" else n - m
 
         if counting == "none":
-            solution = _solution_at(chart, 0)
+            solution = answer_at(chart, 0)
         else:  # the best allowed length; the fewest kept words among equal optima
             best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
-            solution = _solution_at(chart, index(best))
+            solution = answer_at(chart, index(best))
         if all_lengths:
-            solution.by_length = [_solution_at(chart, m) for m in range(n + 1)]
+            solution.by_length = [answer_at(chart, m) for m in range(n + 1)]
         solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
                               chart_mib=chart_bytes(n, cap) / 2**20)
         return solution
@@ -226,25 +135,12 @@ class ResourceDP(ChartSolver):
                 plans.append((k, (COUNTING[counting], cap, lo, hi)))
         if plans:
             index = [k for k, _ in plans]
-            for (k, (code, cap, _, _)), solution in zip(plans, _decoded([problems[k] for k in index],
+            for (k, (code, cap, _, _)), solution in zip(plans, decoded_answers([problems[k] for k in index],
                                                                         [plan for _, plan in plans], jobs)):
                 solution.stats.update(counting=COUNTING_NAMES[code], cap=cap,
                                       chart_mib=chart_bytes(problems[k].n, cap) / 2**20)
                 answers[k] = solution
         return answers  # type: ignore[return-value]
-
-
-def score_bound(problem: Problem) -> float:
-    """B with |objective| <= B for every solution: n tokens, n arcs, n+1 bigrams (and n sibling scores) at most."""
-    def largest(scores: np.ndarray | None) -> float:
-        if scores is None:
-            return 0.0
-        finite = np.abs(scores[np.isfinite(scores)])
-        return float(finite.max()) if finite.size else 0.0
-
-    n = problem.n
-    return (n * largest(problem.token_scores) + n * largest(problem.arc_scores)
-            + (n + 1) * largest(problem.bigram_scores) + n * largest(problem.sibling_scores))
 
 
 class Relaxed(NamedTuple):
@@ -260,20 +156,17 @@ class Relaxed(NamedTuple):
 class Bisection(ChartSolver):
     """Lagrangian relaxation of the length: add lambda to every kept word, solve ``hook-dp``, bisect on lambda.
 
-    The kept count of the relaxed optimum grows with lambda.  The bracket comes from the scores: every objective
-    lies in [-B, B] (:func:`score_bound`), so beyond |lambda| = 2B + 1 the relaxed optimum keeps the most (or
-    fewest) words any solution can, which also proves infeasibility when even that misses the length.  A range
-    lo..hi is targeted at lo from below (lambda > 0) or hi from above (lambda < 0); lambda = 0 certifies any
+    The relaxation, its dual and the bracket are :mod:`.lagrangian`'s.  The bracket opens at lambda = 0 and
+    +-(2B + 1) (:func:`.lagrangian.reach`), which also proves infeasibility when even the far end misses the length.
+    A range lo..hi is targeted at lo from below (lambda > 0) or hi from above (lambda < 0); lambda = 0 certifies any
     count inside.  At each lambda the chart breaks ties towards fewer kept words, then, when that count is below
     the target, towards more words; a count equal to the target is a certificate (status ``optimal``, ``bound`` =
     the dual value = the objective).
 
-    Each step tries the lambda where the two bracket ends' lines f + lambda (|K| - m) cross before it bisects
-    (a midpoint step follows any crossing step that does not halve the bracket).  At the crossing the relaxed
-    optimum either finds a new vertex of the concave hull of the optimum-per-length curve (the bracket shrinks),
-    or equals the lines' value: then the ends are adjacent hull vertices, the target lies strictly between them
-    (a duality gap: no lambda certifies it), and the crossing is the dual's minimum.  A target strictly between
-    the two tie-broken counts at one lambda is such a gap too.  Otherwise the search stops when the bracket is
+    Each step tries the lambda where the two bracket ends' lines cross before it bisects (a midpoint step follows
+    any crossing step that does not halve the bracket).  The search stops at a duality gap: the relaxed optimum at
+    a crossing lies on the lines (:meth:`.lagrangian.Bracket.on_lines`), or a target lies strictly between the two
+    tie-broken counts at one lambda.  Otherwise it stops when the bracket is
     narrower than the score resolution (the rounding error of a sum of the scores), after ``max_iterations``, or
     at the time limit (``timeout``), and answers ``feasible`` without a solution, with the best dual bound.
     ``stats``: iterations (lambdas tried), charts filled, certificate, final lambda.
@@ -390,58 +283,46 @@ class Bisection(ChartSolver):
         if upward and near.kept > hi:  # the tie-broken counts at lambda = 0 jump over the whole range: a duality gap
             return finish(Solution(Status.FEASIBLE, bound=bound, message=(
                 f"{self.name}: no certificate: lambda = 0 is a breakpoint that jumps over the length")), 0.0)
-        reach = 2.0 * score_bound(problem) + 1.0
-        resolution = 8.0 * (4 * n + 2) * np.finfo(float).eps * max(reach, 1.0)
-        far_lambda = reach if upward else -reach
+        far_lambda = reach(problem) if upward else -reach(problem)
+        resolution = 8.0 * (4 * n + 2) * np.finfo(float).eps * max(abs(far_lambda), 1.0)
         far = yield from relaxed(far_lambda, +1 if upward else -1)  # the most (fewest) words any solution keeps
         stats["iterations"] += 1
         if (upward and far.kept < lo) or (not upward and far.kept > hi):  # no solution reaches the length
             return finish(Solution(Status.INFEASIBLE, bound=-math.inf), far_lambda)
         if far.kept == target:
             return certified(far, far_lambda)
-        bound = min(bound, far.value - far_lambda * target)
-        # The bracket's ends as (lambda, kept, objective): kept(below) < target < kept(above).
-        ends = [(0.0, near.kept, near.value), (far_lambda, far.kept, far.value - far_lambda * far.kept)]
-        below, above = sorted(ends)
+        bound = min(bound, dual(far.value, far_lambda, lo, hi))
+        bracket = Bracket(target, End(0.0, near.kept, near.value),
+                          End(far_lambda, far.kept, far.value - far_lambda * far.kept))
         reason = "bracket narrower than the score resolution"
         lam, midpoint_next = 0.0, False
-        while above[0] - below[0] >= resolution:
+        while bracket.width >= resolution:
             if stats["iterations"] >= limit:
                 reason = f"iteration limit {limit}"
                 break
             if time_limit is not None and elapsed() > time_limit:
                 return finish(Solution(Status.TIMEOUT, bound=bound, message=(
                     f"{self.name}: time limit after {stats['iterations']} iterations, no certificate")), lam)
-            width = above[0] - below[0]
-            # where the two ends' lines f + lambda (kept - target) cross: the breakpoint if they are adjacent
-            crossing = (below[2] - above[2]) / (above[1] - below[1])
-            at_crossing = not midpoint_next and below[0] < crossing < above[0]
-            lam = crossing if at_crossing else 0.5 * (below[0] + above[0])
+            width = bracket.width
+            crossing = None if midpoint_next else bracket.crossing()
+            lam = 0.5 * (bracket.below.lam + bracket.above.lam) if crossing is None else crossing
             stats["iterations"] += 1
             chart = yield from relaxed(lam, -1)
-            dual = chart.value - lam * target
-            bound = min(bound, dual)
+            bound = min(bound, dual(chart.value, lam, lo, hi))
             if chart.kept == target:
                 return certified(chart, lam)
+            on_lines = crossing is not None and bracket.on_lines(chart.value, lam)
             jumps_over = False  # the tie-broken counts at lambda lie on both sides of the target
             if chart.kept < target:
                 chart = yield from relaxed(lam, +1)
                 if chart.kept == target:
                     return certified(chart, lam)
                 jumps_over = chart.kept > target
-            # at the crossing, nothing beats both ends' lines: they are adjacent vertices of the hull of the optimum
-            # per length, the target lies strictly between them, and this is the dual's minimum
-            line = below[2] + lam * (below[1] - target)
-            on_lines = at_crossing and dual <= line + 1e-9 * (1.0 + abs(line))
             if jumps_over or on_lines:  # a duality gap
                 reason = f"lambda = {lam!r} is a breakpoint that jumps over the length (a duality gap)"
                 break
-            end = (lam, chart.kept, chart.value - lam * chart.kept)
-            if end[1] < target:
-                below = end
-            else:
-                above = end
-            midpoint_next = at_crossing and above[0] - below[0] > 0.5 * width
+            bracket.narrow(End(lam, chart.kept, chart.value - lam * chart.kept))
+            midpoint_next = crossing is not None and bracket.width > 0.5 * width
         return finish(Solution(Status.FEASIBLE, bound=bound, message=(
             f"{self.name}: no certificate after {stats['iterations']} iterations ({reason})")), lam)
 
@@ -462,8 +343,6 @@ class BisectionExact(ChartSolver):
     supports = Capabilities(second_order=True, max_n=MAX_N)
 
     def __init__(self, max_iterations: int = 200, memory_limit: int | None = None):
-        from .pruned import PrunedDP  # pruned.py builds on this module
-
         self.bisection = Bisection(max_iterations)
         self.resource = PrunedDP(memory_limit)
 

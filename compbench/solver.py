@@ -1,0 +1,224 @@
+"""The solver protocol: :class:`Solver`, what it supports (:class:`Capabilities`) and how it fails
+(:class:`SolverError`).  :meth:`Solver.solve` turns a problem it cannot handle into an ``unsupported`` solution and
+times the call; :meth:`Solver.solve_many` solves a batch.  How solvers are registered and found by name is
+:mod:`compbench.registry`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .problem import Problem, Solution, Status
+
+LENGTH_MODES = frozenset({"exact", "range", "free"})
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What kinds of problems a solver handles."""
+
+    lengths: frozenset[str] = LENGTH_MODES  # subset of {"exact", "range", "free"}
+    single_root: bool = True  # handles single_root=True problems (every solver handles False)
+    all_lengths: bool = False  # can return the optimum for every length in one run
+    second_order: bool = False  # handles sibling scores
+    max_n: int | None = None  # refuses larger problems
+
+    def reason_unsupported(self, problem: Problem, all_lengths: bool = False) -> str | None:
+        if problem.length_mode not in self.lengths:
+            return f"{problem.length_mode} length is not supported (supports: {', '.join(sorted(self.lengths))})"
+        if problem.single_root and not self.single_root:
+            return "single_root problems are not supported"
+        if all_lengths and not self.all_lengths:
+            return "all_lengths is not supported"
+        if getattr(problem, "sibling_scores", None) is not None and not self.second_order:
+            return "second-order (sibling) scores are not supported"
+        if self.max_n is not None and problem.n > self.max_n:
+            return f"n = {problem.n} exceeds this solver's limit of {self.max_n} tokens"
+        return None
+
+
+class SolverError(RuntimeError):
+    """A solver could not produce an answer for a reason it can name (reported as status ``error``)."""
+
+
+class Solver:
+    """Base class of every solver.
+
+    Subclasses set the class attributes and implement :meth:`_solve`.
+
+    >>> import compbench
+    >>> s = compbench.get_solver("brute-force")
+    >>> p = compbench.generate("gaussian", n=5, seed=1, length=2)
+    >>> s.solve(p).status.value
+    'optimal'
+    """
+
+    name: str = ""
+    options: dict[str, Any] = {}  # solve options fixed by a NAME[key=value] spec (see get_solver)
+    description: str = ""
+    exact: bool = True  # its "optimal" claims are proofs
+    complexity: str = ""
+    supports: Capabilities = Capabilities()
+    requires: tuple[str, ...] = ()  # modules it imports that may be missing (a MIP backend's Python package)
+    install: str = ""  # the command that installs them, named when they are missing
+
+    def unavailable(self) -> str | None:
+        """Why this solver cannot run here (a required module is not installed, with the command that installs
+        it), or None when it can."""
+        return _missing_modules(self.requires, self.install)
+
+    def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
+              **options: Any) -> Solution:
+        """Solve ``problem`` (time limit in seconds, None = no limit).
+
+        With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
+        """
+        reason = self.unavailable() or self.supports.reason_unsupported(problem, all_lengths)
+        if reason is not None:
+            return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
+        options = {**self.options, **options}
+        start = time.perf_counter()
+        try:
+            solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
+        except SolverError as exc:
+            solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
+        except Exception as exc:  # a faulty solver is an error answer, never a crash of the caller
+            solution = Solution(Status.ERROR, message=f"{self.name} raised {type(exc).__name__}: {exc}")
+        except SystemExit as exc:  # sys.exit in a plug-in ends its answer, not the caller
+            solution = Solution(Status.ERROR, message=f"{self.name} called sys.exit({exc.code!r})")
+        if not isinstance(solution, Solution):
+            solution = Solution(Status.ERROR, message=f"{self.name} returned {type(solution).__name__}, "
+                                                      "not a compbench.Solution")
+        total = time.perf_counter() - start
+        solution.seconds.setdefault("setup", 0.0)
+        solution.seconds.setdefault("solve", max(0.0, total - solution.seconds["setup"]))
+        solution.seconds["total"] = total
+        return solution
+
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
+        raise NotImplementedError
+
+    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+                   **options: Any) -> list[Solution]:
+        """Solve every problem (``time_limit`` per problem), answers in order: the same answers as one :meth:`solve`
+        per problem.  This default loops over :meth:`solve`, in ``jobs`` processes when more than one (None: one);
+        a solver with a compiled batch path overrides :meth:`_solve_batch` instead.
+
+        >>> import compbench
+        >>> ps = [compbench.generate("gaussian", n=6, seed=s) for s in range(3)]
+        >>> [s.status.value for s in compbench.get_solver("hook-dp").solve_many(ps)]
+        ['optimal', 'optimal', 'optimal']
+        """
+        problems = list(problems)
+        if len(problems) == 1:  # solve's own path: packing a batch of one costs more than one call (twice at n = 25)
+            return [self.solve(problems[0], time_limit, **options)]
+        if type(self)._solve_batch is Solver._solve_batch:
+            workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
+            if workers > 1 and _picklable(self):
+                return _solve_in_processes(self, problems, time_limit, workers, options)
+            return [self.solve(problem, time_limit, **options) for problem in problems]
+        return self._solve_checked(problems, time_limit, cores(jobs), options)
+
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+                     **options: Any) -> list[Solution]:
+        """Answers for a batch of problems this solver supports, in order (a compiled batch path); its ``seconds``
+        are filled by :meth:`solve_many`.  Not implemented: :meth:`solve_many` loops over :meth:`solve`."""
+        raise NotImplementedError
+
+    def _solve_checked(self, problems: list[Problem], time_limit: float | None, jobs: int,
+                       options: dict[str, Any]) -> list[Solution]:
+        """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each problem's
+        capabilities (unsupported answers in place), the options, the timing (the batch's seconds shared equally).
+        A batch that raises is solved one problem at a time, so that each gets its own answer."""
+        reason = self.unavailable()
+        answers: list[Solution | None] = [None] * len(problems)
+        supported = []
+        for k, problem in enumerate(problems):
+            why = reason or self.supports.reason_unsupported(problem)
+            if why is not None:
+                answers[k] = Solution(Status.UNSUPPORTED, message=f"{self.name}: {why}")
+            else:
+                supported.append(k)
+        start = time.perf_counter()
+        try:
+            solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs,
+                                       **{**self.options, **options})
+        except Exception:
+            return [answer or self.solve(problems[k], time_limit, **options) for k, answer in enumerate(answers)]
+        share = (time.perf_counter() - start) / max(1, len(supported))
+        for k, solution in zip(supported, solved):
+            solution.seconds.setdefault("setup", 0.0)
+            solution.seconds.setdefault("solve", share)
+            solution.seconds["total"] = share
+            answers[k] = solution
+        return answers  # type: ignore[return-value]
+
+    def warm_up(self) -> float:
+        """Solve a tiny problem of every kind this solver supports (imports, compilation, caches); the seconds."""
+        from .generate import generate
+
+        start = time.perf_counter()
+        caps = self.supports
+        for second_order in sorted({False, caps.second_order}):
+            length = 2 if "exact" in caps.lengths else None
+            self.solve(generate("gaussian", 4, seed=0, length=length, second_order=second_order), time_limit=60.0)
+        return time.perf_counter() - start
+
+    def info(self) -> dict[str, Any]:
+        caps = self.supports
+        return {
+            "name": self.name,
+            "description": self.description,
+            "exact": self.exact,
+            "complexity": self.complexity,
+            "lengths": sorted(caps.lengths),
+            "single_root": caps.single_root,
+            "all_lengths": caps.all_lengths,
+            "second_order": caps.second_order,
+            "max_n": caps.max_n,
+            "unavailable": self.unavailable(),
+        }
+
+def cores(jobs: int | None = None) -> int:
+    """The workers ``jobs`` asks for: None means every core this process may run on."""
+    if jobs is not None:
+        return max(1, int(jobs))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+def _picklable(solver: Solver) -> bool:
+    try:
+        pickle.dumps(solver)
+    except Exception:
+        return False
+    return True
+
+
+def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,
+                 options: dict[str, Any]) -> list[Solution]:
+    return [solver.solve(problem, time_limit, **options) for problem in problems]
+
+
+def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: float | None, jobs: int,
+                        options: dict[str, Any]) -> list[Solution]:
+    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    bounds = [round(len(problems) * w / jobs) for w in range(jobs + 1)]
+    with ProcessPoolExecutor(jobs) as pool:
+        chunks = pool.map(_solve_chunk, [solver] * jobs, [problems[a:b] for a, b in zip(bounds, bounds[1:])],
+                          [time_limit] * jobs, [options] * jobs)
+        return [solution for chunk in chunks for solution in chunk]
+
+
+@functools.cache
+def _missing_modules(modules: tuple[str, ...], install: str) -> str | None:
+    missing = [module for module in modules if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    return f"needs {', '.join(missing)}: {install or 'pip install ' + ' '.join(missing)}"

@@ -1,0 +1,108 @@
+"""What the chart's solvers share: the compiled kernels loaded once (:class:`ChartSolver`), best derivations as
+proven answers, and the count plan of the counted chart."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Iterable
+
+import numpy as np
+
+from compbench import Problem, Solution, Solver, Status
+
+from .batch import PARAMS, _decode_many, decode_many, decode_one
+from .chart import COUNTING, Chart, _backtrace, _fill, announce_compile
+
+_loaded: set[str] = set()
+
+
+def load_kernels(kernels: tuple[str, ...] = ("decode", "chart")) -> float:
+    """Compile (or load from numba's cache) the chart's kernels once per process: "decode" (:func:`decode_one`, the
+    one compiled call per solve of ``hook-dp`` and ``resource-dp`` and per multiplier of ``bisection``) and "chart"
+    (:meth:`Chart.fill` and its backtrace, called from Python by ``pruned-dp`` and by ``resource-dp``'s
+    ``all_lengths``), first and second order; the seconds it took.  Each is a library of its own to load
+    (about 0.03 s warm), so a solver loads only those it calls."""
+    wanted = [kernel for kernel in kernels if kernel not in _loaded]
+    if not wanted:
+        return 0.0
+    start = time.perf_counter()
+    announce_compile((_fill, _backtrace, _decode_many), "the hook-trick chart kernels", "20 s")
+    tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
+    for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
+        if "decode" in wanted:
+            decode_one(problem, COUNTING["kept"], 1, 0, 1)
+        if "chart" in wanted:
+            Chart.fill(problem, counting="kept", cap=1).heads(0)
+    _loaded.update(wanted)
+    return time.perf_counter() - start
+
+
+class ChartSolver(Solver):
+    """Base of the chart's solvers: loading the compiled kernels they call (``kernels``, see :func:`load_kernels`)
+    counts as set-up time."""
+
+    kernels: tuple[str, ...] = ("decode", "chart")
+
+    def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
+              **options: Any) -> Solution:
+        setup = load_kernels(("chart",) if all_lengths else self.kernels)
+        solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
+                                 all_lengths=all_lengths, **options)
+        solution.seconds["setup"] = solution.seconds.get("setup", 0.0) + setup
+        solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
+        return solution
+
+    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+                   **options: Any) -> list[Solution]:
+        setup = load_kernels(self.kernels)
+        if type(self)._solve_batch is not Solver._solve_batch:
+            announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
+        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
+        if solutions and setup:
+            solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
+        return solutions
+
+
+def proven_answer(heads: np.ndarray, value: float) -> Solution:
+    """A best derivation as a proven answer, ``infeasible`` when there is none (value -inf)."""
+    if value == -math.inf:
+        return Solution(Status.INFEASIBLE, bound=-math.inf)
+    return Solution(Status.OPTIMAL, heads, value, bound=value)
+
+
+def answer_at(chart: Chart, index: int) -> Solution:
+    """The chart's best derivation at count ``index`` as a proven answer (``infeasible`` when there is none)."""
+    value = float(chart.goal[index])
+    if value == -math.inf:
+        return Solution(Status.INFEASIBLE, bound=-math.inf)
+    return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
+
+
+def decoded_answers(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
+    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
+    answers."""
+    start = time.perf_counter()
+    rows = np.array([(0, *row) for row in params], np.int64).reshape(-1, PARAMS)
+    heads, offsets, out = decode_many(problems, rows, jobs=jobs)
+    share = (time.perf_counter() - start) / max(1, len(problems))
+    solutions = []
+    ends = offsets[:, 3].tolist()
+    for k, value in enumerate(out[:, 1].tolist()):
+        solution = proven_answer(heads[ends[k]:ends[k + 1]], value)
+        solution.stats["chart_seconds"] = share
+        solution.stats["batch"] = len(problems)
+        solutions.append(solution)
+    return solutions
+
+
+def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:
+    """What the resource chart counts, and up to which cap, for lo <= |K| <= hi: the cheaper of kept (cap hi)
+    and dropped (cap n - lo) words; nothing when every length is allowed.
+
+    >>> count_plan(25, 11, 11), count_plan(25, 20, 20), count_plan(25, 0, 25)
+    (('kept', 11), ('dropped', 5), ('none', 0))
+    """
+    if lo == 0 and hi == n:
+        return "none", 0
+    return ("kept", hi) if hi <= n - lo else ("dropped", n - lo)
