@@ -279,7 +279,8 @@ def _tail(data: bytes, lines: int = 3, chars: int = 300) -> str:
 def _interpreter_note(program: Path, exc: OSError) -> str:
     """Why a program that exists could not be found: the interpreter its ``#!`` line names is missing."""
     try:
-        first = program.read_bytes()[:256].split(b"\n", 1)[0]
+        with open(program, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
     except OSError:
         return ""
     if exc.errno == errno.ENOENT and first.startswith(b"#!"):

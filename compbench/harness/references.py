@@ -50,17 +50,24 @@ def solu_path(instances: str | os.PathLike) -> Path:
     return path.with_name(f"{path.name.rsplit('.', 1)[0]}.solu.json")
 
 
-def _second_method(problem: Problem) -> str | None:
+def _second_methods() -> list[Any]:
+    """The solvers of SECOND_METHODS that are registered and can run here, in order."""
     from compbench.registry import get_solver
 
+    out = []
     for name in SECOND_METHODS:
         try:
             solver = get_solver(name)
         except KeyError:
             continue
-        if solver.unavailable() is None and solver.supports.reason_unsupported(problem) is None:
-            return name
-    return None
+        if solver.unavailable() is None:
+            out.append(solver)
+    return out
+
+
+def _second_method(problem: Problem, candidates: list[Any]) -> str | None:
+    """The first of ``candidates`` that takes ``problem``, by name."""
+    return next((s.name for s in candidates if s.supports.reason_unsupported(problem) is None), None)
 
 
 def _solve_all(problems: list[Problem], method_of: dict[str, str], pool: Any, time_limit: float | None,
@@ -97,7 +104,8 @@ def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | N
     from .sweep import LocalExecutor, unique_ids
 
     problems = unique_ids(problems)
-    seconds = {p.id: _second_method(p) for p in problems}
+    candidates = _second_methods()
+    seconds = {p.id: _second_method(p, candidates) for p in problems}
     pool = LocalExecutor(max(1, jobs))
     try:
         first = _solve_all(problems, {p.id: IN_RUN_METHOD for p in problems}, pool, time_limit, memory_limit)
@@ -214,16 +222,3 @@ def reference_record(problem: Problem, reference: Reference) -> dict[str, Any]:
     return {"type": "reference", "instance": problem.id, "hash": instance_hash(problem),
             "status": reference.status.value, "objective": encode_number(reference.objective),
             "source": reference.source}
-
-
-def run_references(records: Iterable[dict]) -> dict[str, Reference]:
-    """The references a run file recorded, by instance (a later record of the same instance wins)."""
-    out = {}
-    for r in records:
-        if r.get("type") == "reference" and r.get("status") in ("optimal", "infeasible"):
-            try:
-                out[r["instance"]] = Reference(Status(r["status"]), decode_number(r.get("objective")),
-                                               str(r.get("source", "recorded")))
-            except (KeyError, TypeError, ValueError):
-                continue
-    return out
