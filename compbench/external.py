@@ -84,6 +84,7 @@ class ExecSolver(Solver):
     # Every length mode, both root modes and sibling scores reach the program (scores.sibling in its instance
     # file); one that does not handle them answers unsupported itself.  No all-lengths mode.
     supports = Capabilities(second_order=True)
+    option_names = frozenset()
 
     def __init__(self, path: str, grace: float = GRACE_SECONDS):
         self.program = resolve_program(path)
@@ -94,9 +95,7 @@ class ExecSolver(Solver):
     def info(self) -> dict[str, Any]:
         return {**super().info(), "program": str(self.program)}
 
-    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
-        if options:
-            raise SolverError(f"takes no options, got {', '.join(sorted(options))}")
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool) -> Solution:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="compbench-exec-") as scratch:
             instance = Path(scratch) / "instance.json"
@@ -220,9 +219,9 @@ def read_answer(run: Run, n: int) -> Solution:
             name = f" ({signal.Signals(-run.code).name})"
         except ValueError:  # a real-time signal
             name = ""
-        raise SolverError(f"killed by signal {-run.code}{name}{_memory_note()}{note}")
+        raise SolverError(f"killed by signal {-run.code}{name}{_address_space_note()}{note}")
     if run.code > 0:
-        raise SolverError(f"exited with status {run.code}{_memory_note()}{note}")
+        raise SolverError(f"exited with status {run.code}{_address_space_note()}{note}")
     text = run.stdout.decode("utf-8", errors="replace").strip()
     if not text:
         raise SolverError(f"printed nothing on stdout{note}")
@@ -292,7 +291,7 @@ def _stderr_note(tail: str) -> str:
     return f"; stderr: {tail}" if tail else "; no stderr"
 
 
-def _memory_note() -> str:
+def _address_space_note() -> str:
     """Where a crash may come from the address-space cap (the worker's --memory-limit), say so."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     return "" if soft == resource.RLIM_INFINITY else f" (its address space is capped at {soft >> 20} MiB)"

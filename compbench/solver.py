@@ -61,6 +61,7 @@ class Solver:
 
     name: str = ""
     options: dict[str, Any] = {}  # solve options fixed by a NAME[key=value] spec (see get_solver)
+    option_names: frozenset[str] | None = None  # the solve options it takes, refused otherwise; None: it checks them
     description: str = ""
     exact: bool = True  # its "optimal" claims are proofs
     complexity: str = ""
@@ -85,6 +86,7 @@ class Solver:
         options = {**self.options, **options}
         start = time.perf_counter()
         try:
+            self._check_options(options)
             solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
         except SolverError as exc:
             solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
@@ -103,6 +105,15 @@ class Solver:
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
+
+    def _check_options(self, options: dict[str, Any]) -> None:
+        """Refuse the options outside :attr:`option_names` (a :class:`SolverError`, answered as status ``error``)."""
+        if self.option_names is None:
+            return
+        unknown = [name for name in options if name not in self.option_names]
+        if unknown:
+            takes = ", ".join(sorted(self.option_names)) or "none"
+            raise SolverError(f"unknown options: {', '.join(unknown)} (takes: {takes})")
 
     def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
@@ -145,10 +156,11 @@ class Solver:
                 answers[k] = Solution(Status.UNSUPPORTED, message=f"{self.name}: {why}")
             else:
                 supported.append(k)
+        merged = {**self.options, **options}
         start = time.perf_counter()
         try:
-            solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs,
-                                       **{**self.options, **options})
+            self._check_options(merged)
+            solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs, **merged)
         except Exception:
             return [answer or self.solve(problems[k], time_limit, **options) for k, answer in enumerate(answers)]
         share = (time.perf_counter() - start) / max(1, len(supported))

@@ -54,10 +54,6 @@ def _predicted(solver: Solver, problem: Problem, solution: Solution) -> np.ndarr
     return solution.heads
 
 
-def predicted_heads(solver: Solver, problem: Problem) -> np.ndarray:
-    return _predicted(solver, problem, solver.solve(problem))
-
-
 def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
                      epochs: int = 8, batch_size: int = 8, max_n: int | None = 60, seed: int = 0,
                      progress: Callable | None = None, log: Callable[[str], None] = print) -> list[dict]:

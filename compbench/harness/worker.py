@@ -105,7 +105,8 @@ def limit_memory(megabytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def _memory_note(task: Task) -> str:
+def _memory_limit_note(task: Task) -> str:
+    """The task's --memory-limit, named after a failure that may come from it (a MemoryError, a signal)."""
     limit = task.memory_limit
     return f" (the solve's memory limit is {limit} MiB: --memory-limit)" if limit else ""
 
@@ -128,7 +129,7 @@ def solve_task(task: Task) -> dict[str, Any]:
         "peak_memory_mb": round(_memory_mb(), 3),
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
-        "message": solution.message + (_memory_note(task) if "raised MemoryError" in solution.message else ""),
+        "message": solution.message + (_memory_limit_note(task) if "raised MemoryError" in solution.message else ""),
         "validity": validate(problem, solution),
     })
     return out
@@ -390,7 +391,7 @@ class SolveProcess:
         self.close()
         return {"status": "error", "message": f"{task.solver}: worker process died{' ' + when if when else ''} "
                                               f"({how})" + (f": {tail}" if tail else "")
-                                              + (_memory_note(task) if -code in MEMORY_SIGNALS else "")}
+                                              + (_memory_limit_note(task) if -code in MEMORY_SIGNALS else "")}
 
 
 SCRATCH_PREFIX = "compbench-worker-"

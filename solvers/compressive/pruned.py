@@ -189,6 +189,7 @@ class PrunedDP(ChartSolver):
     exact = True
     complexity = "O(n^3 d^2) worst case (as resource-dp), O(n^3) per multiplier tried"
     supports = Capabilities(second_order=True, max_n=MAX_N)
+    option_names = frozenset({"memory_limit", "floor"})
 
     def __init__(self, memory_limit: int | None = None, max_charts: int = 5, outside_passes: int = 1,
                  guess: float = 0.5, full_below: float = 120.0):
@@ -227,11 +228,9 @@ class PrunedDP(ChartSolver):
         return None, stats
 
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
-                     memory_limit: int | None = None, floor: float | None = None, **options: Any) -> list[Solution]:
+                     memory_limit: int | None = None, floor: float | None = None) -> list[Solution]:
         """The problems :meth:`_plan` solves by one compiled call go through the compiled batch (:func:`decode_many`,
         on ``jobs`` threads; each one's seconds are its share), the others through :meth:`_prune` one at a time."""
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
         answers: list[Solution | None] = [None] * len(problems)
         direct = []
         for k, problem in enumerate(problems):
@@ -253,9 +252,7 @@ class PrunedDP(ChartSolver):
         return answers  # type: ignore[return-value]
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               memory_limit: int | None = None, floor: float | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+               memory_limit: int | None = None, floor: float | None = None) -> Solution:
         start = time.perf_counter()
         plan, stats = self._plan(problem, memory_limit, floor)
         if plan is None:

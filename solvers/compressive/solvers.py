@@ -41,21 +41,17 @@ class HookDP(ChartSolver):
     exact = True
     complexity = "O(n^3) time, O(n^2) memory"
     supports = Capabilities(lengths=frozenset({"free"}), second_order=True, max_n=MAX_N)
+    option_names = frozenset()
     kernels = ("decode",)
 
-    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool) -> Solution:
         start = time.perf_counter()
         heads, value, _ = decode_one(problem)
         solution = proven_answer(heads, value)
         solution.stats["chart_seconds"] = time.perf_counter() - start
         return solution
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
-                     **options: Any) -> list[Solution]:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int) -> list[Solution]:
         return decoded_answers(problems, [(0, 0, 0, 0)] * len(problems), jobs)
 
 
@@ -80,15 +76,14 @@ class ResourceDP(ChartSolver):
     exact = True
     complexity = "O(n^3 d^2) time, O(n^2 d) memory, d = min(m, n - m)"
     supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
+    option_names = frozenset({"memory_limit"})
     kernels = ("decode",)  # all_lengths: ("chart",)
 
     def __init__(self, memory_limit: int | None = None):
         self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               memory_limit: int | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+               memory_limit: int | None = None) -> Solution:
         n = problem.n
         lo, hi = problem.length_bounds()
         counting, cap = ("kept", n) if all_lengths else count_plan(n, lo, hi)
@@ -103,26 +98,17 @@ class ResourceDP(ChartSolver):
             solution.stats.update(counting=counting, cap=cap, chart_seconds=time.perf_counter() - start,
                                   chart_mib=chart_bytes(n, cap) / 2**20)
             return solution
-        chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)
-
-        def index(m: int) -> int:  # the chart's count for m kept words
-            return m if counting == "kept" else n - m
-
-        if counting == "none":
-            solution = answer_at(chart, 0)
-        else:  # the best allowed length; the fewest kept words among equal optima
-            best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
-            solution = answer_at(chart, index(best))
-        if all_lengths:
-            solution.by_length = [answer_at(chart, m) for m in range(n + 1)]
+        chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)  # kept words counted up to n
+        # the best allowed length; the fewest kept words among equal optima
+        best = max(range(lo, hi + 1), key=lambda m: (chart.goal[m], -m))
+        solution = answer_at(chart, best)
+        solution.by_length = [answer_at(chart, m) for m in range(n + 1)]
         solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
                               chart_mib=chart_bytes(n, cap) / 2**20)
         return solution
 
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
-                     memory_limit: int | None = None, **options: Any) -> list[Solution]:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+                     memory_limit: int | None = None) -> list[Solution]:
         limit = self.memory_limit if memory_limit is None else memory_limit
         answers: list[Solution | None] = [None] * len(problems)
         plans = []
@@ -183,15 +169,14 @@ class Bisection(ChartSolver):
     exact = False
     complexity = "O(n^3) per iteration, O(log(B / resolution)) iterations"
     supports = Capabilities(second_order=True, max_n=MAX_N)
+    option_names = frozenset({"max_iterations"})
     kernels = ("decode",)
 
     def __init__(self, max_iterations: int = 200):
         self.max_iterations = int(max_iterations)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               max_iterations: int | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+               max_iterations: int | None = None) -> Solution:
         start = time.perf_counter()
         search = self._search(problem, time_limit, max_iterations, lambda: time.perf_counter() - start)
         request = next(search)
@@ -204,12 +189,10 @@ class Bisection(ChartSolver):
                 return stop.value
 
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
-                     max_iterations: int | None = None, **options: Any) -> list[Solution]:
+                     max_iterations: int | None = None) -> list[Solution]:
         """Every problem's search in rounds: each round decodes the charts the searches ask for in one compiled
         batch per tie-break (:class:`Packed`, on ``jobs`` threads), so the per-chart Python is paid once per round.
         A problem's time is its share of the rounds it took part in."""
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
         batch = Packed(problems)
         K = len(problems)
         spent = np.zeros(K)
@@ -341,6 +324,7 @@ class BisectionExact(ChartSolver):
     exact = True
     complexity = "O(n^3 log(B / resolution)), else O(n^3 d^2)"
     supports = Capabilities(second_order=True, max_n=MAX_N)
+    option_names = Bisection.option_names  # passed on to bisection
 
     def __init__(self, max_iterations: int = 200, memory_limit: int | None = None):
         self.bisection = Bisection(max_iterations)

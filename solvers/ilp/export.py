@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .backends.output import quiet_highs
 from .model import Model
 
 
@@ -35,8 +36,7 @@ def write_model(model: Model, path: str | Path, *, minimize: bool = False) -> No
         lp.integrality_ = [highspy.HighsVarType.kInteger if integer else highspy.HighsVarType.kContinuous
                            for integer in model.integrality]
     lp.col_names_, lp.row_names_ = model.col_names, model.row_names
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs(highspy)
     for step, status in (("load", h.passModel(lp)), ("write", h.writeModel(str(path)))):
         if status != highspy.HighsStatus.kOk:
             raise ValueError(f"HiGHS could not {step} the model ({status}) for {path}")

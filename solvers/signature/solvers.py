@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 
@@ -38,14 +37,13 @@ class SignatureDP(Solver):
     exact = True
     complexity = "O(n^6) time, O(n^4) memory"
     supports = Capabilities(all_lengths=True)
+    option_names = frozenset({"memory_limit"})
 
     def __init__(self, memory_limit: int | None = None):
         self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               memory_limit: int | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+               memory_limit: int | None = None) -> Solution:
         n = problem.n
         refused = refuse_if_too_big(self.name, n, chart_bytes(n, True),
                                     self.memory_limit if memory_limit is None else memory_limit)
@@ -91,6 +89,7 @@ class QLSubgradient(Solver):
     exact = False
     complexity = "O(n^4) time per iteration, O(n^3) memory"
     supports = Capabilities(lengths=frozenset({"exact", "free"}))
+    option_names = frozenset({"max_iterations", "step"})
 
     def __init__(self, max_iterations: int = 100, step: float | None = None, memory_limit: int | None = None):
         self.max_iterations = int(max_iterations)
@@ -98,9 +97,7 @@ class QLSubgradient(Solver):
         self.memory_limit = memory_budget(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
-               max_iterations: int | None = None, step: float | None = None, **options: Any) -> Solution:
-        if options:
-            raise TypeError(f"unknown options: {', '.join(options)}")
+               max_iterations: int | None = None, step: float | None = None) -> Solution:
         n = problem.n
         refused = refuse_if_too_big(self.name, n, chart_bytes(n, False), self.memory_limit)
         if refused is not None:

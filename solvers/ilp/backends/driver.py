@@ -21,12 +21,10 @@ rounding), without one otherwise.  ``stats["lp_integral"]`` says whether every c
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
-import sys
 import time
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -37,26 +35,6 @@ from ..formulations import FORMULATIONS, check_model_options
 from ..model import INTEGRALITY_TOLERANCE, Model
 
 BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's copy, presolve and factorization
-
-
-@contextlib.contextmanager
-def quiet_fds() -> Iterator[None]:
-    """Send fd 1 and 2 to /dev/null while a backend runs (banners printed from C++ bypass sys.stdout)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, devnull):
-            os.close(fd)
 
 
 def backend_time_limit(time_limit: float | None, spent: float) -> float | None:

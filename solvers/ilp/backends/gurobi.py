@@ -12,7 +12,8 @@ import numpy as np
 
 from compbench import SolverError
 
-from .driver import BackendLimit, ILPSolver, backend_answer, quiet_fds
+from .driver import BackendLimit, ILPSolver, backend_answer
+from .output import quiet_fds
 
 
 class Gurobi(ILPSolver):

@@ -16,12 +16,12 @@ from compbench import SolverError, Status
 
 from ..model import Model
 from .driver import Answer, ILPSolver, backend_answer
+from .output import quiet_highs
 
 
 def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | None, settings: dict[str, Any]) -> Any:
     """A ``highspy.Highs`` holding ``model`` (as a minimization of -cost), one thread, gap 0, ``settings`` applied."""
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs(highspy)
     h.setOptionValue("threads", int(threads))
     h.setOptionValue("mip_rel_gap", 0.0)
     if time_limit is not None:

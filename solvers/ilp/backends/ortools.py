@@ -18,7 +18,8 @@ import numpy as np
 
 from compbench import SolverError
 
-from .driver import ILPSolver, backend_answer, quiet_fds
+from .driver import ILPSolver, backend_answer
+from .output import quiet_fds
 
 
 class OrtoolsScip(ILPSolver):

@@ -14,7 +14,8 @@ import warnings
 
 import numpy as np
 
-from .driver import ILPSolver, backend_answer, quiet_fds
+from .driver import ILPSolver, backend_answer
+from .output import quiet_fds
 
 
 class _PulpILP(ILPSolver):
