@@ -144,7 +144,7 @@ class Solver:
             return [self.solve(problems[0], time_limit, **options)]
         if type(self)._solve_batch is Solver._solve_batch:
             workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
-            if workers > 1 and _picklable(self):
+            if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
         return self._solve_checked(problems, time_limit, cores(jobs), options)
@@ -233,14 +233,6 @@ def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | No
     return solver.solve_many(problems, time_limit, jobs=jobs, **options)
 
 
-def _picklable(solver: Solver) -> bool:
-    try:
-        pickle.dumps(solver)
-    except Exception:
-        return False
-    return True
-
-
 def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,
                  options: dict[str, Any]) -> list[Solution]:
     return [solver.solve(problem, time_limit, **options) for problem in problems]
@@ -248,9 +240,15 @@ def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | No
 
 def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: float | None, jobs: int,
                         options: dict[str, Any]) -> list[Solution]:
-    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order)."""
+    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order).  A solver (or options)
+    that cannot be pickled is a TypeError that says so, never a quiet serial run."""
     from concurrent.futures import ProcessPoolExecutor
 
+    try:
+        pickle.dumps((solver, options))
+    except Exception as exc:
+        raise TypeError(f"{solver.name or type(solver).__name__} cannot be sent to worker processes "
+                        f"({type(exc).__name__}: {exc}); pass jobs=1 to solve in this process") from exc
     bounds = [round(len(problems) * w / jobs) for w in range(jobs + 1)]
     with ProcessPoolExecutor(jobs) as pool:
         chunks = pool.map(_solve_chunk, [solver] * jobs, [problems[a:b] for a, b in zip(bounds, bounds[1:])],

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compbench
-from compbench import Length, Problem, Solution, Status
+from compbench import Length, Problem, Solution, Status, registry
 from compbench.testing import problems
 from compbench_solvers.compressive.marginals import log_space_marginals, scaled_marginals
 
@@ -81,6 +84,55 @@ def test_bisection_batches_keep_the_time_limit() -> None:
         assert (Status.TIMEOUT in [s.status for s in expected]) == (limit == 0.0)
         for p, a, b in zip(batch, expected, solver.solve_many(batch, limit, jobs=2), strict=True):
             assert same(a, b) and a.stats["charts"] == b.stats["charts"], (p.id, a, b)
+
+
+def test_every_solver_round_trips_through_pickle() -> None:
+    """Every registered solver, and one with options in brackets, comes back from pickle (a worker process's copy)
+    and answers as the original does."""
+    p = compbench.generate("gaussian", 5, seed=2, length=2)
+    for name in [*compbench.solver_names(), "ilp-highs[tighten=true]", "pruned-dp[nonsense=1]"]:
+        solver = compbench.get_solver(name)
+        copy = pickle.loads(pickle.dumps(solver))
+        assert type(copy) is type(solver) and copy.name == name and copy.options == solver.options
+        assert same(copy.solve(p), solver.solve(p)), name
+
+
+def _chunk_with_pid(solver, problems, time_limit, options):  # noqa: ANN001, ANN202  (stands in for _solve_chunk)
+    solutions = _solve_chunk(solver, problems, time_limit, options)
+    for solution in solutions:
+        solution.stats["pid"] = os.getpid()
+    return solutions
+
+
+_solve_chunk = registry._solve_chunk
+
+
+def test_solve_many_runs_in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jobs=2 solves an ILP solver's batch in two worker processes, with the answers of one solve each."""
+    monkeypatch.setattr(registry, "_solve_chunk", _chunk_with_pid)
+    solver = compbench.get_solver("ilp-highs[tighten=true]")
+    batch = [compbench.generate("gaussian", 6, seed=seed, length=3) for seed in range(4)]
+    many = solver.solve_many(batch, jobs=2)
+    assert len({s.stats["pid"] for s in many}) == 2 and os.getpid() not in {s.stats["pid"] for s in many}
+    for p, b in zip(batch, many, strict=True):
+        assert same(solver.solve(p), b)
+
+
+class _Unpicklable(compbench.Solver):
+    name = "unpicklable"
+
+    def __init__(self) -> None:
+        self.hook = lambda: None
+
+    def _solve(self, problem, **options):  # noqa: ANN001, ANN003, ANN202
+        return Solution(Status.ERROR)
+
+
+def test_an_unpicklable_solver_is_refused_in_processes() -> None:
+    batch = [compbench.generate("gaussian", 3, seed=seed) for seed in range(2)]
+    with pytest.raises(TypeError, match="unpicklable cannot be sent to worker processes.*jobs=1"):
+        _Unpicklable().solve_many(batch, jobs=2)
+    assert [s.status for s in _Unpicklable().solve_many(batch, jobs=1)] == [Status.ERROR] * 2
 
 
 def test_solve_many_edge_cases() -> None:
