@@ -159,7 +159,9 @@ class Solver:
                        options: dict[str, Any]) -> list[Solution]:
         """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each problem's
         capabilities (unsupported answers in place), the options, the timing (the batch's seconds shared equally).
-        A batch that raises is solved one problem at a time, so that each gets its own answer."""
+        Each answer of the batch records its size in ``stats["batch"]``.  A batch that raises (an unknown option,
+        a refusal) is solved one problem at a time, so that each gets its own answer, and each such answer says why
+        in ``stats["batch_fallback"]``."""
         reason = self.unavailable()
         answers: list[Solution | None] = [None] * len(problems)
         supported = []
@@ -173,10 +175,14 @@ class Solver:
         try:
             solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs,
                                        **{**self.options, **options})
-        except Exception:
-            return [answer or self.solve(problems[k], time_limit, **options) for k, answer in enumerate(answers)]
+        except Exception as exc:
+            for k in supported:
+                answers[k] = self.solve(problems[k], time_limit, **options)
+                answers[k].stats["batch_fallback"] = f"{type(exc).__name__}: {exc}"
+            return answers  # type: ignore[return-value]
         share = (time.perf_counter() - start) / max(1, len(supported))
         for k, solution in zip(supported, solved):
+            solution.stats["batch"] = len(supported)
             solution.seconds.setdefault("setup", 0.0)
             solution.seconds.setdefault("solve", share)
             solution.seconds["total"] = share

@@ -22,6 +22,11 @@ def same(a: Solution, b: Solution) -> bool:
     return a.status == b.status and a.objective == b.objective and heads_equal
 
 
+def batched(solution: Solution, size: int) -> bool:
+    """Answered by the solver's batch path (a batch of ``size``), not one solve at a time after it raised."""
+    return solution.stats.get("batch") == size and not any(key.endswith("batch_fallback") for key in solution.stats)
+
+
 def fixed_set() -> list[Problem]:
     """Every length mode, both root modes, ties, forbidden scores, n = 0 and 1, first and second order."""
     out = []
@@ -42,12 +47,14 @@ def test_solve_many_matches_solve(name: str) -> None:
     solver = compbench.get_solver(name)
     batch = [p for p in fixed_set() if name != "brute-force" or p.n <= 6]
     one_by_one = [solver.solve(p) for p in batch]
+    supported = sum(solver.supports.reason_unsupported(p) is None for p in batch)
     for jobs in (1, 2):
         many = compbench.solve_many(batch, name, jobs=jobs)
         assert len(many) == len(batch)
         for p, a, b in zip(batch, one_by_one, many):
             assert same(a, b), (name, jobs, p.id, p.n, p.length, p.single_root, a, b)
             assert b.status == Status.UNSUPPORTED or b.seconds["total"] >= 0.0
+            assert name == "brute-force" or a.status == Status.UNSUPPORTED or batched(b, supported), (name, b.stats)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -55,8 +62,9 @@ def test_solve_many_matches_solve(name: str) -> None:
 def test_chart_batches_match_solve(batch: list[Problem], jobs: int) -> None:
     for name in ("hook-dp", "resource-dp", "pruned-dp"):
         solver = compbench.get_solver(name)
-        for p, b in zip(batch, solver.solve_many(batch, jobs=jobs), strict=True):
-            assert same(solver.solve(p), b)
+        supported = [solver.supports.reason_unsupported(p) is None for p in batch]
+        for p, ok, b in zip(batch, supported, solver.solve_many(batch, jobs=jobs), strict=True):
+            assert same(solver.solve(p), b) and (len(batch) == 1 or not ok or batched(b, sum(supported)))
 
 
 def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
@@ -71,6 +79,7 @@ def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
     for p, b in zip(batch, many, strict=True):
         a = solver.solve(p)
         assert same(a, b) and set(a.stats) <= set(b.stats), (p.id, a.stats, b.stats)  # the batch adds its size
+        assert batched(b, len(batch))
     refused = compbench.get_solver("pruned-dp", memory_limit=10).solve_many([long[0], short[0], short[2]])
     assert [s.status for s in refused] == [Status.UNSUPPORTED, Status.OPTIMAL, Status.UNSUPPORTED]
 
@@ -83,7 +92,7 @@ def test_bisection_batches_keep_the_time_limit() -> None:
         expected = [solver.solve(p, limit) for p in batch]
         assert (Status.TIMEOUT in [s.status for s in expected]) == (limit == 0.0)
         for p, a, b in zip(batch, expected, solver.solve_many(batch, limit, jobs=2), strict=True):
-            assert same(a, b) and a.stats["charts"] == b.stats["charts"], (p.id, a, b)
+            assert same(a, b) and a.stats["charts"] == b.stats["charts"] and batched(b, len(batch)), (p.id, a, b)
 
 
 def test_every_solver_round_trips_through_pickle() -> None:
@@ -141,6 +150,7 @@ def test_solve_many_edge_cases() -> None:
     for count in (1, 2):  # one problem takes solve's path, more the batch's
         for bad in compbench.get_solver("hook-dp").solve_many([p] * count, nonsense=1):  # an error answer each
             assert bad.status == Status.ERROR and "nonsense" in bad.message
+            assert count == 1 or "nonsense" in bad.stats["batch_fallback"]  # solved one at a time, and it says so
         for refused in compbench.get_solver("resource-dp", memory_limit=10).solve_many([p.replace(length=2)] * count):
             assert refused.status == Status.UNSUPPORTED and "memory limit" in refused.message
 
@@ -187,7 +197,7 @@ def test_bisection_batches_report_what_solve_reports() -> None:
     batch = fixed_set()
     keys = ("iterations", "charts", "certificate", "final_lambda")
     for p, a, b in zip(batch, [solver.solve(p) for p in batch], solver.solve_many(batch, jobs=2), strict=True):
-        assert same(a, b) and a.bound == b.bound and a.message == b.message, p.id
+        assert same(a, b) and a.bound == b.bound and a.message == b.message and batched(b, len(batch)), p.id
         assert [a.stats.get(k) for k in keys] == [b.stats.get(k) for k in keys], p.id
 
 

@@ -101,7 +101,6 @@ def _decoded(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) 
     for k, value in enumerate(out[:, 1].tolist()):
         solution = _answer(heads[ends[k]:ends[k + 1]], value)
         solution.stats["chart_seconds"] = share
-        solution.stats["batch"] = len(problems)
         solutions.append(solution)
     return solutions
 
