@@ -128,11 +128,12 @@ class Solver:
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
 
-    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
         """Solve every problem (``time_limit`` per problem), answers in order: the same answers as one :meth:`solve`
-        per problem.  This default loops over :meth:`solve`, in ``jobs`` processes when more than one (None: one);
-        a solver with a compiled batch path overrides :meth:`_solve_batch` instead.
+        per problem, over ``jobs`` workers (None: every core, :func:`cores`).  This default loops over
+        :meth:`solve`, in ``jobs`` processes when more than one; a solver with a compiled batch path overrides
+        :meth:`_solve_batch` instead (``jobs`` threads).
 
         >>> import compbench
         >>> ps = [compbench.generate("gaussian", n=6, seed=s) for s in range(3)]
@@ -143,7 +144,7 @@ class Solver:
         if len(problems) == 1:  # solve's own path: packing a batch of one costs more than one call (twice at n = 25)
             return [self.solve(problems[0], time_limit, **options)]
         if type(self)._solve_batch is Solver._solve_batch:
-            workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
+            workers = min(cores(jobs), len(problems))
             if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
@@ -223,11 +224,11 @@ def cores(jobs: int | None = None) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | None = None,
-               time_limit: float | None = None, **options: Any) -> list[Solution]:
+def solve_many(problems: Iterable[Problem], solver: str | Solver, *, time_limit: float | None = None,
+               jobs: int | None = None, **options: Any) -> list[Solution]:
     """Solve a batch with ``solver`` (a name or a :class:`Solver`), answers in order, the same as one ``solve`` per
-    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads (None: every
-    core), any other solver loops over ``solve`` (in ``jobs`` processes when more than one).
+    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads, any other
+    solver loops over ``solve`` in ``jobs`` processes (None: every core, :func:`cores`).
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=8, seed=s, length=3) for s in range(4)]
@@ -236,7 +237,7 @@ def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | No
     """
     if isinstance(solver, str):
         solver = get_solver(solver)
-    return solver.solve_many(problems, time_limit, jobs=jobs, **options)
+    return solver.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
 
 
 def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,

@@ -91,7 +91,7 @@ def test_bisection_batches_keep_the_time_limit() -> None:
     for limit in (0.0, None):
         expected = [solver.solve(p, limit) for p in batch]
         assert (Status.TIMEOUT in [s.status for s in expected]) == (limit == 0.0)
-        for p, a, b in zip(batch, expected, solver.solve_many(batch, limit, jobs=2), strict=True):
+        for p, a, b in zip(batch, expected, solver.solve_many(batch, time_limit=limit, jobs=2), strict=True):
             assert same(a, b) and a.stats["charts"] == b.stats["charts"] and batched(b, len(batch)), (p.id, a, b)
 
 

@@ -71,12 +71,12 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
-    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
         setup = load_kernels(self.kernels)
         if type(self)._solve_batch is not Solver._solve_batch:
             announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
-        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
+        solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
         return solutions
@@ -472,9 +472,9 @@ class BisectionExact(ChartSolver):
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
         """``bisection``'s batch, then ``pruned-dp``'s batch for the problems it left without a certificate."""
-        answers = self.bisection.solve_many(problems, time_limit, jobs=jobs, **options)
+        answers = self.bisection.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
-        exact = self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs) if rest else []
+        exact = self.resource.solve_many([problems[k] for k in rest], jobs=jobs) if rest else []
         for k, answer in zip(rest, exact):
             answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items()}, certificate=False,
                                 fallback=True)
