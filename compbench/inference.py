@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .problem import Problem, ProblemError, check_scores
+from .solver import cores
 
 GROUP = "compbench.inference"
 
@@ -66,21 +67,21 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
-def log_partition_many(problems: Sequence[Problem], jobs: int = 1) -> np.ndarray:
+def log_partition_many(problems: Sequence[Problem], *, jobs: int | None = None) -> np.ndarray:
     """:func:`log_partition` of every problem of a batch, in order: first-order problems in compiled calls (one per
-    thread of ``jobs``), the per-problem Python paid once per batch.
+    thread of ``jobs``; None: every core), the per-problem Python paid once per batch.
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=6, seed=s, length=3) for s in range(3)]
     >>> bool(np.allclose(log_partition_many(ps), [log_partition(p) for p in ps]))
     True
     """
-    return np.asarray(_provider().log_partition_many(list(problems), jobs), dtype=np.float64)
+    return np.asarray(_provider().log_partition_many(list(problems), cores(jobs)), dtype=np.float64)
 
 
-def marginals_many(problems: Sequence[Problem], jobs: int = 1) -> list[Marginals]:
+def marginals_many(problems: Sequence[Problem], *, jobs: int | None = None) -> list[Marginals]:
     """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them."""
-    return _provider().marginals_many(list(problems), jobs)
+    return _provider().marginals_many(list(problems), cores(jobs))
 
 
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,
@@ -99,20 +100,21 @@ def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = N
     return marginals(problem)
 
 
-def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False,
-                            jobs: int = 1) -> np.ndarray:
+def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
+                            jobs: int | None = None) -> np.ndarray:
     """log Z of :func:`tree_marginals` for a batch of first-order arc score matrices (a list, or an array
     B x (n+1) x (n+1)), in order: the scores are checked once for the batch (:func:`compbench.problem.check_scores`)
-    and laid out for one compiled call per size and thread, without building a ``Problem`` each.
+    and laid out for one compiled call per size and thread (``jobs`` threads; None: every core), without building a
+    ``Problem`` each.
 
     >>> np.exp(tree_log_partition_many(np.zeros((2, 4, 4)))).round()     # 12 projective trees of 3 tokens
     array([12., 12.])
     """
-    return _trees(arc_scores, single_root, False, jobs)[0]
+    return _trees(arc_scores, single_root, False, cores(jobs))[0]
 
 
-def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False,
-                        jobs: int = 1) -> list[Marginals]:
+def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
+                        jobs: int | None = None) -> list[Marginals]:
     """:func:`tree_marginals` of a batch of first-order arc score matrices, in order, computed as
     :func:`tree_log_partition_many` computes log Z.
 
@@ -120,7 +122,7 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
     >>> [round(float(np.exp(x.log_partition))) for x in m]
     [12, 12]
     """
-    log_z, arcs = _trees(arc_scores, single_root, True, jobs)
+    log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
     out = []
     for value, arc in zip(log_z.tolist(), arcs):
         n = len(arc) - 1

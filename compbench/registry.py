@@ -36,11 +36,11 @@ GROUP = "compbench.solvers"
 PROVIDER = "*"  # the end of a provider's entry-point name
 
 
-def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | None = None,
-               time_limit: float | None = None, **options: Any) -> list[Solution]:
+def solve_many(problems: Iterable[Problem], solver: str | Solver, *, time_limit: float | None = None,
+               jobs: int | None = None, **options: Any) -> list[Solution]:
     """Solve a batch with ``solver`` (a name or a :class:`Solver`), answers in order, the same as one ``solve`` per
-    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads (None: every
-    core), any other solver loops over ``solve`` (in ``jobs`` processes when more than one).
+    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads, any other
+    solver loops over ``solve`` in ``jobs`` processes (None: every core, :func:`cores`).
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=8, seed=s, length=3) for s in range(4)]
@@ -49,7 +49,7 @@ def solve_many(problems: Iterable[Problem], solver: str | Solver, jobs: int | No
     """
     if isinstance(solver, str):
         solver = get_solver(solver)
-    return solver.solve_many(problems, time_limit, jobs=jobs, **options)
+    return solver.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
 
 
 def _entry_points() -> dict[str, Callable[[], Any]]:

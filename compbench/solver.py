@@ -115,11 +115,12 @@ class Solver:
             takes = ", ".join(sorted(self.option_names)) or "none"
             raise SolverError(f"unknown options: {', '.join(unknown)} (takes: {takes})")
 
-    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
         """Solve every problem (``time_limit`` per problem), answers in order: the same answers as one :meth:`solve`
-        per problem.  This default loops over :meth:`solve`, in ``jobs`` processes when more than one (None: one);
-        a solver with a compiled batch path overrides :meth:`_solve_batch` instead.
+        per problem, over ``jobs`` workers (None: every core, :func:`cores`).  This default loops over
+        :meth:`solve`, in ``jobs`` processes when more than one; a solver with a compiled batch path overrides
+        :meth:`_solve_batch` instead (``jobs`` threads).
 
         >>> import compbench
         >>> ps = [compbench.generate("gaussian", n=6, seed=s) for s in range(3)]
@@ -130,8 +131,8 @@ class Solver:
         if len(problems) == 1:  # solve's own path: packing a batch of one costs more than one call (twice at n = 25)
             return [self.solve(problems[0], time_limit, **options)]
         if type(self)._solve_batch is Solver._solve_batch:
-            workers = 1 if jobs is None else max(1, min(int(jobs), len(problems)))
-            if workers > 1 and _picklable(self):
+            workers = min(cores(jobs), len(problems))
+            if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
         return self._solve_checked(problems, time_limit, cores(jobs), options)
@@ -146,7 +147,9 @@ class Solver:
                        options: dict[str, Any]) -> list[Solution]:
         """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each problem's
         capabilities (unsupported answers in place), the options, the timing (the batch's seconds shared equally).
-        A batch that raises is solved one problem at a time, so that each gets its own answer."""
+        Each answer of the batch records its size in ``stats["batch"]``.  A batch that raises (an unknown option,
+        a refusal) is solved one problem at a time, so that each gets its own answer, and each such answer says why
+        in ``stats["batch_fallback"]``."""
         reason = self.unavailable()
         answers: list[Solution | None] = [None] * len(problems)
         supported = []
@@ -161,10 +164,14 @@ class Solver:
         try:
             self._check_options(merged)
             solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs, **merged)
-        except Exception:
-            return [answer or self.solve(problems[k], time_limit, **options) for k, answer in enumerate(answers)]
+        except Exception as exc:
+            for k in supported:
+                answers[k] = self.solve(problems[k], time_limit, **options)
+                answers[k].stats["batch_fallback"] = f"{type(exc).__name__}: {exc}"
+            return answers  # type: ignore[return-value]
         share = (time.perf_counter() - start) / max(1, len(supported))
         for k, solution in zip(supported, solved):
+            solution.stats["batch"] = len(supported)
             solution.seconds.setdefault("setup", 0.0)
             solution.seconds.setdefault("solve", share)
             solution.seconds["total"] = share
@@ -203,14 +210,6 @@ def cores(jobs: int | None = None) -> int:
         return max(1, int(jobs))
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
-def _picklable(solver: Solver) -> bool:
-    try:
-        pickle.dumps(solver)
-    except Exception:
-        return False
-    return True
-
-
 def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,
                  options: dict[str, Any]) -> list[Solution]:
     return [solver.solve(problem, time_limit, **options) for problem in problems]
@@ -218,9 +217,15 @@ def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | No
 
 def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: float | None, jobs: int,
                         options: dict[str, Any]) -> list[Solution]:
-    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order)."""
+    """The default batch over ``jobs`` processes, in contiguous chunks (answers in order).  A solver (or options)
+    that cannot be pickled is a TypeError that says so, never a quiet serial run."""
     from concurrent.futures import ProcessPoolExecutor
 
+    try:
+        pickle.dumps((solver, options))
+    except Exception as exc:
+        raise TypeError(f"{solver.name or type(solver).__name__} cannot be sent to worker processes "
+                        f"({type(exc).__name__}: {exc}); pass jobs=1 to solve in this process") from exc
     bounds = [round(len(problems) * w / jobs) for w in range(jobs + 1)]
     with ProcessPoolExecutor(jobs) as pool:
         chunks = pool.map(_solve_chunk, [solver] * jobs, [problems[a:b] for a, b in zip(bounds, bounds[1:])],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,6 +12,7 @@ from hypothesis import strategies as st
 
 import compbench
 from compbench import Length, Problem, Solution, Status
+from compbench import solver as solver_module
 from compbench.testing import problems
 from compbench_solvers.compressive.marginals import log_space_marginals, scaled_marginals
 
@@ -17,6 +21,11 @@ def same(a: Solution, b: Solution) -> bool:
     heads_equal = (a.heads is None and b.heads is None) or (
         a.heads is not None and b.heads is not None and np.array_equal(a.heads, b.heads))
     return a.status == b.status and a.objective == b.objective and heads_equal
+
+
+def batched(solution: Solution, size: int) -> bool:
+    """Answered by the solver's batch path (a batch of ``size``), not one solve at a time after it raised."""
+    return solution.stats.get("batch") == size and not any(key.endswith("batch_fallback") for key in solution.stats)
 
 
 def fixed_set() -> list[Problem]:
@@ -39,12 +48,14 @@ def test_solve_many_matches_solve(name: str) -> None:
     solver = compbench.get_solver(name)
     batch = [p for p in fixed_set() if name != "brute-force" or p.n <= 6]
     one_by_one = [solver.solve(p) for p in batch]
+    supported = sum(solver.supports.reason_unsupported(p) is None for p in batch)
     for jobs in (1, 2):
         many = compbench.solve_many(batch, name, jobs=jobs)
         assert len(many) == len(batch)
         for p, a, b in zip(batch, one_by_one, many):
             assert same(a, b), (name, jobs, p.id, p.n, p.length, p.single_root, a, b)
             assert b.status == Status.UNSUPPORTED or b.seconds["total"] >= 0.0
+            assert name == "brute-force" or a.status == Status.UNSUPPORTED or batched(b, supported), (name, b.stats)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -52,8 +63,9 @@ def test_solve_many_matches_solve(name: str) -> None:
 def test_chart_batches_match_solve(batch: list[Problem], jobs: int) -> None:
     for name in ("hook-dp", "resource-dp", "pruned-dp"):
         solver = compbench.get_solver(name)
-        for p, b in zip(batch, solver.solve_many(batch, jobs=jobs), strict=True):
-            assert same(solver.solve(p), b)
+        supported = [solver.supports.reason_unsupported(p) is None for p in batch]
+        for p, ok, b in zip(batch, supported, solver.solve_many(batch, jobs=jobs), strict=True):
+            assert same(solver.solve(p), b) and (len(batch) == 1 or not ok or batched(b, sum(supported)))
 
 
 def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
@@ -68,6 +80,7 @@ def test_pruned_batches_mix_compiled_and_pruned_solves() -> None:
     for p, b in zip(batch, many, strict=True):
         a = solver.solve(p)
         assert same(a, b) and set(a.stats) <= set(b.stats), (p.id, a.stats, b.stats)  # the batch adds its size
+        assert batched(b, len(batch))
     refused = compbench.get_solver("pruned-dp", memory_limit=10).solve_many([long[0], short[0], short[2]])
     assert [s.status for s in refused] == [Status.UNSUPPORTED, Status.OPTIMAL, Status.UNSUPPORTED]
 
@@ -79,8 +92,57 @@ def test_bisection_batches_keep_the_time_limit() -> None:
     for limit in (0.0, None):
         expected = [solver.solve(p, limit) for p in batch]
         assert (Status.TIMEOUT in [s.status for s in expected]) == (limit == 0.0)
-        for p, a, b in zip(batch, expected, solver.solve_many(batch, limit, jobs=2), strict=True):
-            assert same(a, b) and a.stats["charts"] == b.stats["charts"], (p.id, a, b)
+        for p, a, b in zip(batch, expected, solver.solve_many(batch, time_limit=limit, jobs=2), strict=True):
+            assert same(a, b) and a.stats["charts"] == b.stats["charts"] and batched(b, len(batch)), (p.id, a, b)
+
+
+def test_every_solver_round_trips_through_pickle() -> None:
+    """Every registered solver, and one with options in brackets, comes back from pickle (a worker process's copy)
+    and answers as the original does."""
+    p = compbench.generate("gaussian", 5, seed=2, length=2)
+    for name in [*compbench.solver_names(), "ilp-highs[tighten=true]", "pruned-dp[nonsense=1]"]:
+        solver = compbench.get_solver(name)
+        copy = pickle.loads(pickle.dumps(solver))
+        assert type(copy) is type(solver) and copy.name == name and copy.options == solver.options
+        assert same(copy.solve(p), solver.solve(p)), name
+
+
+def _chunk_with_pid(solver, problems, time_limit, options):  # noqa: ANN001, ANN202  (stands in for _solve_chunk)
+    solutions = _solve_chunk(solver, problems, time_limit, options)
+    for solution in solutions:
+        solution.stats["pid"] = os.getpid()
+    return solutions
+
+
+_solve_chunk = solver_module._solve_chunk
+
+
+def test_solve_many_runs_in_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """jobs=2 solves an ILP solver's batch in two worker processes, with the answers of one solve each."""
+    monkeypatch.setattr(solver_module, "_solve_chunk", _chunk_with_pid)
+    solver = compbench.get_solver("ilp-highs[tighten=true]")
+    batch = [compbench.generate("gaussian", 6, seed=seed, length=3) for seed in range(4)]
+    many = solver.solve_many(batch, jobs=2)
+    assert len({s.stats["pid"] for s in many}) == 2 and os.getpid() not in {s.stats["pid"] for s in many}
+    for p, b in zip(batch, many, strict=True):
+        assert same(solver.solve(p), b)
+
+
+class _Unpicklable(compbench.Solver):
+    name = "unpicklable"
+
+    def __init__(self) -> None:
+        self.hook = lambda: None
+
+    def _solve(self, problem, **options):  # noqa: ANN001, ANN003, ANN202
+        return Solution(Status.ERROR)
+
+
+def test_an_unpicklable_solver_is_refused_in_processes() -> None:
+    batch = [compbench.generate("gaussian", 3, seed=seed) for seed in range(2)]
+    with pytest.raises(TypeError, match="unpicklable cannot be sent to worker processes.*jobs=1"):
+        _Unpicklable().solve_many(batch, jobs=2)
+    assert [s.status for s in _Unpicklable().solve_many(batch, jobs=1)] == [Status.ERROR] * 2
 
 
 def test_solve_many_edge_cases() -> None:
@@ -89,6 +151,7 @@ def test_solve_many_edge_cases() -> None:
     for count in (1, 2):  # one problem takes solve's path, more the batch's
         for bad in compbench.get_solver("hook-dp").solve_many([p] * count, nonsense=1):  # an error answer each
             assert bad.status == Status.ERROR and "nonsense" in bad.message
+            assert count == 1 or "nonsense" in bad.stats["batch_fallback"]  # solved one at a time, and it says so
         for refused in compbench.get_solver("resource-dp", memory_limit=10).solve_many([p.replace(length=2)] * count):
             assert refused.status == Status.UNSUPPORTED and "memory limit" in refused.message
 
@@ -135,7 +198,7 @@ def test_bisection_batches_report_what_solve_reports() -> None:
     batch = fixed_set()
     keys = ("iterations", "charts", "certificate", "final_lambda")
     for p, a, b in zip(batch, [solver.solve(p) for p in batch], solver.solve_many(batch, jobs=2), strict=True):
-        assert same(a, b) and a.bound == b.bound and a.message == b.message, p.id
+        assert same(a, b) and a.bound == b.bound and a.message == b.message and batched(b, len(batch)), p.id
         assert [a.stats.get(k) for k in keys] == [b.stats.get(k) for k in keys], p.id
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import compbench
 from compbench.cli import main
-from compbench.compression.accuracy import System, evaluate_systems, token_prf
+from compbench.compression.accuracy import System, evaluate_systems, format_table, token_prf
 from compbench.compression.features import BigramLM
 from compbench.compression.model import CompressionModel
 from compbench.compression.perceptron import latent_gold_heads, train_perceptron
@@ -214,6 +214,22 @@ def tiny_split_and_model(directory: Path):
     """The tiny corpus's split, and an untrained model whose LM knows its training compressions."""
     parts = split_corpus(read_corpus("clarke-lapata-written", write_clarke_lapata(directory)))
     return parts, CompressionModel(lm=BigramLM.fit([[s.tokens[k - 1] for k in s.golds[0]] for s in parts["train"]]))
+
+
+def test_evaluation_counts_answers_solved_after_a_batch_raised(tmp_path):
+    parts, model = tiny_split_and_model(tmp_path)
+    broken = compbench.get_solver("resource-dp")
+
+    def raising(problems, **options):
+        raise RuntimeError("planted")
+
+    broken._solve_batch = raising
+    summary = evaluate_systems(model, parts["test"], [System("batch", compbench.get_solver("resource-dp")),
+                                                      System("fallback", broken)])
+    assert summary["batch"]["batch_fallbacks"] == 0 < summary["fallback"]["batch_fallbacks"]
+    assert summary["fallback"]["batch_fallbacks"] == sum(summary["fallback"]["statuses"].values())
+    assert summary["fallback"]["f1_per_sentence"] == summary["batch"]["f1_per_sentence"]
+    assert "fallback: " in format_table(summary) and "batch: " not in format_table(summary)
 
 
 def test_training_learns_the_tiny_rule_and_beats_first_m(tmp_path):

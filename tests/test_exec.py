@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -148,6 +149,20 @@ def test_a_program_answers_through_the_api(tmp_path: Path) -> None:
     assert solution.stats["limit"] == "20.0" and set(solution.seconds) == {"setup", "solve", "total"}
     assert solver.solve(problem).stats["limit"] is None  # no limit: the variable is absent
     assert solver.exact and solver.info()["program"] == str(tmp_path / "trivial")
+
+
+def test_an_exec_solver_solves_a_batch_in_processes(tmp_path: Path) -> None:
+    """An exec: solver pickles, and solve_many(jobs=2) runs its program from two worker processes (its parents)."""
+    path = program(tmp_path, "parent", TRIVIAL.replace('"limit": os.environ.get("COMPBENCH_TIME_LIMIT")',
+                                                     '"parent": os.getppid()'))
+    solver = compbench.get_solver(f"exec:{path}")
+    batch = [compbench.generate("gaussian", 4, seed=seed) for seed in range(4)]
+    copy = pickle.loads(pickle.dumps(solver))
+    assert copy.name == solver.name and copy.program == solver.program
+    many = solver.solve_many(batch, jobs=2)
+    parents = {s.stats["parent"] for s in many}
+    assert len(parents) == 2 and os.getpid() not in parents
+    assert [(s.status, s.objective) for s in many] == [(a.status, a.objective) for a in map(solver.solve, batch)]
 
 
 def test_a_relative_path_resolves_against_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

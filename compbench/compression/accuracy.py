@@ -148,6 +148,7 @@ class _Batch:
         for answer, before, solution in zip(self.answers, self.seconds,
                                             solver.solve_many(self.problems, time_limit=time_limit)):
             row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
+            row["batch_fallbacks"] += "batch_fallback" in solution.stats
             answer.kept = solution.kept if solution.has_solution else None
             row["seconds"].append(before + solution.seconds.get("total", 0.0))
 
@@ -158,7 +159,7 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
     """Per system: macro P/R/F1, compression rate, exact matches, mean seconds per solve, failures."""
     usable = [s for s in sentences if s.aligned and s.golds]
     rows = {system.label: {"p": [], "r": [], "f1": [], "rate": [], "exact": [], "seconds": [], "failed": 0,
-                           "statuses": {}, "answered_f1": [], "answered_rate": [], "syntactic": []}
+                           "statuses": {}, "batch_fallbacks": 0, "answered_f1": [], "answered_rate": [], "syntactic": []}
             for system in systems}
 
     pending = {system.label: _Batch(mbr=system.part == "mbr") for system in systems}
@@ -236,6 +237,8 @@ def evaluate_systems(model: CompressionModel, sentences: list[Sentence], systems
                           "exact_matches": _mean(row["exact"]), "seconds_per_solve": _mean(row["seconds"]),
                           "median_seconds": float(np.median(row["seconds"])) if row["seconds"] else None,
                           "failed": row["failed"], "statuses": row["statuses"],
+                          # answers solved one at a time because the solver's batch raised (stats batch_fallback)
+                          "batch_fallbacks": row["batch_fallbacks"],
                           # F1 over the sentences the system answered (an inexact solver without a certificate
                           # returns no compression; the F1 above counts those as empty)
                           "answered_sentences": len(row["answered_f1"]), "answered_f1": _mean(row["answered_f1"]),
@@ -261,5 +264,7 @@ def format_table(summary: dict[str, dict]) -> str:
                      f"{row['compression_rate']:>6.3f} {row['exact_matches']:>6.3f} {ms:>9.2f} {row['failed']:>6}"
                      + (f" {row['syntactic_f1']:>6.3f}" if syntactic and row.get("syntactic_f1") is not None
                         else ""))
+    lines += [f"{label}: {row['batch_fallbacks']} answers solved one at a time after its batch raised"
+              for label, row in summary.items() if row.get("batch_fallbacks")]
     return "\n".join(lines)
 

@@ -23,7 +23,7 @@ import numpy as np
 from .check import agreement_matrix
 from .stats import (FIT_MIN_PER_SIZE, disqualified, judged, is_exact, left_out_reason, profile_fractions,
                     profile_ratios, scaling_fit, reference_solver, summarize, time_limit_of)
-from .runfiles import load_runs, read_records
+from .runfiles import load_runs
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
                      labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
                      solver_styles)

@@ -53,12 +53,12 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
-    def solve_many(self, problems: Iterable[Problem], time_limit: float | None = None, *, jobs: int | None = None,
+    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
                    **options: Any) -> list[Solution]:
         setup = load_kernels(self.kernels)
         if type(self)._solve_batch is not Solver._solve_batch:
             announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
-        solutions = super().solve_many(problems, time_limit, jobs=jobs, **options)
+        solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
         return solutions
@@ -91,7 +91,6 @@ def decoded_answers(problems: list[Problem], params: list[tuple[int, ...]], jobs
     for k, value in enumerate(out[:, 1].tolist()):
         solution = proven_answer(heads[ends[k]:ends[k + 1]], value)
         solution.stats["chart_seconds"] = share
-        solution.stats["batch"] = len(problems)
         solutions.append(solution)
     return solutions
 

@@ -301,14 +301,14 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
 
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every solution of ``problem`` (its length condition, root mode and order)."""
-    return float(log_partition_many([problem])[0])
+    return float(log_partition_many([problem], 1)[0])
 
 
 def marginals(problem: Problem) -> Marginals:
     """Posterior probabilities of tokens, arcs, bigrams (and sibling triples) under p(solution) ∝ exp(objective):
     by the scaled chart (a batch of one: the same numbers as in any batch), or in log space where its values leave
     the safe range."""
-    return marginals_many([problem])[0]
+    return marginals_many([problem], 1)[0]
 
 
 def _one_log_partition(problem: Problem) -> float:
@@ -358,7 +358,7 @@ def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[
     return index, infer_many(chosen, params, goals, with_marginals, jobs)
 
 
-def log_partition_many(problems: list[Problem], jobs: int = 1) -> np.ndarray:
+def log_partition_many(problems: list[Problem], jobs: int) -> np.ndarray:
     """:func:`log_partition` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
     out = np.empty(len(problems))
     index, (log_z, safe, *_) = _batched(problems, False, jobs)
@@ -373,7 +373,7 @@ def log_partition_many(problems: list[Problem], jobs: int = 1) -> np.ndarray:
     return out
 
 
-def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
+def marginals_many(problems: list[Problem], jobs: int) -> list[Marginals]:
     """:func:`marginals` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
     answers: list[Marginals | None] = [None] * len(problems)
     index, (log_z, safe, offsets, token, arc, bigram) = _batched(problems, True, jobs)
@@ -386,7 +386,7 @@ def marginals_many(problems: list[Problem], jobs: int = 1) -> list[Marginals]:
     return [answer if answer is not None else _one_marginals(p) for answer, p in zip(answers, problems)]
 
 
-def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int = 1) -> tuple[np.ndarray, list]:
+def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int) -> tuple[np.ndarray, list]:
     """log Z and (with ``with_marginals``) the arc marginals of B tree-CRFs of one size (``arcs``: B x (n+1) x (n+1),
     checked scores), laid out for the batch kernel at once, without a Problem each: every token kept, no token or
     bigram scores (the problem :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""

@@ -336,9 +336,9 @@ class BisectionExact(ChartSolver):
     def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
         """``bisection``'s batch, then ``pruned-dp``'s batch for the problems it left without a certificate."""
-        answers = self.bisection.solve_many(problems, time_limit, jobs=jobs, **options)
+        answers = self.bisection.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
-        exact = self.resource.solve_many([problems[k] for k in rest], None, jobs=jobs) if rest else []
+        exact = self.resource.solve_many([problems[k] for k in rest], jobs=jobs) if rest else []
         for k, answer in zip(rest, exact):
             answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items()}, certificate=False,
                                 fallback=True)

@@ -2,7 +2,8 @@
 offer one.  :data:`SOLVERS` is registered by one entry point (``"ilp*"`` in the ``compbench.solvers`` group).
 
 Names: ``ilp-{infix}{backend}`` (``ilp-highs``, ``ilp-dp-pulp-cbc``) and ``lp-{formulation}-{backend}``
-(``lp-joint-highs``).
+(``lp-joint-highs``).  Each class is this module's attribute of its name (``catalog.__getattr__``), so that pickle
+finds it: solvers go to worker processes (``solve_many(jobs=...)``) by reference to their class.
 """
 
 from __future__ import annotations
@@ -33,3 +34,12 @@ for _backend in BACKENDS:
             for _relax in (False, True) if _backend.lp_defaults is not None else (False,):
                 _solver = ilp_solver(_backend, _formulation, _relax)
                 SOLVERS[_solver.name] = _solver
+
+
+def __getattr__(name: str) -> type[ILPSolver]:
+    """The solver class called ``name`` (not an identifier: ``getattr(catalog, "ilp-highs")``), where pickle looks
+    a class up by its module and qualified name."""
+    try:
+        return SOLVERS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
