@@ -19,7 +19,7 @@ EXPORTS = {
     "inference": ["Marginals", "log_partition", "log_partition_many", "marginals", "marginals_many",
                   "tree_log_partition_many", "tree_marginals", "tree_marginals_many"],
     "io": ["InstanceError", "read_instance", "read_instances", "write_instance", "write_instances"],
-    "problem": ["Length", "Problem", "ProblemError", "Solution", "Status", "sibling_triples"],
+    "problem": ["Length", "Problem", "ProblemBatch", "ProblemError", "Solution", "Status", "sibling_triples"],
     "registry": ["get_solver", "list_solvers", "solve_many", "solver_names"],
     "solver": ["Capabilities", "Solver", "SolverError"],
 }

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -314,3 +314,194 @@ class Solution:
     @property
     def has_solution(self) -> bool:
         return self.heads is not None
+
+
+@dataclass(frozen=True, eq=False)
+class ProblemBatch:
+    """A batch of problems as padded arrays, the kernels' own layout (no :class:`Problem` per sentence).
+
+    Sentence ``b`` has ``n = sizes[b]`` tokens and its scores are the top-left blocks of the padded arrays:
+    ``arc_scores[b, :n+1, :n+1]``, ``token_scores[b, :n]``, ``bigram_scores[b, :n+2, :n+2]`` (its ``</s>`` is
+    index n+1) and ``sibling_scores[b, :n+1, :n+1, :n+1]``.  Entries outside the blocks, and those the contract
+    ignores, are stored as -inf.  ``min_length``/``max_length`` bound each sentence's number of kept tokens;
+    ``free[b]`` marks a sentence of free length (bounds 0..n).  Arrays are contiguous float64 (int64 for lengths),
+    read-only.
+
+    >>> import numpy as np
+    >>> batch = ProblemBatch.from_arrays(np.zeros((3, 5, 5)), sizes=[4, 2, 3], length=2)
+    >>> len(batch), batch.max_n, batch.sizes.tolist(), batch[1].n, batch[1].length_bounds()
+    (3, 4, [4, 2, 3], 2, (2, 2))
+    """
+
+    token_scores: np.ndarray  # (B, N): token_scores[b, k-1] scores token k of sentence b
+    arc_scores: np.ndarray  # (B, N+1, N+1): arc_scores[b, h, k] scores head h -> modifier k
+    bigram_scores: np.ndarray  # (B, N+2, N+2): bigram_scores[b, a, c] for 0 <= a < c <= sizes[b]+1
+    sizes: np.ndarray  # (B,) int64: the true number of tokens of each sentence
+    min_length: np.ndarray  # (B,) int64
+    max_length: np.ndarray  # (B,) int64
+    free: np.ndarray  # (B,) bool: free length (min 0, max n)
+    single_root: bool = False
+    sibling_scores: np.ndarray | None = None  # (B, N+1, N+1, N+1); None: first order
+
+    @classmethod
+    def from_arrays(cls, arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
+                    length: Any = None, single_root: bool = False, sibling_scores: Any = None) -> ProblemBatch:
+        """A batch from padded score arrays (copied and checked once, vectorized; the padding is not read).
+
+        ``arc_scores`` is (B, N+1, N+1) and fixes B and N; ``token_scores`` (B, N) and ``bigram_scores``
+        (B, N+2, N+2) default to zeros; ``sizes`` (B,) gives each sentence's true n <= N (default N for all);
+        ``length`` is None (free), an integer or a :class:`Length` for every sentence, or per sentence an integer
+        array (B,) of exact lengths or (B, 2) of ``(min, max)`` rows; ``sibling_scores`` (B, N+1, N+1, N+1) makes
+        the batch second order.  A bad field is a :class:`ProblemError` that names it and the sentence.
+        """
+        arc = _score_array_batch("scores.arc", arc_scores, None)
+        batch, width = arc.shape[0], arc.shape[1] - 1
+        if sizes is None:
+            size = np.full(batch, width, np.int64)
+        else:
+            size = np.asarray(sizes)
+            if size.shape != (batch,) or size.dtype.kind not in "iu":
+                raise ProblemError("sizes", f"expected {batch} integers, got shape {size.shape} of {size.dtype}")
+            size = size.astype(np.int64)
+            bad = np.flatnonzero((size < 0) | (size > width))
+            if bad.size:
+                raise ProblemError(f"sizes[{bad[0]}]", f"{size[bad[0]]} is outside 0..{width} (arc_scores is "
+                                                       f"{width + 1} x {width + 1} per sentence)")
+        token = (np.zeros((batch, width)) if token_scores is None
+                 else _score_array_batch("scores.token", token_scores, (batch, width)))
+        bigram = (np.zeros((batch, width + 2, width + 2)) if bigram_scores is None
+                  else _score_array_batch("scores.bigram", bigram_scores, (batch, width + 2, width + 2)))
+        sibling = (None if sibling_scores is None else
+                   _score_array_batch("scores.sibling", sibling_scores, (batch, width + 1, width + 1, width + 1)))
+        lo, hi, free = _batch_lengths(length, size)
+        # Entries the contract ignores, and the padding, are -inf (as in Problem), so that no kernel uses them.
+        index = np.arange(width + 2)
+        inside = index[None, :] <= size[:, None]  # (B, N+2): 0..n
+        arc_mask = inside[:, :width + 1, None] & inside[:, None, :width + 1]
+        arc[~arc_mask] = NEG_INF
+        arc[:, :, 0] = NEG_INF
+        arc[:, index[:width + 1], index[:width + 1]] = NEG_INF
+        token[~(index[None, :width] < size[:, None])] = NEG_INF
+        ends = index[None, :] <= size[:, None] + 1  # 0..n+1
+        bigram[~(ends[:, :, None] & ends[:, None, :])] = NEG_INF
+        bigram[:, ~(index[:, None] < index[None, :])] = NEG_INF
+        arrays = [token, arc, bigram]
+        if sibling is not None:
+            sibling[:, ~sibling_triples(width)] = NEG_INF
+            sibling[~(arc_mask[:, :, :, None] & inside[:, None, None, :width + 1])] = NEG_INF
+            arrays.append(sibling)
+        for name, array in zip(("scores.token", "scores.arc", "scores.bigram", "scores.sibling"), arrays):
+            check_scores(name, array)  # the index of a bad entry starts with its sentence
+        for array in (*arrays, size, lo, hi, free):
+            array.setflags(write=False)
+        return cls(token, arc, bigram, size, lo, hi, free, bool(single_root), sibling)
+
+    @classmethod
+    def from_problems(cls, problems: Sequence[Problem]) -> ProblemBatch:
+        """The problems (one root mode, all first or all second order) padded into one batch.
+
+        >>> import compbench
+        >>> ps = [compbench.generate("gaussian", n, seed=n, length=2) for n in (3, 5)]
+        >>> batch = ProblemBatch.from_problems(ps)
+        >>> batch.arc_scores.shape, all(np.array_equal(batch[k].arc_scores, p.arc_scores) for k, p in enumerate(ps))
+        ((2, 6, 6), True)
+        """
+        problems = list(problems)
+        if not problems:
+            raise ProblemError("problems", "expected at least one problem")
+        roots = {p.single_root for p in problems}
+        orders = {p.second_order for p in problems}
+        if len(roots) > 1 or len(orders) > 1:
+            raise ProblemError("problems", "a batch has one root mode and one order (first or second)")
+        width = max(p.n for p in problems)
+        batch = len(problems)
+        arc = np.full((batch, width + 1, width + 1), NEG_INF)
+        token = np.full((batch, width), NEG_INF)
+        bigram = np.full((batch, width + 2, width + 2), NEG_INF)
+        sibling = np.full((batch, width + 1, width + 1, width + 1), NEG_INF) if orders == {True} else None
+        bounds = np.zeros((batch, 2), np.int64)
+        for b, p in enumerate(problems):
+            n = p.n
+            arc[b, :n + 1, :n + 1] = p.arc_scores
+            token[b, :n] = p.token_scores
+            bigram[b, :n + 2, :n + 2] = p.bigram_scores
+            if sibling is not None:
+                sibling[b, :n + 1, :n + 1, :n + 1] = p.sibling_scores
+            bounds[b] = p.length_bounds()
+        free = np.array([p.length is None for p in problems])
+        sizes = np.array([p.n for p in problems], np.int64)
+        lo, hi = bounds[:, 0].copy(), bounds[:, 1].copy()
+        for array in (token, arc, bigram, sibling, sizes, lo, hi, free):
+            if array is not None:
+                array.setflags(write=False)
+        return cls(token, arc, bigram, sizes, lo, hi, free, roots.pop(), sibling)
+
+    def __len__(self) -> int:
+        return int(self.sizes.shape[0])
+
+    @property
+    def max_n(self) -> int:
+        """N, the padded number of tokens."""
+        return int(self.token_scores.shape[1])
+
+    @property
+    def second_order(self) -> bool:
+        return self.sibling_scores is not None
+
+    def length_of(self, b: int) -> Length | None:
+        """Sentence ``b``'s length condition (None: free)."""
+        return None if self.free[b] else Length(int(self.min_length[b]), int(self.max_length[b]))
+
+    def __getitem__(self, b: int) -> Problem:
+        """Sentence ``b`` as a :class:`Problem` (its blocks copied)."""
+        if not -len(self) <= b < len(self):
+            raise IndexError(f"sentence {b} of a batch of {len(self)}")
+        b = b % len(self)
+        n = int(self.sizes[b])
+        sibling = None if self.sibling_scores is None else self.sibling_scores[b, :n + 1, :n + 1, :n + 1]
+        return Problem.trusted(self.token_scores[b, :n], self.arc_scores[b, :n + 1, :n + 1],
+                               self.bigram_scores[b, :n + 2, :n + 2], self.length_of(b), self.single_root, sibling)
+
+    def problems(self) -> list[Problem]:
+        """Every sentence as a :class:`Problem`."""
+        return [self[b] for b in range(len(self))]
+
+
+def _score_array_batch(name: str, values: Any, shape: tuple[int, ...] | None) -> np.ndarray:
+    """A batch's score array, copied to contiguous float64 (checked once its padding is masked)."""
+    try:
+        given = np.asarray(values)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProblemError(name, f"not an array of numbers ({exc})") from None
+    if given.dtype.kind not in "iuf":
+        raise ProblemError(name, f"expected real numbers, got an array of {given.dtype}")
+    array = np.array(given, dtype=np.float64)
+    if shape is None:
+        if array.ndim != 3 or array.shape[1] != array.shape[2] or array.shape[1] < 1:
+            raise ProblemError(name, f"expected a (B, N+1, N+1) array, got shape {array.shape}")
+    elif array.shape != shape:
+        raise ProblemError(name, f"expected shape {shape}, got {array.shape}")
+    return np.ascontiguousarray(array)
+
+
+def _batch_lengths(length: Any, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-sentence (min, max, free) from a batch's ``length`` argument, each checked against its sentence."""
+    batch = sizes.shape[0]
+    if length is None:
+        return np.zeros(batch, np.int64), sizes.copy(), np.ones(batch, bool)
+    if isinstance(length, (Length, int, np.integer)) and not isinstance(length, bool):
+        rows = [_check_length(length, int(n)) for n in sizes]  # type: ignore[misc]
+    else:
+        given = np.asarray(length)
+        if given.dtype.kind not in "iu" or given.shape not in ((batch,), (batch, 2)):
+            raise ProblemError("length", f"expected None, an integer, a Length, or integers of shape ({batch},) "
+                                         f"or ({batch}, 2), got shape {given.shape} of {given.dtype}")
+        rows = []
+        for b, row in enumerate(given.reshape(batch, -1).tolist()):
+            try:
+                rows.append(_check_length(Length(row[0], row[-1]), int(sizes[b])))
+            except ProblemError as exc:
+                raise ProblemError(f"{exc.field}[{b}]", exc.message) from None
+    lo = np.array([row.min for row in rows], np.int64)  # type: ignore[union-attr]
+    hi = np.array([row.max for row in rows], np.int64)  # type: ignore[union-attr]
+    return lo, hi, np.zeros(batch, bool)
