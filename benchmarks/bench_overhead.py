@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_overhead.py --n 25 --repeats 3000 --batch 2000
 
 Part 1, one problem of n tokens (``hook-dp``, free length), medians of ``--repeats`` calls alternated in one process:
-the kernel alone (``_fill`` + ``_backtrace`` on prepared arrays), ``decode_one`` (the one compiled call that
+the kernel alone (``_fill_max`` + ``_backtrace`` on prepared records), ``decode_one`` (the one compiled call that
 ``hook-dp`` makes: scores laid out, chart filled and backtraced), ``Chart.fill`` + backtrace, ``Solver.solve``,
 and what surrounds them (building the ``Problem``, the capability check, the
 ``Solution``).  Overhead = solve - kernel: the next regression shows here.
@@ -56,12 +56,12 @@ def main() -> None:
     p = compbench.generate("gaussian", args.n, seed=0)
     decode_one(p)
     chart = C.Chart.fill(p, tie=-1)
-    cells, inputs = tuple(chart._cells), tuple(chart._scores)
+    cells, inputs = chart._cells, chart._scores
     heads, stack = np.full(p.n + 1, -1), np.empty((8 * (p.n + 2), 4), np.int64)
 
     def kernel() -> None:
-        C._fill(cells, None, inputs, np.int64(C.FILL), C._NO_TRIM)
-        C._backtrace(cells, None, inputs, 0, heads, stack)
+        C._fill_max(cells, inputs)
+        C._backtrace(cells, inputs, 0, heads, stack)
 
     rows = medians({
         "kernel (_fill + _backtrace)": kernel,

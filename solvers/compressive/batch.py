@@ -19,8 +19,8 @@ import numpy as np
 from compbench import Problem
 
 from ..jit import kernel
-from .chart import (FILL, INSIDE, ITEMS, KEPT, LTRAP, NEG, NONE, OUTSIDE, RTRAP, RTRI, SAFE, SKIP,
-                    _NO_AUX, _NO_EDGE_COUNT, _NO_EDGES, _NO_MASS, _NO_SIBLINGS, _NO_TRIM, _backtrace, _fill)
+from .chart import (ITEMS, KEPT, LTRAP, NEG, NO_SIBLINGS, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
+                    _fill_max, _inside_sum, _outside_sum)
 
 
 PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling (-1: first order)
@@ -30,7 +30,7 @@ OUT = 3  # results per problem: the count of the best derivation, its objective 
 
 @kernel(nogil=True)
 def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, V_flat, T_flat, attach_flat, zeros,
-                 stack, mass, edges, n_edges, aux, trim, heads, out, order):
+                 stack, heads, out, order):
     """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`; ``params`` per problem:
     single_root, what it counts up to which cap, and its lengths lo..hi): ``heads`` (all -1) gets each problem's best
     derivation among the counts of its lengths (the fewest kept words among equal optima), ``out`` its count, its
@@ -55,12 +55,14 @@ def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, 
         b0 = offsets[k, 2]
         bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
         s0 = offsets[k, 4]
-        siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:1].reshape((1, 1, 1))
+        # first order: an empty view, the type of the sibling scores (chart.NO_SIBLINGS)
+        siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:0].reshape((0, 0, 0))
         ones = zeros[:N]
-        cells = (V, T, mass, edges, n_edges, aux)
-        inputs = (bigrams, attach, kept_bonus[k], siblings, ones, ones, ones, s0 >= 0, single_root, counting, cap, tie,
-                  np.bool_(False))
-        _fill(cells, None, inputs, np.int64(FILL), trim)
+        chart = Cells(V=V, T=T, window=None, outside=None, mass=None, edges=None, n_edges=None)
+        scores = Scores(bigram=bigrams, attach=attach, kept_bonus=kept_bonus[k], sibling=siblings, ones=ones,
+                        gap=ones, scale=None, second_order=s0 >= 0, single_root=single_root, counting=counting,
+                        cap=cap, tie=tie)
+        _fill_max(chart, scores)
         count, top = 0, NEG  # the best allowed length, the fewest kept words among equal optima
         if counting != NONE:
             for m in range(lo, hi + 1):
@@ -71,7 +73,7 @@ def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, 
         out[k, 1] = V[RTRI, 0, n, count]
         out[k, 2] = T[RTRI, 0, n] if counting == NONE else (count if counting == KEPT else n - count)
         h0 = offsets[k, 3]
-        _backtrace(cells, None, inputs, count, heads[h0:h0 + N], stack)
+        _backtrace(chart, scores, count, heads[h0:h0 + N], stack)
 
 
 def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
@@ -97,7 +99,7 @@ def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
 
     siblings = [p.sibling_scores for p in problems if p.sibling_scores is not None]
     return (offsets, flat([p.token_scores for p in problems]), flat([p.arc_scores for p in problems]),
-            flat([p.bigram_scores for p in problems]), flat(siblings) if siblings else _NO_SIBLINGS.reshape(-1))
+            flat([p.bigram_scores for p in problems]), flat(siblings) if siblings else NO_SIBLINGS.reshape(-1))
 
 
 _scratch = threading.local()  # each thread's work arrays for the one-problem path, grown when needed
@@ -137,9 +139,8 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     out = np.empty((1, OUT))
     _decode_many(offsets, params, np.array((kept_bonus,)) if kept_bonus else _NO_BONUS,
                  problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1), problem.bigram_scores.reshape(-1),
-                 (_NO_SIBLINGS if sibling is None else sibling).reshape(-1), np.int64(tie),
-                 *_work(ITEMS * N * N * (cap + 1), N), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads,
-                 out, _ONE)
+                 (NO_SIBLINGS if sibling is None else sibling).reshape(-1), np.int64(tie),
+                 *_work(ITEMS * N * N * (cap + 1), N), heads, out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
 
 
@@ -184,8 +185,8 @@ class Packed:
             most = int(N[order].max())
             _decode_many(offsets, params, bonus, self.token, self.arc, self.bigram, self.sibling, np.int64(tie),
                          np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
-                         np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), _NO_MASS,
-                         _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, heads, out, order)
+                         np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), heads, out,
+                         order)
 
         _run_shares(run, shares)
         return heads, out
@@ -229,9 +230,8 @@ def _run_shares(run, shares: list[list[int]]) -> None:
 
 
 @kernel(nogil=True)
-def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, attach_flat, ones, gap, scale, mass,
-                edges, n_edges, aux, trim, placeholder, goal, with_marginals, log_z, safe, token_out, arc_out,
-                bigram_out, order):
+def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, attach_flat, ones, gap, scale, goal,
+                with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
     """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, at the offsets of
     :func:`pack`) of the first-order problems ``order`` lists, by the scaled chart's inside and outside, as
     :class:`ScaledChart` computes them one at a time; ``params`` per problem as :func:`_decode_many` takes them and
@@ -243,7 +243,6 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, att
         single_root, counting, cap = params[k, 0] != 0, params[k, 1], params[k, 2]
         size = ITEMS * N * N * (cap + 1)
         V = V_flat[:size].reshape((ITEMS, N, N, cap + 1))
-        T = T_flat[:ITEMS * N * N].reshape((ITEMS, N, N))
         for e in range(size):
             V_flat[e] = 0.0
         attach = attach_flat[:N * N].reshape((N, N))
@@ -257,10 +256,10 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, att
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
         b0 = offsets[k, 2]
         bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
-        cells = (V, T, mass, edges, n_edges, aux)
-        inputs = (bigrams, attach, 1.0, placeholder, ones[:N], gap[:N], scale[:N], np.bool_(False), single_root,
-                  counting, cap, np.int64(0), np.bool_(False))
-        _fill(cells, O_flat[:1].reshape((1, 1, 1, 1)), inputs, np.int64(INSIDE), trim)
+        scores = Scores(bigram=bigrams, attach=attach, kept_bonus=1.0, sibling=bigram[:0].reshape((0, 0, 0)),
+                        ones=ones[:N], gap=gap[:N], scale=scale[:N], second_order=np.bool_(False),
+                        single_root=single_root, counting=counting, cap=cap, tie=np.int64(0))
+        _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None, edges=None, n_edges=None), scores)
         z, top = 0.0, 0.0
         for c in range(cap + 1):
             z += V[RTRI, 0, n, c] * goal[k, c]
@@ -277,7 +276,8 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, T_flat, att
             O_flat[e] = 0.0
         for c in range(cap + 1):
             O[RTRI, 0, n, c] = goal[k, c]
-        _fill(cells, O, inputs, np.int64(OUTSIDE), trim)
+        _outside_sum(Cells(V=V, T=None, window=None, outside=O, mass=O_flat[:0].reshape((0, 0, 0)), edges=None,
+                           n_edges=None), scores)
         for e in range(size):
             top = max(top, O_flat[e])
         if not top <= SAFE:
@@ -331,9 +331,8 @@ def infer_packed(offsets: np.ndarray, token: np.ndarray, arc: np.ndarray, bigram
         order = np.array(sorted(share), np.int64)
         most, scores = int(N[order].max()), int(cells[order].max())
         _infer_many(offsets, params, token, arc, bigram, np.empty(scores), np.empty(scores if with_marginals else 1),
-                    np.zeros(ITEMS * most * most, np.int16), np.empty(most * most), np.empty(most), np.empty(most),
-                    np.empty(most), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, _NO_AUX, _NO_TRIM, _NO_SIBLINGS, goal,
-                    with_marginals, log_z, safe, *outputs, order)
+                    np.empty(most * most), np.empty(most), np.empty(most), np.empty(most), goal, with_marginals, log_z,
+                    safe, *outputs, order)
 
     _run_shares(run, shares)
     return log_z, safe, offsets, *outputs

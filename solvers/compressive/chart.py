@@ -46,15 +46,15 @@ time (the box and next-sibling rules are O(n^3) like the first-order ones).
 
 The chart stores scores only (and, in the max semiring, the kept count that breaks ties), no backpointers: the
 convolution's inner loop is then a bare max-plus step.  The backtrace asks each item of the best derivation which
-of its rules reaches its value (:func:`_derive` in find mode, the same code that filled it, so the candidate scores
+of its rules reaches its value (:func:`_derive` in FIND mode, the same code that filled it, so the candidate scores
 are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
-OUTSIDE with no sums (O = None) is the max semiring's outside pass, the same rules with max passing the best
-completion of each item down to its antecedents (:meth:`Chart.best_outside`; ``pruned-dp`` bounds the counted chart
-with it).  A pruned fill (:class:`Pruning`) derives each item only over a window of counts and trims the window once
-the item is filled; the backtrace needs nothing more (the counts left out hold -inf).
+OUTSIDE_MAX is the max semiring's outside pass, the same rules with max passing the best completion of each item
+down to its antecedents (:meth:`Chart.best_outside`; ``pruned-dp`` bounds the counted chart with it).  FILL_PRUNED
+(:class:`Pruning`) derives each item only over a window of counts and trims the window once the item is filled;
+the backtrace reads the chart only inside the windows.
 
-The same rules run in two more modes, INSIDE and OUTSIDE, in the sum-product semiring on scaled probabilities
+The same rules run in two more modes, INSIDE_SUM and OUTSIDE_SUM, in the sum-product semiring on scaled probabilities
 (:class:`ScaledChart`): log Z and posterior marginals (:mod:`compbench_solvers.compressive.marginals`).  The chart then
 holds no kept counts; the outside values are a second chart of the same shape, filled in the reverse order.
 """
@@ -86,10 +86,20 @@ R_RTRAP, R_LTRAP, R_RTRAP_FIRST, R_RTRAP_NEXT, R_LTRAP_FIRST, R_LTRAP_NEXT = 5, 
 
 MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
-FILL = -1  # the ``find`` argument of the rules when they fill the chart
-EMIT = -2  # ... when they list their hyperedges instead (see :func:`hypergraph`)
-INSIDE = -3  # ... when they sum the chart in scaled probability space (see :class:`ScaledChart`)
-OUTSIDE = -4  # ... when they pass outside values down to their antecedents, in the same space
+
+# The modes the rules run in.  Each mode has an entry kernel of its own (the ``_fill_*``, ``_emit``, ``_outside_*``
+# and ``_backtrace`` kernels below), in which the mode is a constant: numba drops the other modes' code before it
+# types anything, so each kernel holds one mode's code and a first solve compiles only the max fill and its
+# backtrace.  The rules (:func:`_derive`) and their helpers test the mode only by ``mode == NAME``, which numba can
+# decide at compile time.
+FILL_MAX = 0  # fill the chart in the max semiring (V starts at -inf, T at 0)
+FILL_PRUNED = 1  # ... over each item's window of counts only, trimmed once the item is filled (:class:`Pruning`)
+FIND = 2  # the backtrace: the first rule instance that reaches an item's value at a count; nothing written
+EMIT = 3  # list the hyperedges of a filled max chart (see :func:`hypergraph`)
+OUTSIDE_MAX = 4  # the max semiring's outside values: the best completion of each item (:meth:`Chart.best_outside`)
+INSIDE_SUM = 5  # sum the chart in scaled probability space (see :class:`ScaledChart`)
+OUTSIDE_SUM = 6  # pass outside sums down to the antecedents, in the same space
+EVERY = -1  # the rules' ``item`` when they derive every item of a column
 EDGE_COLUMNS = 6  # an emitted hyperedge: conclusion, two antecedents (item ids), modifier, head, score
 
 
@@ -100,49 +110,52 @@ def chart_bytes(n: int, cap: int) -> int:
 
 
 class Cells(NamedTuple):
-    """What the kernels write: the chart's cells and what the rules fill besides (one compiled version: always
-    arrays, placeholders when unused).  The outside chart ``O`` is not here: it selects the semiring (None: max), and
-    numba drops a branch only on a test of an argument itself (``O is None``), not of a record's field."""
+    """What the kernels write: the chart's cells and what a mode writes besides.  A field no mode of a call reads is
+    None: numba types a record's fields only where the code that reads them is compiled, and each mode's kernel
+    holds only its own code.  Built by keyword, in Python and in the batch kernels alike."""
 
     V: np.ndarray  # items x N x N x counts: the best score (max semiring) or scaled probability of each item
-    T: np.ndarray  # items x N x N, int16: the max semiring's kept count of the best derivation (the tie-break key)
-    mass: np.ndarray  # the sibling triples' posterior mass, mass[h, m, s] (OUTSIDE in second order)
-    edges: np.ndarray  # the hyperedges listed in EMIT mode, EDGE_COLUMNS numbers each
-    n_edges: np.ndarray  # (1,) int64: how many are listed
-    # one array for two modes (each array of these records costs every call of _derive: see :func:`_fill`):
-    # OUTSIDE with O = None: like V, the max semiring's outside values, the best completion of each item;
-    # a ``pruned`` FILL: items x N x N x 2, the counts lo..hi each item keeps (its window, integers as floats)
-    aux: np.ndarray
+    T: np.ndarray | None = None  # items x N x N, int16: the max semiring's kept count of the best derivation
+    window: np.ndarray | None = None  # FILL_PRUNED, and FIND on its chart: items x N x N x 2, the counts lo..hi
+    #                                   each item keeps (integers as floats; trimmed in place by the fill)
+    outside: np.ndarray | None = None  # OUTSIDE_MAX and OUTSIDE_SUM: the outside values, items x N x N x counts
+    mass: np.ndarray | None = None  # OUTSIDE_SUM: the sibling triples' posterior mass, mass[h, m, s] (first order:
+    #                                 an empty (0, 0, 0) array, never written)
+    edges: np.ndarray | None = None  # EMIT: the hyperedges listed, EDGE_COLUMNS numbers each
+    n_edges: np.ndarray | None = None  # EMIT: (1,) int64, how many are listed
 
 
 class Scores(NamedTuple):
-    """What the rules read: the problem's scores laid out for the kernels and the fill's settings."""
+    """What the rules read: the problem's scores laid out for the kernels and the fill's settings.  Built by keyword,
+    in Python and in the batch kernels alike."""
 
     bigram: np.ndarray  # bigram[i, j]: j follows i (j = n+1: </s>)
     attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m) (exp of it in scaled probability space)
     kept_bonus: float  # ⊗ every attachment (the Lagrange multiplier of the length; the semiring's one when none)
-    sibling: np.ndarray  # sib(h, s, m) as :func:`_sib` reads it; a (1, 1, 1) placeholder in first order
+    sibling: np.ndarray  # sib(h, s, m) as :func:`_sib` reads it; first order: NO_SIBLINGS
     ones: np.ndarray  # (N,) the semiring's one per split
     gap: np.ndarray  # (N,) gap[r]: the scale a rule bridges between r and r+1 (see :class:`ScaledChart`)
-    scale: np.ndarray  # (N,) the scaled chart's potential (written by INSIDE); zeros in the max semiring
+    scale: np.ndarray | None  # (N,) the scaled chart's potential (written by INSIDE_SUM); None in the max semiring
     second_order: bool
     single_root: bool
     counting: int  # NONE, KEPT or DROPPED
     cap: int  # the largest count; 0 with nothing counted
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
-    pruned: bool  # fill each item only over its ``window`` of counts (and trim it once filled: :func:`_fill`)
 
 
-# The rules read their inputs from the two records above, by name.  The kernels that are calls of their own
-# (:func:`_fill`, :func:`_backtrace`, :func:`_derive`) receive them as plain tuples and name them again on their first
-# line, which costs nothing compiled: numba's cache stores a kernel's argument types, and a NamedTuple's type names
-# its class by module, which is solvers.compressive.chart when pytest imports this file for its doctests and
-# compbench_solvers.compressive.chart otherwise (a cache written under one name made the other's import fail); and
-# numba's dispatcher types a plain tuple of arrays in C (0.4 us a call), a NamedTuple in Python (1.3 us).  The
-# leaf kernels called from the rules take the arrays they need.
+# First order's sibling scores: the rules read them only in second order, but a record's field is an array of one
+# type (read-only, like a problem's), so first order passes this empty one (the batch kernels: an empty view of
+# their sibling array).
+NO_SIBLINGS = np.zeros((0, 0, 0))
+NO_SIBLINGS.flags.writeable = False
+
+# The records are passed to the kernels as they are.  numba's cache key names a record's class by its module:
+# these are always compbench_solvers.compressive.chart's (pytest imports the solvers only through the installed
+# package: tests/test_solver_doctests.py; ``solvers`` is not among its testpaths).
 #
 # The kernels are defined with compbench_solvers.jit.kernel: cached, and without numba's reference counting (the
-# one place the private _nrt flag is set, and why: jit.py).
+# one place the private _nrt flag is set, and why: jit.py).  A kernel that is a call of its own and is called with an
+# item type (a constant such as RTRAP) has a signature: numba would compile a version of it per constant otherwise.
 
 
 @kernel(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64,
@@ -162,17 +175,25 @@ def _list_edge(V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, edges, n_edges):
         n_edges[0] = e + 1
 
 
-@kernel(types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
-                    types.float64, *[types.int64] * 4, types.Array(types.float64, 4, "C"), types.boolean))
-def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window, pruned):
+_FIND_COUNT = [types.int64(types.Array(types.float64, 4, "C"), types.Array(types.int16, 3, "C"), *[types.int64] * 9,
+                           types.float64, *[types.int64] * 4, window)
+               for window in (types.Array(types.float64, 4, "C"), types.none)]  # a pruned chart's windows, or None
+
+
+@kernel(_FIND_COUNT)
+def _find_count(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count, window):
     """The count c1 of (a ai aj) in the first derivation through this offer that reaches (x i j)'s value at
-    ``count``, or -1: the candidate computed by the fill's own expression (one compiled version for every rule: the
-    backtrace is not the hot path).  A pruned chart is read only inside the items' windows (outside them V holds
-    nothing)."""
+    ``count``, or -1: the candidate computed by the fill's own expression, so the backtrace recovers the derivations
+    exactly, without backpointers (a call, one compiled version for every rule: the backtrace is not the hot path).
+    A pruned chart (``window`` not None) is read only inside the items' windows
+    (outside them V holds nothing)."""
+    if cap == 0 and shift == 0 and count == 0:  # the free chart (the usual case)
+        v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
+        return 0 if v == V[x, i, j, 0] and T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j] else -1
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
     lo_a, lo_b = 0, 0
-    if pruned:
+    if window is not None:
         lo_a, top_a = int(window[a, ai, aj, 0]), min(top_a, int(window[a, ai, aj, 1]))
         lo_b, top_b = int(window[b, bi, bj, 0]), min(top_b, int(window[b, bi, bj, 1]))
     for c1 in range(lo_a, top_a + 1):
@@ -247,22 +268,27 @@ def _trim_window(V, window, bound, bound_slope, floor, x, i, j):
     window[x, i, j, 0], window[x, i, j, 1] = first, last
 
 
-@kernel(inline="always")
-def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
-    """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra in the sum-product semiring over count vectors (shifted by
-    ``shift``): inside, V[x] += V[a] * V[b] * extra; outside, O[a] += O[x] * V[b] * extra and O[b] += O[x] * V[a] *
-    extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes to the sibling triple
-    (head, sib, modifier) of the attachment (x i j)."""
+@kernel
+def _inside_offer(V, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
+    """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra summed in scaled probability space over count vectors
+    (shifted by ``shift``): V[x] += V[a] * V[b] * extra.  The counts an antecedent cannot have (many) hold 0: the
+    loops skip them, as the max semiring's skip -inf."""
     top_a = min(cap, aj - ai)
     top_b = min(cap, bj - bi)
-    # the counts an antecedent cannot have (many) hold 0: the loops skip them, as the max semiring's skip -inf
-    if not outside:
-        for c1 in range(top_a + 1):  # V[x, c1 + c2 + shift] += V[a, c1] V[b, c2] extra
-            va = V[a, ai, aj, c1] * extra
-            if va != 0.0:
-                for c2 in range(min(top_b, cap - shift - c1) + 1):
-                    V[x, i, j, c1 + c2 + shift] += va * V[b, bi, bj, c2]
-        return
+    for c1 in range(top_a + 1):  # V[x, c1 + c2 + shift] += V[a, c1] V[b, c2] extra
+        va = V[a, ai, aj, c1] * extra
+        if va != 0.0:
+            for c2 in range(min(top_b, cap - shift - c1) + 1):
+                V[x, i, j, c1 + c2 + shift] += va * V[b, bi, bj, c2]
+
+
+@kernel(inline="always")
+def _outside_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, sib):
+    """The offer (x i j) <- (a ai aj) (b bi bj) ⊗ extra passing outside sums down: O[a] += O[x] * V[b] * extra and
+    O[b] += O[x] * V[a] * extra, and with ``sib`` >= 0 the offer's posterior mass O[x] * V[a] * V[b] * extra goes
+    to the sibling triple (head, sib, modifier) of the attachment (x i j)."""
+    top_a = min(cap, aj - ai)
+    top_b = min(cap, bj - bi)
     posterior = 0.0
     for c1 in range(top_a + 1):  # O[a, c1] += Σ_c2 O[x, c1 + c2 + shift] V[b, c2] extra; O[b, c2] += ... V[a, c1]
         va = V[a, ai, aj, c1]
@@ -279,27 +305,34 @@ def _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, out
 
 
 @kernel
-def _sum_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib):
-    """:func:`_sum_offer` as a call of its own (see :func:`_offer`)."""
-    _sum_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, outside, sib)
+def _outside_unary(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, sib):
+    """:func:`_outside_offer` as a call of its own (a rule without a split)."""
+    _outside_offer(V, O, mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, sib)
 
 
 @kernel
-def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, outside, record):
-    """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi in the sum-product semiring (inside or
-    outside, as :func:`_sum_offer`); ``record`` sends each split's posterior mass to the sibling triple with the
-    split (1) or the head (2) as the previous sibling, or nowhere (0)."""
+def _inside_split(V, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap):
+    """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi, summed inside."""
+    if cap > 0 or shift > 0:
+        for s in range(lo, hi):
+            _inside_offer(V, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap)
+        return
+    total = 0.0
+    for s in range(lo, hi):
+        total += V[a, i, s, 0] * row[s] * V[b, s + delta, j, 0]
+    V[x, i, j, 0] += total * extra
+
+
+@kernel
+def _outside_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, record):
+    """(x i j) <- (a i s) (b s+delta j) ⊗ extra ⊗ row[s] for lo <= s < hi passing outside sums down; ``record``
+    sends each split's posterior mass to the sibling triple with the split (1) or the head (2) as the previous
+    sibling, or nowhere (0)."""
     head = i if x == RTRAP else j
     if cap > 0 or shift > 0:
         for s in range(lo, hi):
-            _sum_offer(V, O, mass, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap, outside,
-                       s if record == 1 else (head if record == 2 else -1))
-        return
-    if not outside:
-        total = 0.0
-        for s in range(lo, hi):
-            total += V[a, i, s, 0] * row[s] * V[b, s + delta, j, 0]
-        V[x, i, j, 0] += total * extra
+            _outside_offer(V, O, mass, x, i, j, a, i, s, b, s + delta, j, extra * row[s], shift, cap,
+                           s if record == 1 else (head if record == 2 else -1))
         return
     o = O[x, i, j, 0] * extra
     if o == 0.0:
@@ -314,50 +347,11 @@ def _sum_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
 
 
 @kernel(inline="always")
-def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, find, sib):
-    """(x i j) ⊕= (a ai aj) ⊗ (b bi bj) ⊗ extra: max-plus convolution of two count vectors, shifted by ``shift``.
-
-    With ``find`` = c >= 0 nothing is written: the result is the count c1 of (a ai aj) in the first derivation
-    through this offer that reaches (x i j)'s value at count c, or -1.  Fill and find compute a candidate by the same
-    expression, so the backtrace recovers the derivations exactly, without backpointers.
-
-    With cap = 0 (the max semiring) T holds the kept count of the best derivation: ``kept`` words join it, and
-    among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).
-    With counts, the count fixes the kept words of every item, so there is nothing to break.
-
-    With ``find`` = EMIT nothing is computed: the offer is appended to ``chart.edges`` as a hyperedge when both
-    antecedents have a derivation in the filled max chart V: its conclusion and antecedents as item ids
-    (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment (``kept`` = 1) the
-    modifier and head ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.
-
-    With an outside chart ``O`` (else None) the chart holds scaled probabilities and the offer is summed, inside or
-    outside as ``find`` says (:func:`_sum_offer`; ``sib``: where its posterior mass goes in second order).  Numba
-    compiles the kernels once with O = None and once with an array, and drops the other semiring's branch from
-    each: the max semiring's compiled code is what it was without the sums.  The sums are calls, not inlined:
-    numba inlines before it drops branches, and inlining them here doubled the max semiring's compile time.
-    """
-    cap = scores.cap
-    if O is not None:
-        if extra != 0.0:
-            _sum_unary(chart.V, O, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, find == OUTSIDE, sib)
-        return -1
-    if extra == NEG:
-        return -1
-    if find == EMIT:
-        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
-        return -1
-    V, T, tie = chart.V, chart.T, scores.tie
-    top_a = min(cap, aj - ai)  # a span (i, j) counts at most j - i words
-    top_b = min(cap, bj - bi)
-    if find >= 0:
-        if cap == 0 and shift == 0 and find == 0:  # the free chart: the fill's expression, inline (the usual case)
-            v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
-            return 0 if v == V[x, i, j, 0] and T[a, ai, aj] + kept + T[b, bi, bj] == T[x, i, j] else -1
-        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, find,
-                           chart.aux, scores.pruned)
-    if find == OUTSIDE:  # the max semiring's outside: U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
-        _best_outside(V, chart.aux, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
-        return -1
+def _max_offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie):
+    """[FILL_MAX] (x i j) max= (a ai aj) + (b bi bj) + extra: max-plus convolution of two count vectors, shifted by
+    ``shift``.  With cap = 0 T holds the kept count of the best derivation: ``kept`` words join it, and among equal
+    scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).  With counts,
+    the count fixes the kept words of every item, so there is nothing to break."""
     if cap == 0:
         if shift == 0:
             v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
@@ -365,54 +359,110 @@ def _offer(chart, O, scores, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, 
             if v > V[x, i, j, 0] or (v == V[x, i, j, 0] and v != NEG and tie * t > tie * T[x, i, j]):
                 V[x, i, j, 0] = v
                 T[x, i, j] = t
-        return -1
-    if scores.pruned:  # only the counts each item keeps (its window): a loop of its own, the hot one stays as it is
-        w = chart.aux
-        lo_a, top_a = int(w[a, ai, aj, 0]), min(top_a, int(w[a, ai, aj, 1]))
-        lo_b, top_b = int(w[b, bi, bj, 0]), min(top_b, int(w[b, bi, bj, 1]))
-        lo_x, hi_x = int(w[x, i, j, 0]), int(w[x, i, j, 1])
-        for c1 in range(lo_a, top_a + 1):
-            va = V[a, ai, aj, c1]
-            if va == NEG:
-                continue
-            va = va + extra
-            for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
-                c = c1 + c2 + shift
-                V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
-        return -1
-    for c1 in range(top_a + 1):
+        return
+    for c1 in range(min(cap, aj - ai) + 1):  # a span (i, j) counts at most j - i words
         va = V[a, ai, aj, c1]
         if va == NEG:
             continue
         va = va + extra
-        for c2 in range(min(top_b, cap - shift - c1) + 1):
+        for c2 in range(min(min(cap, bj - bi), cap - shift - c1) + 1):
             c = c1 + c2 + shift
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
+
+
+@kernel(types.void(types.Array(types.float64, 4, "C"), types.Array(types.float64, 4, "C"), *[types.int64] * 9,
+                   types.float64, types.int64, types.int64))
+def _pruned_offer(V, w, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
+    """[FILL_PRUNED] :func:`_max_offer` with counts over the counts each item keeps (its window in ``w``; a call:
+    inlined, the pruned fill's code would be compiled into every mode's kernel before numba drops it)."""
+    lo_a, top_a = int(w[a, ai, aj, 0]), min(min(cap, aj - ai), int(w[a, ai, aj, 1]))
+    lo_b, top_b = int(w[b, bi, bj, 0]), min(min(cap, bj - bi), int(w[b, bi, bj, 1]))
+    lo_x, hi_x = int(w[x, i, j, 0]), int(w[x, i, j, 1])
+    for c1 in range(lo_a, top_a + 1):
+        va = V[a, ai, aj, c1]
+        if va == NEG:
+            continue
+        va = va + extra
+        for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
+            c = c1 + c2 + shift
+            V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
+
+
+@kernel(inline="always")
+def _offer(mode, chart, scores, to, left, right, extra, kept, count, sib):
+    """The rule instance (x i j) <- (a ai aj) (b bi bj) ⊗ extra (``to``, ``left``, ``right``: the items), in
+    ``mode``; ``kept`` words join the derivation (1 for an attachment), which shifts its count by one when kept
+    words are counted.  FIND returns the count c1 of (a ai aj) in the first derivation through it that reaches
+    (x i j)'s value at ``count``, or -1; the other modes return -1.  EMIT appends the instance to ``chart.edges``
+    when both antecedents have a derivation in the filled max chart: its conclusion and antecedents as item ids
+    (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment the modifier and head
+    ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.  OUTSIDE_SUM sends the instance's
+    posterior mass to the sibling triple (head, ``sib``, modifier) when ``sib`` >= 0 (second order).
+
+    Only FILL_MAX's code is inlined; every other mode's is a call.  numba inlines a helper with every mode's code
+    and drops the other modes' only afterwards, so a mode's inlined code would cost the compilation of every
+    mode's kernel."""
+    x, i, j = to
+    a, ai, aj = left
+    b, bi, bj = right
+    cap = scores.cap
+    shift = kept if scores.counting == KEPT else 0
+    if mode == INSIDE_SUM:
+        if extra != 0.0:
+            _inside_offer(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+        return -1
+    if mode == OUTSIDE_SUM:
+        if extra != 0.0:
+            _outside_unary(chart.V, chart.outside, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, sib)
+        return -1
+    if extra == NEG:
+        return -1
+    if mode == FIND:
+        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count,
+                           chart.window)
+    if mode == EMIT:
+        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
+    elif mode == OUTSIDE_MAX:  # U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
+        _best_outside(chart.V, chart.outside, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+    elif mode == FILL_PRUNED:
+        _pruned_offer(chart.V, chart.window, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+    elif mode == FILL_MAX:
+        _max_offer(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, scores.tie)
     return -1
 
 
 @kernel(inline="always")
-def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shift, kept, find, record):
-    """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s]: a rule with a split point (``row``:
-    the sibling scores sib(h, s, m) of the split, or the scale of the gap between s and s+1, or the semiring's ones).
+def _split_rule(mode, chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s] (``to`` = (x, i, j), ``parts`` =
+    (a, b), ``splits`` = (lo, hi, delta)): a rule with a split point (``row``: the sibling scores sib(h, s, m) of the
+    split, or the scale of the gap between s and s+1, or the semiring's ones), in ``mode`` as :func:`_offer`.
 
-    With ``find`` = c >= 0: the first (split, c1) that reaches (x i j)'s value at count c, or (-1, -1).  In the max
-    semiring the best split is kept in registers and written once.  INSIDE and OUTSIDE sum (:func:`_sum_split`).
+    FIND returns the first (split, c1) that reaches (x i j)'s value at ``count``, or (-1, -1); the other modes
+    (-1, -1).  FILL_MAX without counts keeps the best split in registers and writes it once.  OUTSIDE_SUM sends each
+    split's posterior mass as ``record`` says (:func:`_outside_split`).
     """
+    x, i, j = to
+    a, b = parts
+    lo, hi, delta = splits
     cap = scores.cap
-    if O is not None:
+    shift = kept if scores.counting == KEPT else 0
+    if mode == INSIDE_SUM:
         if extra != 0.0:
-            _sum_split(chart.V, O, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap, find == OUTSIDE,
-                       record)
+            _inside_split(chart.V, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap)
+        return -1, -1
+    if mode == OUTSIDE_SUM:
+        if extra != 0.0:
+            _outside_split(chart.V, chart.outside, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
+                           record)
         return -1, -1
     if extra == NEG:
         return -1, -1
-    if find == OUTSIDE and cap == 0:  # the max semiring's outside without counts (a call: not the fill's code)
-        _best_outside_split(chart.V, chart.aux, x, i, j, a, b, lo, hi, delta, extra, row)
+    if mode == OUTSIDE_MAX and cap == 0:  # the max semiring's outside without counts (a call: not the fill's code)
+        _best_outside_split(chart.V, chart.outside, x, i, j, a, b, lo, hi, delta, extra, row)
         return -1, -1
-    if find != FILL or cap > 0 or shift > 0:
+    if mode != FILL_MAX or cap > 0 or shift > 0:
         for s in range(lo, hi):
-            c1 = _offer(chart, O, scores, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, kept, find, -1)
+            c1 = _offer(mode, chart, scores, (x, i, j), (a, i, s), (b, s + delta, j), extra + row[s], kept, count, -1)
             if c1 >= 0:
                 return s, c1
         return -1, -1
@@ -432,126 +482,155 @@ def _split_rule(chart, O, scores, x, i, j, a, b, lo, hi, delta, extra, row, shif
 
 
 @kernel(inline="always")
-def _times(O, a, b):
+def _times(mode, a, b):
     """The semiring's ⊗ of two scores: + in the max semiring (log space), * in scaled probability space."""
-    return a + b if O is None else a * b
+    return a * b if mode == INSIDE_SUM or mode == OUTSIDE_SUM else a + b
 
 
 @kernel(inline="always")
-def _sib(O, sibling, h, s, m):
+def _sib(mode, sibling, h, s, m):
     """sib(h, s, m): the problem's layout sibling[h, s, m] in the max semiring, sibling[h, m, s] in the sums'."""
-    return sibling[h, s, m] if O is None else sibling[h, m, s]
+    return sibling[h, m, s] if mode == INSIDE_SUM or mode == OUTSIDE_SUM else sibling[h, s, m]
 
 
 @kernel(inline="always")
-def _sib_row(O, sibling, h, m):
+def _sib_row(mode, sibling, h, m):
     """sib(h, s, m) for every s, a row indexed by s (contiguous in the sums' layout)."""
-    return sibling[h, :, m] if O is None else sibling[h, m, :]
+    return sibling[h, m, :] if mode == INSIDE_SUM or mode == OUTSIDE_SUM else sibling[h, :, m]
 
 
 @kernel(inline="always")
 def _column_item(k, j, backward):
     """The k-th item (x, i) of column j in the order the fill derives them: the cells (i, j) from i = j down to 0, a
-    cell's items from BOX to LTRI; ``backward`` (OUTSIDE): all in reverse."""
+    cell's items from BOX to LTRI; ``backward`` (the outside modes): all in reverse."""
     cell, x = k // (ITEMS - 1), BOX + k % (ITEMS - 1)
     return (LTRI + BOX - x, cell) if backward else (x, j - cell)
 
 
-@kernel  # a call, not inlined: inlining it in fill and backtrace took 98 s to compile
-def _derive(cells, O, inputs, arc_shift, item, j, find):
-    """Apply every rule that concludes (x i j) (i < j; for i = j only [rtri-skip]): with ``item`` = -1 for every
-    item of column j, the cells from the narrowest (j j) to the widest (0 j), a cell's items in the order they read
-    each other (box, trapezoids, then the triangles), all in reverse for OUTSIDE; else for the one item
-    ``item`` = (x * N + i).  One call per column, not per item: a call passes the records' arrays, and one call per
-    item made the free chart's fill 2.7x slower at n = 25, 1.6x at n = 100 (measured 2026-11-25).
+def _derive(mode):
+    """The kernel that applies every rule concluding (x i j) (i < j; for i = j only [rtri-skip]) in ``mode``:
+    derive(chart, scores, j, item, count), with ``item`` = EVERY for every item of column j, the cells from the
+    narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
+    triangles), all in reverse for the outside modes; else for the one item ``item`` = (x * N + i).  This is the only
+    place where the rules are written.  ``mode`` is a constant of each kernel (numba drops the other modes' code:
+    see the modes), and the kernel is a call of its own, one per column (a call passes the records' arrays: one call
+    per item made the free chart's fill 2.7x slower at n = 25; inlining it into the fill compiles for minutes).
 
-    With ``find`` = c >= 0 nothing is written: the first rule, split and left count that reach the item's value at
-    count c, or R_NONE.  With ``find`` = EMIT every rule instance is appended to ``chart.edges``
-    instead; INSIDE sums its offers into (x i j), OUTSIDE passes (x i j)'s outside value to the antecedents.  This is
-    the only place where the rules are written.  ``scores.ones`` is the semiring's one per split, ``scores.gap[r]``
-    the scale of the gap between r and r+1 that a rule whose antecedents do not share a word bridges (the semiring's
-    one but in scaled probability space: see :class:`ScaledChart`).
+    FIND (the backtrace) writes nothing and returns the first rule, split and left count that reach the item's value
+    at ``count``, or R_NONE; the other modes return R_NONE.  ``scores.ones`` is the semiring's one per split,
+    ``scores.gap[r]`` the scale of the gap between r and r+1 that a rule whose antecedents do not share a word
+    bridges (the semiring's one but in scaled probability space: see :class:`ScaledChart`).
     """
-    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
-    N = chart.V.shape[1]
-    n = N - 1
-    one = 0.0 if O is None else 1.0
-    gap, sibling = scores.gap, scores.sibling
-    for k in range(1 if item >= 0 else (j + 1) * (ITEMS - 1)):
-        if item >= 0:
-            x, i = item // N, item % N
-        else:
-            x, i = _column_item(k, j, find == OUTSIDE)
-        if i == j and x != RTRI:  # the diagonal's cells have one item with a rule
-            continue
-        attach_right = _times(O, scores.attach[i, j], scores.kept_bonus)  # attach(i, j): i is the head
-        attach_left = _times(O, scores.attach[j, i], scores.kept_bonus)  # attach(j, i): j is the head
-        if x == BOX:
-            # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-            s, c1 = _split_rule(chart, O, scores, BOX, i, j, RTRI, LTRI, i, j, 1, one, gap, 0, 0, find, 0)
-            if s >= 0:
-                return R_BOX, s, c1
-        elif x == RTRAP and not scores.second_order:
-            # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-            c1 = _offer(chart, O, scores, RTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_right, arc_shift, 1, find, -1)
-            if c1 >= 0:
-                return R_RTRAP, 0, c1
-        elif x == LTRAP and not scores.second_order and i >= 1:
-            # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-            c1 = _offer(chart, O, scores, LTRAP, i, j, BOX, i, j, LTRI, 0, 0, attach_left, arc_shift, 1, find, -1)
-            if c1 >= 0:
-                return R_LTRAP, 0, c1
-        elif x == RTRAP:
-            # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-            no_sibling = _times(O, attach_right, _sib(O, sibling, i, i, j))
-            s, c1 = _split_rule(chart, O, scores, RTRAP, i, j, SKIP, LTRI, i, j, 1, no_sibling, gap, arc_shift, 1,
-                                find, 2)
-            if s >= 0:
-                return R_RTRAP_FIRST, s, c1
-            # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
-            if not (scores.single_root and i == 0):
-                s, c1 = _split_rule(chart, O, scores, RTRAP, i, j, RTRAP, BOX, i + 1, j, 0, attach_right,
-                                    _sib_row(O, sibling, i, j), arc_shift, 1, find, 1)
+
+    @kernel
+    def derive(chart, scores, j, item, count):
+        N = chart.V.shape[1]
+        n = N - 1
+        one = 1.0 if mode == INSIDE_SUM or mode == OUTSIDE_SUM else 0.0
+        gap, sibling = scores.gap, scores.sibling
+        for k in range(1 if item >= 0 else (j + 1) * (ITEMS - 1)):
+            if item >= 0:
+                x, i = item // N, item % N
+            else:
+                x, i = _column_item(k, j, mode == OUTSIDE_MAX or mode == OUTSIDE_SUM)
+            if i == j and x != RTRI:  # the diagonal's cells have one item with a rule
+                continue
+            attach_right = _times(mode, scores.attach[i, j], scores.kept_bonus)  # attach(i, j): i is the head
+            attach_left = _times(mode, scores.attach[j, i], scores.kept_bonus)  # attach(j, i): j is the head
+            if x == BOX:
+                # [box] (box i j) <- (rtri i r) (ltri r+1 j)
+                s, c1 = _split_rule(mode, chart, scores, (BOX, i, j), (RTRI, LTRI), (i, j, 1), one, gap, 0, count, 0)
                 if s >= 0:
-                    return R_RTRAP_NEXT, s, c1
-        elif x == LTRAP and i >= 1:
-            # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
-            no_sibling = _times(O, _times(O, attach_left, _sib(O, sibling, j, j, i)), gap[j - 1])
-            c1 = _offer(chart, O, scores, LTRAP, i, j, RTRI, i, j - 1, LTRI, j, j, no_sibling, arc_shift, 1, find, j)
-            if c1 >= 0:
-                return R_LTRAP_FIRST, 0, c1
-            # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-            s, c1 = _split_rule(chart, O, scores, LTRAP, i, j, BOX, LTRAP, i + 1, j, 0, attach_left,
-                                _sib_row(O, sibling, j, i), arc_shift, 1, find, 1)
-            if s >= 0:
-                return R_LTRAP_NEXT, s, c1
-        elif x == RTRI:
-            # [rtri-skip] (rtri i j) <- (skip i j)
-            c1 = _offer(chart, O, scores, RTRI, i, j, SKIP, i, j, LTRI, 0, 0, one, 0, 0, find, -1)
-            if c1 >= 0:
-                return R_RTRI_SKIP, 0, c1
-            # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
-            if not (scores.single_root and i == 0 and j < n):
-                s, c1 = _split_rule(chart, O, scores, RTRI, i, j, RTRAP, RTRI, i + 1, j + 1, 0, one, scores.ones, 0, 0,
-                                    find, 0)
+                    return R_BOX, s, c1
+            elif x == RTRAP and not scores.second_order:
+                # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
+                c1 = _offer(mode, chart, scores, (RTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_right, 1, count, -1)
+                if c1 >= 0:
+                    return R_RTRAP, 0, c1
+            elif x == LTRAP and not scores.second_order and i >= 1:
+                # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
+                c1 = _offer(mode, chart, scores, (LTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_left, 1, count, -1)
+                if c1 >= 0:
+                    return R_LTRAP, 0, c1
+            elif x == RTRAP:
+                # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
+                no_sibling = _times(mode, attach_right, _sib(mode, sibling, i, i, j))
+                s, c1 = _split_rule(mode, chart, scores, (RTRAP, i, j), (SKIP, LTRI), (i, j, 1), no_sibling, gap, 1,
+                                    count, 2)
                 if s >= 0:
-                    return R_RTRI, s, c1
-        elif x == LTRI and i >= 1:
-            # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-            s, c1 = _split_rule(chart, O, scores, LTRI, i, j, LTRI, LTRAP, i, j, 0, one, scores.ones, 0, 0, find, 0)
-            if s >= 0:
-                return R_LTRI, s, c1
-    return R_NONE, 0, 0
+                    return R_RTRAP_FIRST, s, c1
+                # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
+                if not (scores.single_root and i == 0):
+                    s, c1 = _split_rule(mode, chart, scores, (RTRAP, i, j), (RTRAP, BOX), (i + 1, j, 0), attach_right,
+                                        _sib_row(mode, sibling, i, j), 1, count, 1)
+                    if s >= 0:
+                        return R_RTRAP_NEXT, s, c1
+            elif x == LTRAP and i >= 1:
+                # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
+                no_sibling = _times(mode, _times(mode, attach_left, _sib(mode, sibling, j, j, i)), gap[j - 1])
+                c1 = _offer(mode, chart, scores, (LTRAP, i, j), (RTRI, i, j - 1), (LTRI, j, j), no_sibling, 1, count, j)
+                if c1 >= 0:
+                    return R_LTRAP_FIRST, 0, c1
+                # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
+                s, c1 = _split_rule(mode, chart, scores, (LTRAP, i, j), (BOX, LTRAP), (i + 1, j, 0), attach_left,
+                                    _sib_row(mode, sibling, j, i), 1, count, 1)
+                if s >= 0:
+                    return R_LTRAP_NEXT, s, c1
+            elif x == RTRI:
+                # [rtri-skip] (rtri i j) <- (skip i j)
+                c1 = _offer(mode, chart, scores, (RTRI, i, j), (SKIP, i, j), (LTRI, 0, 0), one, 0, count, -1)
+                if c1 >= 0:
+                    return R_RTRI_SKIP, 0, c1
+                # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
+                if not (scores.single_root and i == 0 and j < n):
+                    s, c1 = _split_rule(mode, chart, scores, (RTRI, i, j), (RTRAP, RTRI), (i + 1, j + 1, 0), one,
+                                        scores.ones, 0, count, 0)
+                    if s >= 0:
+                        return R_RTRI, s, c1
+            elif x == LTRI and i >= 1:
+                # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
+                s, c1 = _split_rule(mode, chart, scores, (LTRI, i, j), (LTRI, LTRAP), (i, j, 0), one, scores.ones, 0,
+                                    count, 0)
+                if s >= 0:
+                    return R_LTRI, s, c1
+        return R_NONE, 0, 0
+
+    return derive
+
+
+_derive_fill_max = _derive(FILL_MAX)
+_derive_fill_pruned = _derive(FILL_PRUNED)
+_derive_find = _derive(FIND)
+_derive_emit = _derive(EMIT)
+_derive_outside_max = _derive(OUTSIDE_MAX)
+_derive_inside_sum = _derive(INSIDE_SUM)
+_derive_outside_sum = _derive(OUTSIDE_SUM)
+
+
+@kernel(inline="always")
+def _axioms(mode, chart, scores, j):
+    """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
+    probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
+    0), is the semiring's one: the unary rules use it as their second antecedent."""
+    V = chart.V
+    # [ltri-0] (ltri j j) <- .
+    V[LTRI, j, j, 0] = 1.0 if mode == INSIDE_SUM else 0.0
+    for i in range(j + 1):
+        # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
+        c = j - i if scores.counting == DROPPED else 0
+        if c <= scores.cap:
+            if mode == INSIDE_SUM:
+                V[SKIP, i, j, c] = math.exp(scores.bigram[i, j + 1] - (scores.scale[j] - scores.scale[i]))
+            else:
+                V[SKIP, i, j, c] = scores.bigram[i, j + 1]
 
 
 @kernel
 def _guess_scale(gap, scale, j):
-    """Before INSIDE derives the items ending at j: their scale scale[j], the last step repeated, and gap[j-1]."""
+    """Before INSIDE_SUM derives the items ending at j: their scale scale[j], the last step repeated, and gap[j-1]."""
     if j >= 1:
         scale[j] = scale[j - 1] + (scale[j - 1] - scale[j - 2] if j >= 2 else 0.0)
         gap[j - 1] = math.exp(scale[j - 1] - scale[j])
-
-
 @kernel
 def _move_sibling_triples(sibling, packed, out, gather):
     """Copy sibling[h, s, m] for the triples the rules read (s = h, or s between h and m: about a third of the
@@ -585,7 +664,7 @@ def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float]:
 
 @kernel
 def _normalize_column(V, gap, scale, j):
-    """After INSIDE derived the items (x i j), i < j: divide them by their largest value M and add log M to
+    """After INSIDE_SUM derived the items (x i j), i < j: divide them by their largest value M and add log M to
     scale[j] (the axioms (x j j) have scale 0 and stay).  Every one of them is a sum of products with exactly one
     factor scaled by scale[j] (an item ending at j or gap[j-1]), so the division keeps the chart exact.  (Dividing
     only when M is far from 1 lets the guessed scales drift away from the items' growth: the wide items underflow
@@ -606,60 +685,65 @@ def _normalize_column(V, gap, scale, j):
 
 
 @kernel
-def _axioms(bigram, V, O, scale, counting, cap, j):
-    """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
-    probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
-    0), is the semiring's one: the unary rules use it as their second antecedent."""
-    # [ltri-0] (ltri j j) <- .
-    V[LTRI, j, j, 0] = 0.0 if O is None else 1.0
-    for i in range(j + 1):
-        # [skip] (skip i j) <- .   bigram(i, j+1), drops j-i words
-        c = j - i if counting == DROPPED else 0
-        if c <= cap:
-            V[SKIP, i, j, c] = bigram[i, j + 1] if O is None else math.exp(bigram[i, j + 1] - (scale[j] - scale[i]))
+def _fill_max(chart, scores):
+    """[FILL_MAX] Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j
+    from the narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids,
+    then the triangles)."""
+    for j in range(chart.V.shape[1]):
+        _axioms(FILL_MAX, chart, scores, j)
+        _derive_fill_max(chart, scores, j, EVERY, 0)
 
 
 @kernel
-def _fill(cells, O, inputs, find, trim):
-    """Every rule of every cell, column by column: the axioms ending at j, then the cells ending at j from the
-    narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
-    triangles); OUTSIDE in the reverse order.  ``find`` = FILL fills the chart (V starts at -inf and T at 0), EMIT
-    lists the hyperedges of a filled chart, INSIDE (V starts at 0) and OUTSIDE sum.
-
-    ``find`` is an int64 like the backtrace's counts, never a constant: numba compiles a call with a constant
-    argument (``-1``, ``False``) as a version of its own, and one version of _derive (all rules inlined) takes 30 s
-    to compile; the batch kernels pass ``np.bool_(False)`` for the same reason.
-
-    ``trim`` = (bound, slope, floor): a pruned fill drops, once an item is filled, its counts below the floor
-    (:func:`_trim_window`).  An argument of the fill alone: the rules never read it, and every field of the
-    records costs each call of :func:`_derive` (the pruned fill calls it once per item)."""
-    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
+def _fill_pruned(chart, scores, trim):
+    """[FILL_PRUNED] :func:`_fill_max` item by item, each over its window of counts (``chart.window``), trimmed once
+    derived: ``trim`` = (bound, slope, floor) drops the counts below the floor (:func:`_trim_window`)."""
     N = chart.V.shape[1]
-    arc_shift = 1 if scores.counting == KEPT else 0
-    every = np.int64(-1)  # _derive's item: every item of the column (an int64 like the backtrace's, not a constant)
-    if find == OUTSIDE:  # the sums' outside (O) or the max semiring's (chart.aux)
-        for j in range(N - 1, -1, -1):
-            _derive(cells, O, inputs, arc_shift, every, j, find)
-        return
-    windows = O is None and scores.pruned and find == FILL
+    bound, slope, floor = trim
     for j in range(N):
-        if O is not None:
-            _guess_scale(scores.gap, scores.scale, j)
-        if find != EMIT:
-            _axioms(scores.bigram, chart.V, O, scores.scale, scores.counting, scores.cap, j)
-        if not windows:
-            _derive(cells, O, inputs, arc_shift, every, j, find)
-        else:
-            for i in range(j, -1, -1):  # item by item, each over its window, trimmed once derived
-                for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
-                    lo, hi = int(chart.aux[x, i, j, 0]), int(chart.aux[x, i, j, 1])
-                    if lo > hi:  # no count of the item is kept
-                        continue
-                    chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
-                    _derive(cells, O, inputs, arc_shift, x * N + i, j, find)
-                    _trim_window(chart.V, chart.aux, trim[0], trim[1], trim[2], x, i, j)
-        if O is not None and j >= 1:
+        _axioms(FILL_PRUNED, chart, scores, j)
+        for i in range(j, -1, -1):
+            for x in range(BOX if i < j else RTRI, LTRI + 1 if i < j else RTRI + 1):
+                lo, hi = int(chart.window[x, i, j, 0]), int(chart.window[x, i, j, 1])
+                if lo > hi:  # no count of the item is kept
+                    continue
+                chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
+                _derive_fill_pruned(chart, scores, j, x * N + i, 0)
+                _trim_window(chart.V, chart.window, bound, slope, floor, x, i, j)
+
+
+@kernel
+def _emit(chart, scores):
+    """[EMIT] List every rule instance of a filled max chart into ``chart.edges``, in fill order."""
+    for j in range(chart.V.shape[1]):
+        _derive_emit(chart, scores, j, EVERY, 0)
+
+
+@kernel
+def _outside_max(chart, scores):
+    """[OUTSIDE_MAX] The max semiring's outside values into ``chart.outside`` (the goal's set by the caller), the
+    fill's order reversed."""
+    for j in range(chart.V.shape[1] - 1, -1, -1):
+        _derive_outside_max(chart, scores, j, EVERY, 0)
+
+
+@kernel
+def _inside_sum(chart, scores):
+    """[INSIDE_SUM] The fill's order in scaled probability space (V starts at 0): each column's scale guessed
+    before its items are derived and set once they are (:class:`ScaledChart`)."""
+    for j in range(chart.V.shape[1]):
+        _guess_scale(scores.gap, scores.scale, j)
+        _axioms(INSIDE_SUM, chart, scores, j)
+        _derive_inside_sum(chart, scores, j, EVERY, 0)
+        if j >= 1:
             _normalize_column(chart.V, scores.gap, scores.scale, j)
+
+
+@kernel
+def _outside_sum(chart, scores):
+    """[OUTSIDE_SUM] Outside sums into ``chart.outside`` (the goal's set by the caller), the fill's order reversed."""
+    for j in range(chart.V.shape[1] - 1, -1, -1):
+        _derive_outside_sum(chart, scores, j, EVERY, 0)
 
 
 @kernel(inline="always")
@@ -669,11 +753,10 @@ def _push(stack, top, x, i, j, c):
 
 
 @kernel
-def _backtrace(cells, O, inputs, count, heads, stack):
-    """Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words, found by
-    asking each of its items which rule reached its value: time linear in the derivation's items times one cell's
-    rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
-    chart, scores = Cells(*cells), Scores(*inputs)  # named again (see :class:`Scores`)
+def _backtrace(chart, scores, count, heads, stack):
+    """[FIND] Write into ``heads`` (all -1) the heads of the goal's best derivation that counts ``count`` words,
+    found by asking each of its items which rule reached its value: time linear in the derivation's items times one
+    cell's rules.  ``stack`` has room for the derivation's items (4 columns: item, i, j, count)."""
     n = chart.V.shape[1] - 1
     if chart.V[RTRI, 0, n, count] == NEG:  # the goal has no derivation with this count
         return
@@ -684,7 +767,7 @@ def _backtrace(cells, O, inputs, count, heads, stack):
         x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        rule, split, c1 = _derive(cells, O, inputs, arc_shift, x * (n + 1) + i, j, c)
+        rule, split, c1 = _derive_find(chart, scores, j, x * (n + 1) + i, c)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
@@ -717,16 +800,16 @@ def _backtrace(cells, O, inputs, count, heads, stack):
             heads[i] = j
 
 
-def announce_compile(kernels: tuple, what: str, seconds: str, version=lambda signature: True) -> None:
+def announce_compile(kernels: tuple, what: str, seconds: str) -> None:
     """Say once on stderr that ``kernels`` (numba dispatchers) are about to be compiled, when numba's cache holds no
-    version of them for this source file (a fresh machine, or the source changed) whose argument types satisfy
-    ``version``.  Checked once per process: reading the cache's index is file I/O, and this runs before every
+    version of them for this source file (a fresh machine, or the source changed).  Checked once per process:
+    reading the cache's index is file I/O, and this runs before every
     hyperedge listing."""
     if what in _checked:
         return
     _checked.add(what)
     try:
-        cached = all(any(version(key[0]) for key in kernel._cache._cache_file._load_index()) for kernel in kernels)
+        cached = all(kernel._cache._cache_file._load_index() for kernel in kernels)
     except Exception:  # numba's cache layout is private: say nothing rather than fail
         return
     if not cached:
@@ -738,14 +821,6 @@ def announce_compile(kernels: tuple, what: str, seconds: str, version=lambda sig
 
 
 _checked: set[str] = set()  # what announce_compile has looked at in this process
-_NO_EDGES = np.zeros((0, EDGE_COLUMNS))  # the fill and the backtrace list no hyperedges
-_NO_EDGE_COUNT = np.zeros(1, np.int64)
-_NO_SIBLINGS = np.zeros((1, 1, 1))  # first order; read-only like a problem's sibling scores: one compiled version
-_NO_SIBLINGS.flags.writeable = False
-_NO_MASS = np.zeros((1, 1, 1))  # ... and no sibling posteriors (nor has first order)
-_NO_OUTSIDE = np.zeros((1, 1, 1, 1))  # the sum-product inside pass reads no outside chart (nor the fills U)
-_NO_AUX = np.zeros((1, 1, 1, 2))  # no max-semiring outside, no windows
-_NO_TRIM = (np.zeros((1, 1, 1, 1)), np.zeros(1), -math.inf)  # an unpruned fill trims nothing
 
 
 @dataclass(frozen=True)
@@ -775,7 +850,7 @@ class ChartScores:
     @classmethod
     def of(cls, problem: Problem) -> ChartScores:
         second_order = problem.sibling_scores is not None
-        sibling = problem.sibling_scores if second_order else _NO_SIBLINGS
+        sibling = problem.sibling_scores if second_order else NO_SIBLINGS
         attach = problem.arc_scores.copy()
         attach[:, 1:] += problem.token_scores
         return cls(attach, problem.bigram_scores, sibling, np.zeros(problem.n + 1), second_order, problem.single_root)
@@ -825,11 +900,14 @@ class Chart:
         # the chart and everything its rules read, for the fill and again for the backtrace
         # (in log space the semiring's ones, the gaps' scales and the unused scales are all zeros)
         zeros = scores.zeros
-        cells = Cells(V, T, _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT, pruning.window if pruned else _NO_AUX)
-        rules = Scores(scores.bigram, scores.attach, float(kept_bonus), scores.sibling, zeros, zeros, zeros,
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, int(tie), pruned)
-        trim = (pruning.bound, pruning.slope, float(pruning.floor)) if pruned else _NO_TRIM
-        _fill(tuple(cells), None, tuple(rules), np.int64(FILL), trim)
+        cells = Cells(V=V, T=T, window=pruning.window if pruned else None)
+        rules = Scores(bigram=scores.bigram, attach=scores.attach, kept_bonus=float(kept_bonus), sibling=scores.sibling,
+                       ones=zeros, gap=zeros, scale=None, second_order=scores.second_order,
+                       single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=int(tie))
+        if pruned:
+            _fill_pruned(cells, rules, (pruning.bound, pruning.slope, float(pruning.floor)))
+        else:
+            _fill_max(cells, rules)
         if counting == "none":
             kept = T[RTRI, 0, n:n + 1].astype(np.int64)
         else:
@@ -844,11 +922,11 @@ class Chart:
     def best_outside(self) -> np.ndarray:
         """The max semiring's outside values (items x N x N x counts): the best score of a completion of each item
         into a derivation of the goal at each count (the goal's count; -inf: none) under the same kept bonus, by the
-        rules of the fill run in reverse (:func:`_derive` in OUTSIDE mode with no sums)."""
+        rules of the fill run in reverse (:func:`_derive` in OUTSIDE_MAX mode)."""
         U = np.full_like(self._cells.V, NEG)
         n = U.shape[1] - 1
         U[RTRI, 0, n] = 0.0
-        _fill(tuple(self._cells._replace(aux=U)), None, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
+        _outside_max(self._cells._replace(outside=U), self._scores)
         return U
 
     def heads(self, count: int) -> np.ndarray:
@@ -859,7 +937,7 @@ class Chart:
             return heads
         # a derivation has at most 2(n+1) axioms, as many binary rules, and as many unary rules as both
         stack = np.empty((8 * (n + 2), 4), np.int64)
-        _backtrace(tuple(self._cells), None, tuple(self._scores), int(count), heads, stack)
+        _backtrace(self._cells, self._scores, int(count), heads, stack)
         return heads
 
 
@@ -872,7 +950,7 @@ SAFE = 2.0 ** 300
 
 @dataclass
 class ScaledChart:
-    """The chart in the sum-product semiring (INSIDE), in scaled probability space: the item (x i j) at count c
+    """The chart in the sum-product semiring (INSIDE_SUM), in scaled probability space: the item (x i j) at count c
     holds exp(L - (scale[j] - scale[i])), where L is the log-sum-exp of its derivations' scores.  The scale is a
     potential over positions, so it telescopes: the scales of two antecedents that share their middle word add up to
     their conclusion's, and those of a rule whose antecedents leave a gap between r and r+1 miss it by gap[r] =
@@ -898,25 +976,23 @@ class ScaledChart:
     def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
         """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
         # the sums' version of the kernels: an outside chart (argument 1) instead of None
-        announce_compile((_fill,), "the inside-outside kernels", "25 s",
-                         version=lambda signature: not isinstance(signature[1], types.NoneType))
+        announce_compile((_inside_sum, _outside_sum), "the inside-outside kernels", "25 s")
         scores = ChartScores.of(problem)
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
             attach = np.exp(scores.attach)
-        sibling, largest = _NO_SIBLINGS, attach.max(initial=0.0)
+        sibling, largest = NO_SIBLINGS, attach.max(initial=0.0)
         if scores.second_order:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
-        cells = Cells(V, np.zeros((ITEMS, n + 1, n + 1), np.int16), _NO_MASS, _NO_EDGES, _NO_EDGE_COUNT,
-                      _NO_AUX)
-        rules = Scores(scores.bigram, attach, 1.0, sibling, np.ones(n + 1), np.ones(n + 1), np.zeros(n + 1),
-                       scores.second_order, scores.single_root, COUNTING[counting], cap, 0, False)
-        # inside reads no outside chart: a placeholder of its type selects the sum-product version of the kernels
-        _fill(tuple(cells), _NO_OUTSIDE, tuple(rules), np.int64(INSIDE), _NO_TRIM)
+        cells = Cells(V=V)
+        rules = Scores(bigram=scores.bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
+                       gap=np.ones(n + 1), scale=np.zeros(n + 1), second_order=scores.second_order,
+                       single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=0)
+        _inside_sum(cells, rules)
         return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
 
     @property
@@ -935,9 +1011,9 @@ class ScaledChart:
         triple (h, s, m), unnormalized, as mass[h, m, s] (the sums' layout: the outside pass writes along s)."""
         n = self.inside.shape[1] - 1
         outside = np.zeros_like(self.inside)
-        mass = np.zeros((n + 1,) * 3) if self.second_order else _NO_MASS
+        mass = np.zeros((n + 1,) * 3 if self.second_order else (0, 0, 0))  # first order: no sibling triples
         outside[RTRI, 0, n] = goal_outside
-        _fill(tuple(self._cells._replace(mass=mass)), outside, tuple(self._scores), np.int64(OUTSIDE), _NO_TRIM)
+        _outside_sum(self._cells._replace(outside=outside, mass=mass), self._scores)
         return outside, mass
 
 
@@ -980,7 +1056,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
     every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_fill,), "the hook-trick chart kernels", "20 s")
+    announce_compile((_fill_max, _emit), "the hook-trick chart's fill and hyperedge listing", "20 s")
     n = scores.n
     N = n + 1
     chart = Chart.fill(scores)  # the max chart: which items have a derivation
@@ -991,8 +1067,7 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     edges[:len(i), 1:5] = -1
     edges[:len(i), 5] = V[SKIP, i, j, 0]
     count = np.array([len(i)], np.int64)
-    _fill(tuple(chart._cells._replace(edges=edges, n_edges=count)), None, tuple(chart._scores), np.int64(EMIT),
-          _NO_TRIM)
+    _emit(chart._cells._replace(edges=edges, n_edges=count), chart._scores)
     ids = edges[:count[0], :5].astype(np.int64)
     return Hypergraph(ids[:, 0].copy(), ids[:, 1:3].copy(), ids[:, 3].copy(), ids[:, 4].copy(),
                       edges[:count[0], 5].copy(), (RTRI * N + 0) * N + n, n)
