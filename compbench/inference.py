@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, check_scores
+from .problem import Problem, ProblemBatch, ProblemError, check_scores
 from .solver import cores
 
 GROUP = "compbench.inference"
@@ -67,21 +67,40 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
-def log_partition_many(problems: Sequence[Problem], *, jobs: int | None = None) -> np.ndarray:
-    """:func:`log_partition` of every problem of a batch, in order: first-order problems in compiled calls (one per
-    thread of ``jobs``; None: every core), the per-problem Python paid once per batch.
+def log_partition_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None) -> np.ndarray:
+    """:func:`log_partition` of every problem of a list or a :class:`ProblemBatch`, in order: first-order problems
+    in compiled calls (one per thread of ``jobs``; None: every core) that read the batch's padded arrays, the
+    per-problem Python paid once per batch (a list is laid out as batches: :meth:`ProblemBatch.grouped`).
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=6, seed=s, length=3) for s in range(3)]
     >>> bool(np.allclose(log_partition_many(ps), [log_partition(p) for p in ps]))
     True
+    >>> batch = compbench.ProblemBatch.from_arrays(np.zeros((2, 4, 4)), sizes=[3, 2])
+    >>> bool(np.allclose(log_partition_many(batch), [log_partition(batch[0]), log_partition(batch[1])]))
+    True
     """
-    return np.asarray(_provider().log_partition_many(list(problems), cores(jobs)), dtype=np.float64)
+    out = np.empty(len(problems))
+    for index, batch in _batches(problems):
+        out[index] = _provider().log_partition_many(batch, cores(jobs))
+    return out
 
 
-def marginals_many(problems: Sequence[Problem], *, jobs: int | None = None) -> list[Marginals]:
-    """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them."""
-    return _provider().marginals_many(list(problems), cores(jobs))
+def marginals_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None) -> list[Marginals]:
+    """:func:`marginals` of every problem of a list or a :class:`ProblemBatch`, in order, as
+    :func:`log_partition_many` computes them."""
+    out: list[Marginals | None] = [None] * len(problems)
+    for index, batch in _batches(problems):
+        for k, answer in zip(index.tolist(), _provider().marginals_many(batch, cores(jobs))):
+            out[k] = answer
+    return out  # type: ignore[return-value]
+
+
+def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[np.ndarray, ProblemBatch]]:
+    """A batch as it is, a list as batches (:meth:`ProblemBatch.grouped`), each with its positions."""
+    if isinstance(problems, ProblemBatch):
+        return [(np.arange(len(problems)), problems)]
+    return ProblemBatch.grouped(list(problems))
 
 
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,

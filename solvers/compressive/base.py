@@ -9,9 +9,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench import Problem, Solution, Solver, Status
+from compbench import Problem, ProblemBatch, Solution, Solver, Status
 
-from .batch import PARAMS, _decode_many, decode_many, decode_one
+from .batch import _decode_many, decode, decode_one
 from .chart import COUNTING, Chart, _backtrace, _fill, announce_compile
 
 _loaded: set[str] = set()
@@ -53,8 +53,8 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
-    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
-                   **options: Any) -> list[Solution]:
+    def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
+                   jobs: int | None = None, **options: Any) -> list[Solution]:
         setup = load_kernels(self.kernels)
         if type(self)._solve_batch is not Solver._solve_batch:
             announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
@@ -79,17 +79,18 @@ def answer_at(chart: Chart, index: int) -> Solution:
     return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
 
 
-def decoded_answers(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
-    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
-    answers."""
+def decoded_answers(batch: ProblemBatch, params: np.ndarray, jobs: int,
+                    which: np.ndarray | None = None) -> list[Solution]:
+    """The best derivations of a batch's sentences ``which`` lists (None: all) as proven answers, in that order
+    (:func:`decode`; ``params``: counting, cap, lo, hi per sentence of the batch)."""
     start = time.perf_counter()
-    rows = np.array([(0, *row) for row in params], np.int64).reshape(-1, PARAMS)
-    heads, offsets, out = decode_many(problems, rows, jobs=jobs)
-    share = (time.perf_counter() - start) / max(1, len(problems))
+    heads, out = decode(batch, params, jobs=jobs, which=which)
+    which = range(len(batch)) if which is None else which
+    share = (time.perf_counter() - start) / max(1, len(which))
+    sizes, values = batch.sizes.tolist(), out[:, 1].tolist()
     solutions = []
-    ends = offsets[:, 3].tolist()
-    for k, value in enumerate(out[:, 1].tolist()):
-        solution = proven_answer(heads[ends[k]:ends[k + 1]], value)
+    for k in which:
+        solution = proven_answer(heads[k, :sizes[k] + 1], values[k])
         solution.stats["chart_seconds"] = share
         solutions.append(solution)
     return solutions
