@@ -410,24 +410,28 @@ class ProblemBatch:
         problems = list(problems)
         if not problems:
             raise ProblemError("problems", "expected at least one problem")
-        roots = {p.single_root for p in problems}
-        orders = {p.second_order for p in problems}
-        if len(roots) > 1 or len(orders) > 1:
+        kinds = {(p.single_root, p.sibling_scores is not None) for p in problems}
+        if len(kinds) > 1:
             raise ProblemError("problems", "a batch has one root mode and one order (first or second)")
-        sizes = np.array([p.n for p in problems], np.int64)
-        bounds = np.array([p.length_bounds() for p in problems], np.int64).reshape(-1, 2)
-        if sizes.min() == sizes.max():  # nothing to pad: stacked
-            token, arc, bigram = (np.stack([getattr(p, name) for p in problems])
-                                  for name in ("token_scores", "arc_scores", "bigram_scores"))
-            sibling = np.stack([p.sibling_scores for p in problems]) if orders == {True} else None
-        else:
-            token, arc, bigram, sibling = _padded(problems, int(sizes.max()), orders == {True})
+        single_root, second_order = kinds.pop()
+        sizes = np.array([len(p.token_scores) for p in problems], np.int64)
         free = np.array([p.length is None for p in problems])
+        bounds = np.array([(0, n) if p.length is None else (p.length.min, p.length.max)
+                           for p, n in zip(problems, sizes.tolist())], np.int64).reshape(-1, 2)
+        if sizes.min() == sizes.max():  # nothing to pad: the arrays one after the other
+            n = int(sizes[0])
+            token, arc, bigram, sibling = (
+                None if name == "sibling_scores" and not second_order else
+                np.concatenate([getattr(p, name).reshape(-1) for p in problems]).reshape(len(problems), *shape)
+                for name, shape in (("token_scores", (n,)), ("arc_scores", (n + 1,) * 2),
+                                    ("bigram_scores", (n + 2,) * 2), ("sibling_scores", (n + 1,) * 3)))
+        else:
+            token, arc, bigram, sibling = _padded(problems, int(sizes.max()), second_order)
         lo, hi = bounds[:, 0].copy(), bounds[:, 1].copy()
         for array in (token, arc, bigram, sibling, sizes, lo, hi, free):
             if array is not None:
                 array.setflags(write=False)
-        return cls(token, arc, bigram, sizes, lo, hi, free, roots.pop(), sibling)
+        return cls(token, arc, bigram, sizes, lo, hi, free, single_root, sibling)
 
     @classmethod
     def grouped(cls, problems: Sequence[Problem]) -> list[tuple[np.ndarray, ProblemBatch]]:
@@ -441,18 +445,16 @@ class ProblemBatch:
         [([0, 2], 4), ([1], 12)]
         """
         problems = list(problems)
-        keys = sorted(range(len(problems)), key=lambda k: (problems[k].single_root, problems[k].second_order,
-                                                           problems[k].n))
+        keys = [(p.single_root, p.sibling_scores is not None, len(p.token_scores)) for p in problems]
         groups: list[list[int]] = []
-        for k in keys:
-            p = problems[k]
-            if groups:
-                first = problems[groups[-1][0]]
-                if (first.single_root, first.second_order) == (p.single_root, p.second_order) \
-                        and p.n <= first.n + max(1, first.n // 4):
-                    groups[-1].append(k)
-                    continue
-            groups.append([k])
+        first = None
+        for k in sorted(range(len(problems)), key=keys.__getitem__):
+            root, order, n = keys[k]
+            if first is not None and first[:2] == (root, order) and n <= first[2] + max(1, first[2] // 4):
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+                first = keys[k]
         return [(np.array(sorted(group), np.int64), cls.from_problems([problems[k] for k in sorted(group)]))
                 for group in groups]
 

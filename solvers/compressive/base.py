@@ -80,20 +80,24 @@ def answer_at(chart: Chart, index: int) -> Solution:
 
 
 def decoded_answers(batch: ProblemBatch, params: np.ndarray, jobs: int,
-                    which: np.ndarray | None = None) -> list[Solution]:
+                    which: list[int] | None = None) -> list[Solution]:
     """The best derivations of a batch's sentences ``which`` lists (None: all) as proven answers, in that order
-    (:func:`decode`; ``params``: counting, cap, lo, hi per sentence of the batch)."""
+    (:func:`decode`; ``params``: counting, cap, lo, hi per sentence of the batch), each part's built as soon as it
+    is decoded."""
     start = time.perf_counter()
-    heads, out = decode(batch, params, jobs=jobs, which=which)
-    which = range(len(batch)) if which is None else which
-    share = (time.perf_counter() - start) / max(1, len(which))
-    sizes, values = batch.sizes.tolist(), out[:, 1].tolist()
-    solutions = []
-    for k in which:
-        solution = proven_answer(heads[k, :sizes[k] + 1], values[k])
+    answers: list[Solution | None] = [None] * len(batch)
+    sizes = batch.sizes
+
+    def answer(part: np.ndarray, heads: np.ndarray, out: np.ndarray) -> None:
+        for k, n, value in zip(part.tolist(), sizes[part].tolist(), out[part, 1].tolist()):
+            answers[k] = proven_answer(heads[k, :n + 1], value)
+
+    decode(batch, params, jobs=jobs, which=which, each=answer)
+    solutions = answers if which is None else [answers[k] for k in which]
+    share = (time.perf_counter() - start) / max(1, len(solutions))
+    for solution in solutions:
         solution.stats["chart_seconds"] = share
-        solutions.append(solution)
-    return solutions
+    return solutions  # type: ignore[return-value]
 
 
 def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:

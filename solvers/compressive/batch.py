@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Callable
 
 import numpy as np
 
@@ -131,63 +132,64 @@ def _siblings(batch: ProblemBatch) -> np.ndarray:
 
 
 def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
-           jobs: int = 1, which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+           jobs: int = 1, which: np.ndarray | None = None,
+           each: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best derivations of the sentences ``which`` lists (None: all) in compiled calls over ``jobs`` threads:
     sentence k counts ``params[k, 0]`` words (NONE, KEPT or DROPPED) up to ``params[k, 1]`` and takes its best
     count among lengths ``params[k, 2]..params[k, 3]``, each kept word scoring ``kept_bonus[k]`` more.
     (heads B x (N+1), out B x 3): ``heads[k, :sizes[k] + 1]`` are sentence k's heads, ``out[k]`` its count,
-    objective and kept words; the rows of the others are left at -1 and 0."""
+    objective and kept words; the rows of the others are left at -1 and 0.  ``each(part, heads, out)`` is called in
+    this thread with each part of ``which`` once it is decoded, while the threads decode the rest (:func:`_run_parts`).
+    """
     B, width = len(batch), batch.max_n + 1
     heads = np.full(B * width, -1, np.int64)
     out = np.zeros((B, OUT))
+    rows = heads.reshape(B, width)
     which = np.arange(B) if which is None else np.asarray(which, np.int64)
     if len(which):
         params = np.ascontiguousarray(params, np.int64).reshape(B, PARAMS)
         bonus = np.zeros(B) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
         N = batch.sizes + 1
-        caps = params[:, 1]
-        cells = ITEMS * N ** 2 * (caps + 1)
-        shares = _shares(N[which].astype(np.float64) ** 3 * (caps[which] + 1) ** 2, jobs)
+        cells = ITEMS * N ** 2 * (params[:, 1] + 1)
         arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, _siblings(batch), batch.sizes,
                   batch.single_root, batch.second_order, params, bonus, np.int64(tie))
 
-        def run(share: list[int]) -> None:
-            order = which[sorted(share)]
-            _decode_many(*arrays, *_new_work(int(cells[order].max()), int(N[order].max())), *_UNUSED, heads, out,
-                         order)
+        def run(part: np.ndarray) -> None:
+            _decode_many(*arrays, *_new_work(int(cells[part].max()), int(N[part].max())), *_UNUSED, heads, out, part)
 
-        _run_shares(run, shares)
-    return heads.reshape(B, width), out
+        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs,
+                   None if each is None else lambda part: each(part, rows, out))
+    return rows, out
 
 
-def _shares(cost: np.ndarray, jobs: int) -> list[list[int]]:
-    """Each thread's sentences: dealt largest ``cost`` first to the thread with the least work (a long sentence
-    costs as much as hundreds of short ones); one share of all when one thread, or all cost the same."""
-    jobs = max(1, min(int(jobs), len(cost)))
+PARTS_PER_JOB = 8  # a batch on several threads is cut into this many parts per thread, of about equal cost
+
+
+def _run_parts(run: Callable[[np.ndarray], None], which: np.ndarray, cost: np.ndarray, jobs: int,
+               each: Callable[[np.ndarray], None] | None = None) -> None:
+    """``run(part)`` for parts of ``which`` that cover it, then ``each(part)`` when given.  One thread: one part.
+    Several: ``PARTS_PER_JOB`` parts per thread of about equal ``cost``, the costliest sentences first (a long
+    sentence costs as much as hundreds of short ones), on ``jobs`` threads (the kernels release the GIL) that take
+    the next part when they finish one; ``each`` runs in this thread on each part as it is done, so the answers of
+    the parts done are built while the threads decode the others."""
+    jobs = max(1, min(int(jobs), len(which)))
     if jobs == 1:
-        return [list(range(len(cost)))]
-    if cost.min() == cost.max():  # equal sentences: contiguous slices
-        bounds = [round(len(cost) * w / jobs) for w in range(jobs + 1)]
-        return [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
-    shares: list[list[int]] = [[] for _ in range(jobs)]
-    work = np.zeros(jobs)
-    for k in np.argsort(-cost, kind="stable").tolist():
-        w = int(work.argmin())
-        shares[w].append(k)
-        work[w] += cost[k]
-    return shares
-
-
-def _run_shares(run, shares: list[list[int]]) -> None:
-    """``run(share)`` for every non-empty share, on threads when more than one (the kernels release the GIL)."""
-    shares = [share for share in shares if share]
-    if len(shares) == 1:
-        run(shares[0])
+        run(which)
+        if each is not None:
+            each(which)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    with ThreadPoolExecutor(len(shares)) as pool:
-        list(pool.map(run, shares))
+    order = np.argsort(-cost, kind="stable")
+    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, jobs * PARTS_PER_JOB) /
+                           (jobs * PARTS_PER_JOB), side="right")
+    parts = [np.sort(which[chunk]) for chunk in np.split(order, ends) if len(chunk)]
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run, part): part for part in parts}
+        for future in as_completed(futures):
+            future.result()
+            if each is not None:
+                each(futures[future])
 
 
 @kernel(nogil=True)
@@ -276,17 +278,15 @@ def infer(batch: ProblemBatch, params: np.ndarray, goal: np.ndarray, with_margin
         params = np.ascontiguousarray(params, np.int64)
         N = batch.sizes + 1
         cells = ITEMS * N ** 2 * (params[:, 1] + 1)
-        shares = _shares(N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
         arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, batch.sizes, batch.single_root, params,
                   goal)
 
-        def run(share: list[int]) -> None:
-            order = which[sorted(share)]
+        def run(order: np.ndarray) -> None:
             most, scores = int(N[order].max()), int(cells[order].max())
             _infer_many(*arrays, np.empty(scores), np.empty(scores if with_marginals else 1),
                         np.zeros(ITEMS * most * most, np.int16), np.empty(most * most), np.empty(most),
                         np.empty(most), np.empty(most), *_UNUSED, _NO_SIBLINGS, with_marginals, log_z, safe,
                         *outputs, order)
 
-        _run_shares(run, shares)
+        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
     return log_z, safe, *outputs
