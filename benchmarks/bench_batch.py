@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
-import numpy as np
 
 import compbench
 

@@ -55,9 +55,7 @@ class ChartSolver(Solver):
 
     def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
                    jobs: int | None = None, **options: Any) -> list[Solution]:
-        setup = load_kernels(self.kernels)
-        if type(self)._solve_batch is not Solver._solve_batch:
-            announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
+        setup = load_kernels(self.kernels)  # the batch path's compiled call is decode_one's (a batch of one)
         solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup

@@ -119,8 +119,10 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     sibling = problem.sibling_scores
     heads = np.full(N, -1, np.int64)
     out = np.empty((1, OUT))
+    sizes = np.array((n,))
+    sizes.flags.writeable = False  # as a batch's: one compiled version
     _decode_many(problem.token_scores[None], problem.arc_scores[None], problem.bigram_scores[None],
-                 _FIRST_ORDER if sibling is None else sibling[None], np.array((n,)), problem.single_root,
+                 _FIRST_ORDER if sibling is None else sibling[None], sizes, problem.single_root,
                  sibling is not None, np.array(((counting, cap, lo, hi),)),
                  np.array((kept_bonus,)) if kept_bonus else _NO_BONUS, np.int64(tie),
                  *_work(ITEMS * N * N * (cap + 1), N), *_UNUSED, heads, out, _ONE)
