@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
-def log_partition_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None) -> np.ndarray:
+def log_partition_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | None = None) -> np.ndarray:
     """:func:`log_partition` of every problem of a list or a :class:`ProblemBatch`, in order: first-order problems
     in compiled calls (one per thread of ``jobs``; None: every core) that read the batch's padded arrays, the
     per-problem Python paid once per batch (a list is laid out as batches: :meth:`ProblemBatch.grouped`).
@@ -80,23 +80,25 @@ def log_partition_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int 
     >>> bool(np.allclose(log_partition_many(batch), [log_partition(batch[0]), log_partition(batch[1])]))
     True
     """
-    out = np.empty(len(problems))
-    for index, batch in _batches(problems):
+    parts = _batches(problems)
+    out = np.empty(sum(len(index) for index, _ in parts))
+    for index, batch in parts:
         out[index] = _provider().log_partition_many(batch, cores(jobs))
     return out
 
 
-def marginals_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None) -> list[Marginals]:
+def marginals_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | None = None) -> list[Marginals]:
     """:func:`marginals` of every problem of a list or a :class:`ProblemBatch`, in order, as
     :func:`log_partition_many` computes them."""
-    out: list[Marginals | None] = [None] * len(problems)
-    for index, batch in _batches(problems):
+    parts = _batches(problems)
+    out: list[Marginals | None] = [None] * sum(len(index) for index, _ in parts)
+    for index, batch in parts:
         for k, answer in zip(index.tolist(), _provider().marginals_many(batch, cores(jobs))):
             out[k] = answer
     return out  # type: ignore[return-value]
 
 
-def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[np.ndarray, ProblemBatch]]:
+def _batches(problems: Iterable[Problem] | ProblemBatch) -> list[tuple[np.ndarray, ProblemBatch]]:
     """A batch as it is, a list as batches (:meth:`ProblemBatch.grouped`), each with its positions."""
     if isinstance(problems, ProblemBatch):
         return [(np.arange(len(problems)), problems)]

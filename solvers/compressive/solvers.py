@@ -189,7 +189,7 @@ class Bisection(ChartSolver):
         """Every sentence's search in rounds: each round decodes the charts the searches ask for in one compiled
         batch per tie-break (:func:`decode` of the batch's arrays, on ``jobs`` threads), so the per-chart Python is
         paid once per round.  A sentence's time is its share of the rounds it took part in; the searches read the
-        sentence's scores (the score bound, the certificate's objective) as a :class:`Problem` of views."""
+        sentence's scores (the score bound, the certificate's objective) as a :class:`Problem` (``batch[k]``)."""
         K = len(batch)
         spent = np.zeros(K)
         searches = [self._search(batch[k], time_limit, max_iterations, lambda k=k: float(spent[k])) for k in range(K)]
