@@ -8,9 +8,10 @@ an array of log Z): over the ``ProblemBatch`` (built once from the problems, not
 as a list of problems, with ``jobs`` = 1 and 2.  ``--baseline PYTHONPATH``: the list rows again with the code that
 PYTHONPATH imports (e.g. a worktree of the main branch), in a child process started each round.  Every row is the
 median of ``--repeats`` rounds, the rows alternated within a round (this machine is shared).  Also timed: one
-``hook-dp`` solve at n = 25 (median of 3000 calls, the single-problem path), and the machine's own ceiling for
-``jobs`` = 2: a numba loop that releases the GIL, the same work on 1 and on 2 threads (2 x the work per second of
-two threads over one thread's).  Writes reports/performance/batch.txt.
+``hook-dp`` solve at n = 25 (the single-problem path, median of 1000 calls each round; baseline too), the batch's
+compiled decoding alone (``decode``: the kernel calls, no ``Solution`` built) with ``jobs`` = 1 and 2, and the
+machine's own ceiling for ``jobs`` = 2: a numba loop that releases the GIL, the same work on 1 and on 2 threads (2 x
+the work per second of two threads over one thread's).  Writes reports/performance/batch.txt.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
+import numpy as np
 
 import compbench
 
@@ -42,7 +44,14 @@ def list_rates(size: int, n: int) -> dict[str, float]:
     solver = compbench.get_solver("hook-dp")
     solver.solve_many(problems[:8], jobs=2)
     compbench.log_partition_many(problems[:8], jobs=2)
-    out = {}
+    one = compbench.generate("gaussian", 25, seed=0)
+    solver.solve(one)
+    calls = []
+    for _ in range(1000):
+        start = time.perf_counter()
+        solver.solve(one)
+        calls.append(time.perf_counter() - start)
+    out = {"single": statistics.median(calls)}
     for jobs in (1, 2):
         out[f"map list jobs={jobs}"] = rate(lambda: solver.solve_many(problems, jobs=jobs), size)
         out[f"logz list jobs={jobs}"] = rate(lambda: compbench.log_partition_many(problems, jobs=jobs), size)
@@ -81,23 +90,21 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     from machine import machine_line
 
-    lines = [machine_line()]
+    from compbench_solvers.compressive.batch import decode
+
+    lines = [f"$ .venv/bin/python benchmarks/bench_batch.py {' '.join(sys.argv[1:])}".rstrip(), machine_line()]
     solver = compbench.get_solver("hook-dp")
-    one = compbench.generate("gaussian", 25, seed=0)
-    solver.solve(one)
-    calls = []
-    for _ in range(3000):
-        start = time.perf_counter()
-        solver.solve(one)
-        calls.append(time.perf_counter() - start)
     problems = [compbench.generate("gaussian", args.n, seed=seed) for seed in range(args.size)]
     batch = compbench.ProblemBatch.from_problems(problems)
     solver.solve_many(batch, jobs=2)
     compbench.log_partition_many(batch, jobs=2)
     rows: dict[str, list[float]] = {}
     ceilings = []
+    free = np.zeros((len(batch), 4), np.int64)
     for _ in range(args.repeats):
         for jobs in (1, 2):
+            rows.setdefault(f"decode kernel alone jobs={jobs}", []).append(rate(lambda: decode(batch, free, jobs=jobs),
+                                                                                args.size))
             rows.setdefault(f"map batch jobs={jobs}", []).append(rate(lambda: solver.solve_many(batch, jobs=jobs),
                                                                        args.size))
             rows.setdefault(f"logz batch jobs={jobs}", []).append(
@@ -114,13 +121,16 @@ def main() -> None:
     median = {name: statistics.median(values) for name, values in rows.items()}
     lines.append(f"# {args.size} sentences, n = {args.n} (gaussian, free length); sentences per second, median of "
                  f"{args.repeats} rounds; baseline: {args.baseline or 'none'}")
-    lines.append(f"hook-dp solve, n = 25 (one problem)       {statistics.median(calls) * 1e3:8.4f} ms")
     for name in sorted(median):
-        lines.append(f"{name:42s}{median[name]:10.0f} /s")
-    for task in ("map", "logz"):
-        lines.append(f"{task}: batch jobs=2 / jobs=1                 "
-                     f"{median[f'{task} batch jobs=2'] / median[f'{task} batch jobs=1']:8.2f}x")
-        if args.baseline:
+        if name.startswith("single"):
+            lines.append(f"hook-dp solve, n = 25{name[6:]:21s}{median[name] * 1e6:10.1f} us (median of 1000 calls)")
+        else:
+            lines.append(f"{name:42s}{median[name]:10.0f} /s")
+    for task in ("decode kernel alone", "map", "logz"):
+        rows_of = "decode kernel alone" if task == "decode kernel alone" else f"{task} batch"
+        lines.append(f"{task}: jobs=2 / jobs=1{'':{24 - len(task)}s}"
+                     f"{median[f'{rows_of} jobs=2'] / median[f'{rows_of} jobs=1']:8.2f}x")
+        if args.baseline and task != "decode kernel alone":
             for jobs in (1, 2):
                 ratio = median[f"{task} batch jobs={jobs}"] / median[f"{task} list jobs={jobs} (baseline)"]
                 lines.append(f"{task}: batch / baseline list, jobs={jobs}         {ratio:8.2f}x")
