@@ -8,10 +8,10 @@ an array of log Z): over the ``ProblemBatch`` (built once from the problems, not
 as a list of problems, with ``jobs`` = 1 and 2.  ``--baseline PYTHONPATH``: the list rows again with the code that
 PYTHONPATH imports (e.g. a worktree of the main branch), in a child process started each round.  Every row is the
 median of ``--repeats`` rounds, the rows alternated within a round (this machine is shared).  Also timed: one
-``hook-dp`` solve at n = 25 (the single-problem path, median of 1000 calls each round; baseline too), the batch's
-compiled decoding alone (``decode``: the kernel calls, no ``Solution`` built) with ``jobs`` = 1 and 2, and the
-machine's own ceiling for ``jobs`` = 2: a numba loop that releases the GIL, the same work on 1 and on 2 threads (2 x
-the work per second of two threads over one thread's).  Writes reports/performance/batch.txt.
+``hook-dp`` solve at n = 25 (the single-problem path, median of 1000 calls in a fresh process each round, for this
+code and the baseline's), the batch's compiled decoding alone (``decode``: the kernel calls, no ``Solution`` built)
+with ``jobs`` = 1 and 2, and the machine's own ceiling for ``jobs`` = 2: a numba loop that releases the GIL, the
+same work on 1 and on 2 threads (2 x the work per second of two threads over one thread's).  Writes reports/performance/batch.txt.
 """
 
 from __future__ import annotations
@@ -44,6 +44,17 @@ def list_rates(size: int, n: int) -> dict[str, float]:
     solver = compbench.get_solver("hook-dp")
     solver.solve_many(problems[:8], jobs=2)
     compbench.log_partition_many(problems[:8], jobs=2)
+    out = {}
+    for jobs in (1, 2):
+        out[f"map list jobs={jobs}"] = rate(lambda: solver.solve_many(problems, jobs=jobs), size)
+        out[f"logz list jobs={jobs}"] = rate(lambda: compbench.log_partition_many(problems, jobs=jobs), size)
+    return out
+
+
+def single_seconds() -> float:
+    """The median of 1000 ``hook-dp`` solves of one problem at n = 25 (what the children run, each in a fresh
+    process for the code it imports: a long-lived process's timing here drifts between two levels)."""
+    solver = compbench.get_solver("hook-dp")
     one = compbench.generate("gaussian", 25, seed=0)
     solver.solve(one)
     calls = []
@@ -51,11 +62,15 @@ def list_rates(size: int, n: int) -> dict[str, float]:
         start = time.perf_counter()
         solver.solve(one)
         calls.append(time.perf_counter() - start)
-    out = {"single": statistics.median(calls)}
-    for jobs in (1, 2):
-        out[f"map list jobs={jobs}"] = rate(lambda: solver.solve_many(problems, jobs=jobs), size)
-        out[f"logz list jobs={jobs}"] = rate(lambda: compbench.log_partition_many(problems, jobs=jobs), size)
-    return out
+    return statistics.median(calls)
+
+
+def child(path: str | None, *options: str) -> dict[str, float]:
+    """What this script prints with ``options`` in a fresh process importing the code on ``path`` (None: this
+    process's)."""
+    env = dict(os.environ) if path is None else {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run([sys.executable, __file__, *options], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @numba.njit(nogil=True, cache=True)
@@ -81,11 +96,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--baseline", metavar="PYTHONPATH", help="time the list rows with this code as well")
-    parser.add_argument("--list-only", action="store_true", help=argparse.SUPPRESS)  # the baseline's child
+    parser.add_argument("--child", choices=("list", "single"), help=argparse.SUPPRESS)  # what a child process runs
     parser.add_argument("--out", default="reports/performance/batch.txt")
     args = parser.parse_args()
-    if args.list_only:
-        print(json.dumps(list_rates(args.size, args.n)))
+    if args.child:
+        print(json.dumps(list_rates(args.size, args.n) if args.child == "list" else {"single": single_seconds()}))
         return
     sys.path.insert(0, str(Path(__file__).parent))
     from machine import machine_line
@@ -111,11 +126,11 @@ def main() -> None:
                 rate(lambda: compbench.log_partition_many(batch, jobs=jobs), args.size))
         for name, value in list_rates(args.size, args.n).items():
             rows.setdefault(name, []).append(value)
+        rows.setdefault("single", []).append(child(None, "--child", "single")["single"])
         if args.baseline:
-            child = subprocess.run([sys.executable, __file__, "--list-only", "--size", str(args.size), "--n",
-                                    str(args.n)], env={**os.environ, "PYTHONPATH": args.baseline},
-                                   capture_output=True, text=True, check=True)
-            for name, value in json.loads(child.stdout.strip().splitlines()[-1]).items():
+            found = {**child(args.baseline, "--child", "list", "--size", str(args.size), "--n", str(args.n)),
+                     **child(args.baseline, "--child", "single")}
+            for name, value in found.items():
                 rows.setdefault(f"{name} (baseline)", []).append(value)
         ceilings.append(thread_ceiling())
     median = {name: statistics.median(values) for name, values in rows.items()}
