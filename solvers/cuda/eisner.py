@@ -40,9 +40,10 @@ CPU chart's backtrace finds it: the same trees, bit-identical scores, since ever
 
 WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
 it fits the static limit of 48 KB per block (:data:`SHARED_BYTES`, less the 2 KB the split reductions use): the
-inside charts (2 (N+1)^2 float64) up to N + 1 = 55, i.e. n <= 54 at the batch's padded size N; the marginals' outside
-charts beside them up to n <= 38, and in global memory beyond (the inside charts still in shared memory up to
-n = 54).  Larger charts are rows of one global array per launch (cached by L1/L2).  The arc matrix is read once,
+inside charts (2 (n+1)^2 float64 at the batch's padded n) up to n = 53; the marginals' outside charts beside them up
+to n = 36, in global memory beyond (the inside charts still in shared memory up to n = 53).  Larger charts are rows
+of one global array per launch (cached by L1/L2).  Shared memory beyond 48 KB per block (dynamic, opt-in on the
+H100: up to 227 KB) would take the inside charts to n = 118; numba-cuda 0.30 has no API to opt in.  The arc matrix is read once,
 coalesced, as the initial value of I (I[h][m] starts as arc(h, m)); the MAP's back-pointers (int16) and the
 backtrace's stack are in global memory (written once per item, read once per tree item).
 """
