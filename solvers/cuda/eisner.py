@@ -54,6 +54,7 @@ import functools
 import math
 from typing import Any
 
+import numba
 import numpy as np
 
 from compbench.problem import check_scores
@@ -61,13 +62,14 @@ from compbench.problem import check_scores
 from . import runtime
 
 cuda = runtime.import_numba_cuda()
-float64 = np.float64
+float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target types it
 
 MAX, LOG = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
 MAX_THREADS = 128  # the most threads per block (the split reductions' shared scratch is sized for it)
-REDUCTION_BYTES = 2 * MAX_THREADS * 8
+REDUCTION = 2 * MAX_THREADS  # the split reductions' scratch: a value and a split per thread (a literal for numba)
+REDUCTION_BYTES = 8 * REDUCTION
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
 
 # The phases of one width (what the threads' tasks are).
@@ -455,46 +457,46 @@ def _kernel(task: str, inside: int, outside: int) -> Any:
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+                red = cuda.shared.array(REDUCTION, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+                red = cuda.shared.array(REDUCTION, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
     elif task == "log_z":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+                red = cuda.shared.array(REDUCTION, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_log_z(arc, sizes, single_root, value, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+                red = cuda.shared.array(REDUCTION, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_log_z(arc, sizes, single_root, value, chart, o, red)
     elif inside and outside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+            red = cuda.shared.array(REDUCTION, float64)
             A = cuda.shared.array(inside, float64)
             U = cuda.shared.array(outside, float64)
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, U, 0, red)
     elif inside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+            red = cuda.shared.array(REDUCTION, float64)
             A = cuda.shared.array(inside, float64)
             p = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
     else:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(2 * MAX_THREADS, float64)  # the split reductions' scratch
+            red = cuda.shared.array(REDUCTION, float64)
             o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
     return kernel
