@@ -535,8 +535,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
     (``sizes`` default: N for all).  ``heads`` (B, N+1) int64 as :class:`compbench.Solution`'s (heads[b, 0] = -1,
     -1 past the sentence and for a sentence with no tree), ``scores`` (B,) float64 (-inf: no tree); the same
     kind of arrays as given.  Ties go to the tree the CPU chart's backtrace finds (the first split of each best item).
-
-    >>> heads, scores = tree_map(np.zeros((1, 4, 4)))              # doctest: +SKIP
+    For example (on a GPU, or under ``NUMBA_ENABLE_CUDASIM=1``), ``tree_map(np.zeros((1, 4, 4)))`` gives the heads
+    ``[[-1, 0, 1, 2]]`` (each token on the one before it: the first split of every tie, as the CPU chart's) and the
+    score ``[0.]``.
     """
     arc, sizes_device, B, N = _prepare(arc_scores, sizes)
     cu = runtime.cuda()
