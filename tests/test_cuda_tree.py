@@ -147,6 +147,8 @@ def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
     assert runtime.on_gpu(log_z)
     reference = compbench.tree_log_partition_many(arc)
     np.testing.assert_allclose(log_z.copy_to_host(), reference, rtol=1e-12)
+    marginals = compbench.tree_marginals_many(device_arc, device="cuda")
+    assert runtime.on_gpu(marginals[0].arc) and np.isclose(marginals[1].log_partition, reference[1], rtol=1e-12)
     expected = [eisner.tree_map(arc, sizes), eisner.tree_log_partition(arc, sizes), eisner.tree_marginals(arc, sizes)]
     N = arc.shape[1]
     need = eisner.placement(N, 4)[0]
