@@ -57,6 +57,19 @@ def _provider() -> Any:
     return found["hook-trick"].load()
 
 
+@functools.cache
+def _device_provider(device: str) -> Any:
+    """The provider for ``device`` other than "cpu": the entry point of that name in the group (``cuda``:
+    compbench_solvers.cuda.inference), looked up once per process.  Its functions raise a RuntimeError with a
+    one-line reason when the device cannot be used here."""
+    found = {ep.name: ep for ep in entry_points(group=GROUP) if ep.name != "hook-trick"}
+    if device not in found:
+        known = ", ".join(repr(name) for name in ["cpu", *sorted(found)])
+        raise ValueError(f"device={device!r}: expected one of {known} (a device's provider is registered in the "
+                         f"{GROUP!r} entry-point group; reinstall compbench if it should be there)")
+    return found[device].load()
+
+
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every valid solution of ``problem``; -inf when there is none."""
     return float(_provider().log_partition(problem))
@@ -101,28 +114,40 @@ def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = N
 
 
 def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
-                            jobs: int | None = None) -> np.ndarray:
+                            jobs: int | None = None, device: str = "cpu") -> Any:
     """log Z of :func:`tree_marginals` for a batch of first-order arc score matrices (a list, or an array
     B x (n+1) x (n+1)), in order: the scores are checked once for the batch (:func:`compbench.problem.check_scores`)
     and laid out for one compiled call per size and thread (``jobs`` threads; None: every core), without building a
     ``Problem`` each.
 
+    ``device="cuda"``: one GPU launch for the whole batch (``pip install 'compbench[gpu]'``, a CUDA GPU; docs/gpu.md),
+    ``jobs`` unused.  numpy in (copied to the GPU), numpy out; a GPU array in (a torch tensor or CuPy array B x
+    (n+1) x (n+1), float64, used in place and not checked), a GPU array of the same kind out.  Without a GPU: a
+    RuntimeError with the one-line reason.
+
     >>> np.exp(tree_log_partition_many(np.zeros((2, 4, 4)))).round()     # 12 projective trees of 3 tokens
     array([12., 12.])
     """
+    if device != "cpu":
+        return _device_provider(device).tree_many(arc_scores, single_root, False)[0]
     return _trees(arc_scores, single_root, False, cores(jobs))[0]
 
 
 def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
-                        jobs: int | None = None) -> list[Marginals]:
+                        jobs: int | None = None, device: str = "cpu") -> list[Marginals]:
     """:func:`tree_marginals` of a batch of first-order arc score matrices, in order, computed as
-    :func:`tree_log_partition_many` computes log Z.
+    :func:`tree_log_partition_many` computes log Z (``device`` likewise: with a GPU array in, each ``arc`` is a
+    view of one GPU array of the same kind; ``compbench_solvers.cuda.eisner.tree_marginals`` gives that array
+    itself, without a Marginals per sentence).
 
     >>> m = tree_marginals_many(np.zeros((2, 4, 4)))
     >>> [round(float(np.exp(x.log_partition))) for x in m]
     [12, 12]
     """
-    log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
+    if device != "cpu":
+        log_z, arcs = _device_provider(device).tree_many(arc_scores, single_root, True)
+    else:
+        log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
     out = []
     for value, arc in zip(log_z.tolist(), arcs):
         n = len(arc) - 1
