@@ -119,8 +119,10 @@ def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_r
     shared = compbench.get_solver("cuda-dp").solve_many(ps)
     z_shared = compbench.log_partition_many(ps, device="cuda")
     monkeypatch.setattr(hook, "SHARED_BYTES", 0)
-    monkeypatch.setattr(hook, "WORK_BYTES", 3 * 8 * 2 * hook.ITEMS * 28 * 6)  # three work areas: blocks loop
-    assert hook._plan(np.array([6] * 5), np.zeros(5, np.int64), np.array([4] * 5), 6, hook.SUM).blocks == 3
+    # room for three work areas of the largest sentence's inside and outside charts (n = 6, kept words up to 4)
+    monkeypatch.setattr(hook, "WORK_BYTES", 3 * 8 * 2 * hook.ITEMS * 28 * 5)
+    plan = hook._plan(np.array([5, 3, 6, 4, 2]), np.array([0, 2, 1, 0, 0]), np.array([5, 2, 4, 4, 0]), hook.SUM)
+    assert not plan.shared and plan.blocks == 3
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
     for a, b in zip(shared, ps):
         assert a.objective == cpu_answer(b).objective

@@ -418,12 +418,24 @@ def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
 
 
 @device
-def _decode_sentences(V, T, back, stack, arc, token, bigram, params, order, single_root, cells, caps, heads,
-                      objective):
-    """Every sentence this block is given: fill, goal, backtrace."""
+def _layout(n, cap):
+    """A sentence's own chart: its cells (i <= j <= n) and counts (0..cap), and the values it holds."""
+    cells = (n + 1) * (n + 2) // 2
+    return cells, cap + 1, ITEMS * cells * (cap + 1)
+
+
+@device
+def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, heads, objective):
+    """Every sentence this block is given: fill, goal, backtrace.  The work areas hold the sentence's own chart
+    (floats) and its kept counts, backpointers and backtrace stack (ints)."""
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        cells, caps, size = _layout(n, cap)
+        V = floats[:size]
+        T = ints[:ITEMS * cells]
+        back = ints[ITEMS * cells:ITEMS * cells + size]
+        stack = ints[ITEMS * cells + size:]
         for k in range(cuda.threadIdx.x, heads.shape[1], cuda.blockDim.x):
             heads[b, k] = -1
         _inside(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
@@ -437,13 +449,17 @@ def _decode_sentences(V, T, back, stack, arc, token, bigram, params, order, sing
 
 
 @device
-def _infer_sentences(V, O, no_ints, arc, token, bigram, params, order, single_root, cells, caps, with_marginals,
-                     log_z, token_out, arc_out, bigram_out):
-    """log Z (and the marginals) of every sentence this block is given."""
+def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
+                     token_out, arc_out, bigram_out):
+    """log Z (and the marginals) of every sentence this block is given; the work area holds the sentence's inside
+    and outside charts."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        cells, caps, size = _layout(n, cap)
+        V = floats[:size]
+        O = floats[size:2 * size]
         _inside(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
         # the allowed counts of the goal
         first, last = 0, 0
@@ -496,44 +512,33 @@ def _infer_sentences(V, O, no_ints, arc, token, bigram, params, order, single_ro
 # The kernels: the chart in shared memory (one block per sentence) or in global memory (a work area per block)
 # ---------------------------------------------------------------------------------------------------------------
 
-@cuda.jit
-def _decode_shared(arc, token, bigram, params, order, single_root, cells, caps, heads, objective):
+@cuda.jit(cache=True)
+def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, heads, objective):
     floats = cuda.shared.array(0, FLOAT64)
-    ints = cuda.shared.array(0, INT32)
-    size = ITEMS * cells * caps
-    start = 2 * size  # the int32 part follows the float64 part
-    T = ints[start:start + ITEMS * cells]
-    back = ints[start + ITEMS * cells:start + ITEMS * cells + size]
-    stack = ints[start + ITEMS * cells + size:]
-    _decode_sentences(floats[:size], T, back, stack, arc, token, bigram, params, order, single_root, cells, caps,
+    ints = cuda.shared.array(0, INT32)  # the same memory: the int32 part follows the float64 part
+    _decode_sentences(floats[:floats_size], ints[2 * floats_size:], arc, token, bigram, params, order, single_root,
                       heads, objective)
 
 
-@cuda.jit
-def _decode_global(arc, token, bigram, params, order, single_root, cells, caps, floats, ints, heads, objective):
-    size = ITEMS * cells * caps
+@cuda.jit(cache=True)
+def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, heads, objective):
     slot = cuda.blockIdx.x
-    _decode_sentences(floats[slot], ints[slot, :ITEMS * cells], ints[slot, ITEMS * cells:ITEMS * cells + size],
-                      ints[slot, ITEMS * cells + size:], arc, token, bigram, params, order, single_root, cells, caps,
-                      heads, objective)
+    _decode_sentences(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, heads, objective)
 
 
-@cuda.jit
-def _infer_shared(arc, token, bigram, params, order, single_root, cells, caps, with_marginals, no_ints, log_z,
+@cuda.jit(cache=True)
+def _infer_shared(arc, token, bigram, params, order, single_root, with_marginals, no_ints, log_z, token_out,
+                  arc_out, bigram_out):
+    floats = cuda.shared.array(0, FLOAT64)
+    _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
+                     token_out, arc_out, bigram_out)
+
+
+@cuda.jit(cache=True)
+def _infer_global(arc, token, bigram, params, order, single_root, with_marginals, no_ints, floats, log_z,
                   token_out, arc_out, bigram_out):
-    floats = cuda.shared.array(0, FLOAT64)
-    size = ITEMS * cells * caps
-    _infer_sentences(floats[:size], floats[size:2 * size], no_ints, arc, token, bigram, params, order, single_root, cells,
-                     caps, with_marginals, log_z, token_out, arc_out, bigram_out)
-
-
-@cuda.jit
-def _infer_global(arc, token, bigram, params, order, single_root, cells, caps, with_marginals, no_ints, floats,
-                  log_z, token_out, arc_out, bigram_out):
-    size = ITEMS * cells * caps
-    slot = cuda.blockIdx.x
-    _infer_sentences(floats[slot, :size], floats[slot, size:], no_ints, arc, token, bigram, params, order, single_root, cells,
-                     caps, with_marginals, log_z, token_out, arc_out, bigram_out)
+    _infer_sentences(floats[cuda.blockIdx.x], no_ints, arc, token, bigram, params, order, single_root,
+                     with_marginals, log_z, token_out, arc_out, bigram_out)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -542,15 +547,13 @@ def _infer_global(arc, token, bigram, params, order, single_root, cells, caps, w
 
 class Plan(NamedTuple):
     """How a batch is launched: per-sentence parameters (n, counting, cap, lo, hi), the order the blocks take the
-    sentences in (the costliest first), the chart's strides, and where the chart lives."""
+    sentences in (the costliest first), the work area of one block (the largest sentence's) and where it lives."""
 
     params: np.ndarray  # (B, 5) int64
     order: np.ndarray  # (B,) int64
-    cells: int
-    caps: int
     threads: int
-    floats: int  # float64 per chart (per block)
-    ints: int  # int32 per chart (per block)
+    floats: int  # float64 per block
+    ints: int  # int32 per block
     shared: bool
     blocks: int
 
@@ -565,29 +568,28 @@ def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
     return counting.astype(np.int64), cap.astype(np.int64)
 
 
-def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, width: int, semiring: int) -> Plan:
-    """The launch of a batch: shared memory when one chart (and, for MAX, its kept counts, backpointers and
-    backtrace stack; for SUM, the outside chart) fits in :data:`SHARED_BYTES`, else global work areas."""
+def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int) -> Plan:
+    """The launch of a batch.  A block's work area holds one sentence's chart, sized for the largest: for MAX the
+    chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts.  THE SWITCH: in
+    shared memory when that takes at most :data:`SHARED_BYTES` (one block per sentence), else in global memory, one
+    area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences."""
     counting, cap = count_plans(sizes, lo, hi)
     params = np.stack([sizes, counting, cap, lo, hi], axis=1).astype(np.int64)
-    N = width + 1
-    cells = N * (N + 1) // 2
-    caps = int(cap.max(initial=0)) + 1
-    size = ITEMS * cells * caps
+    cells = (sizes + 1) * (sizes + 2) // 2
+    size = ITEMS * cells * (cap + 1)
     if semiring == MAX:
-        floats, ints = size, ITEMS * cells + size + 4 * 8 * (N + 1)
+        floats, ints = int(size.max()), int((ITEMS * cells + size + 4 * 8 * (sizes + 2)).max())
     else:
-        floats, ints = 2 * size, 0
+        floats, ints = int(2 * size.max()), 0
     nbytes = 8 * floats + 4 * ints
-    threads = int(min(256, max(32, 32 * -(-2 * max(width, 1) * caps // 32))))
-    cost = (sizes.astype(np.float64) + 1) ** 3 * (cap + 1) ** 2
-    order = np.argsort(-cost, kind="stable").astype(np.int64)
+    units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
+    threads = int(min(512, 32 * -(-units // 32)))
+    order = np.argsort(-(sizes.astype(np.float64) + 1) ** 3 * (cap + 1) ** 2, kind="stable").astype(np.int64)
     B = len(sizes)
     if nbytes <= SHARED_BYTES:
-        return Plan(params, order, cells, caps, threads, floats, ints, True, B)
+        return Plan(params, order, threads, floats, ints, True, B)
     resident = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1) * (2048 // threads)
-    blocks = max(1, min(B, resident, WORK_BYTES // nbytes))
-    return Plan(params, order, cells, caps, threads, floats, ints, False, blocks)
+    return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)))
 
 
 def _ints(values: Any, name: str, B: int) -> np.ndarray:
@@ -660,11 +662,11 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     heads = cuda.device_array((B, width + 1), np.int64)
     objective = cuda.device_array(B, np.float64)
     if B:
-        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, width, MAX)
+        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, MAX)
         params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
-        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), plan.cells, plan.caps)
+        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root))
         if plan.shared:
-            _decode_shared[_launch_config(plan)](*args, heads, objective)
+            _decode_shared[_launch_config(plan)](*args, plan.floats, heads, objective)
         else:
             floats = cuda.device_array((plan.blocks, plan.floats), np.float64)
             ints = cuda.device_array((plan.blocks, plan.ints), np.int32)
@@ -682,10 +684,9 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
     arc = cuda.device_array(shape, np.float64)
     bigram = cuda.device_array((B, width + 2, width + 2) if with_marginals else (1, 1, 1), np.float64)
     if B:
-        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, width, SUM)
+        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, SUM)
         params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
-        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), plan.cells, plan.caps,
-                bool(with_marginals), cuda.device_array(1, np.int32))  # the sums keep no kept counts nor backpointers
+        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals), cuda.device_array(1, np.int32))  # the sums keep no kept counts nor backpointers
         if plan.shared:
             _infer_shared[_launch_config(plan)](*args, log_z, token, arc, bigram)
         else:
