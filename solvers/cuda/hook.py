@@ -33,11 +33,14 @@ phase.  The semirings:
   and the others below); posteriors exp(outside + inside - log Z) summed over the counts.  No scaling and no fall
   back: log space is exact at any temperature.
 
-The chart is laid out as items x cells x counts, a cell (i, j) at j (j + 1) / 2 + i (only i <= j is stored).  It lives
-in shared memory when it fits in :data:`SHARED_BYTES` per block (the default limit of a block's dynamic shared
-memory; e.g. the max semiring without counts up to n = 30: 16 bytes per item and cell), else in global memory, one
-work area per resident block, the blocks looping over the sentences (longest first): the switch is
-:func:`_plan`.  Second order (sibling scores) is not supported.
+Each sentence's chart is laid out by its own n and cap as items x cells x counts, a cell (i, j) at j (j + 1) / 2 +
+i (only i <= j is stored); a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
+(:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
+dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
+backpointers, stack) up to n = 29 without counts, n = 21 with counts up to 1, n = 15 up to 3; log Z and marginals
+(inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global memory, one work area per
+resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences, the costliest first.
+Second order (sibling scores) is not supported: its rules ([rtrap-first], [rtrap-next], ...) are not written here.
 """
 
 from __future__ import annotations
@@ -484,8 +487,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
             h, m = u // N, u % N
             total = 0.0
             if z != NEG and m >= 1 and h != m and h <= n and m <= n:
-                x, i, j = (RTRAP, h, m) if h < m else (LTRAP, m, h)
-                pi = _at(x, i, j, cells, caps)
+                pi = _at(RTRAP, h, m, cells, caps) if h < m else _at(LTRAP, m, h, cells, caps)
                 for c in range(cap + 1):
                     total += math.exp(O[pi + c] + V[pi + c] - z)
             arc_out[b, h, m] = total
@@ -583,7 +585,7 @@ def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int) -> P
         floats, ints = int(2 * size.max()), 0
     nbytes = 8 * floats + 4 * ints
     units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
-    threads = int(min(512, 32 * -(-units // 32)))
+    threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
     order = np.argsort(-(sizes.astype(np.float64) + 1) ** 3 * (cap + 1) ** 2, kind="stable").astype(np.int64)
     B = len(sizes)
     if nbytes <= SHARED_BYTES:
