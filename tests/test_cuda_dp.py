@@ -10,6 +10,8 @@ reason.  The simulator runs each thread in Python: the instances are tiny (n <= 
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import json
 import os
 import subprocess
@@ -45,6 +47,13 @@ def assert_same_answers(got, problems_):
         if expected.status == Status.OPTIMAL:
             assert solution.objective == expected.objective, p.id  # bit-identical: the same sums in the same order
             assert np.array_equal(solution.heads, expected.heads), (p.id, solution.heads, expected.heads)
+
+
+@simulator
+@pytest.mark.parametrize("name", ["hook", "solver"])
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"compbench_solvers.cuda.{name}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
 
 
 @simulator
