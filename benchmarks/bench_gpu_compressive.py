@@ -172,7 +172,8 @@ def padded_groups(data: dict, groups: list[np.ndarray]) -> list[tuple]:
         bigram = np.full((B, width + 2, width + 2), -np.inf)
         for row, k in enumerate(index.tolist()):
             n = int(data["sizes"][k])
-            arc[row, :n + 1, :n + 1] = data["arc"][data["arc_offsets"][k]:data["arc_offsets"][k + 1]].reshape(n + 1, n + 1)
+            arc[row, :n + 1, :n + 1] = data["arc"][
+                data["arc_offsets"][k]:data["arc_offsets"][k + 1]].reshape(n + 1, n + 1)
             token[row, :n] = data["token"][data["token_offsets"][k]:data["token_offsets"][k + 1]]
             bigram[row, :n + 2, :n + 2] = data["bigram"][
                 data["bigram_offsets"][k]:data["bigram_offsets"][k + 1]].reshape(n + 2, n + 2)

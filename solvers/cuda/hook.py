@@ -637,6 +637,20 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
+_work_areas: dict[str, Any] = {}  # the last global work area of each dtype, used again by a launch of the same shape
+
+
+def _work_area(shape: tuple[int, int], dtype: Any) -> Any:
+    """A global work area (blocks x values): the previous launch's when its shape is the same (a batch launched
+    again costs no allocation), else a new one that replaces it.  Launches run in order on the default stream, so
+    one area is never used by two at once."""
+    key = np.dtype(dtype).name
+    area = _work_areas.get(key)
+    if area is None or area.shape != shape:
+        area = _work_areas[key] = cuda.device_array(shape, dtype)
+    return area
+
+
 def _launch_config(plan: Plan) -> tuple[int, int, int, int]:
     dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
     return plan.blocks, plan.threads, 0, dynamic
@@ -670,8 +684,8 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
         if plan.shared:
             _decode_shared[_launch_config(plan)](*args, plan.floats, heads, objective)
         else:
-            floats = cuda.device_array((plan.blocks, plan.floats), np.float64)
-            ints = cuda.device_array((plan.blocks, plan.ints), np.int32)
+            floats = _work_area((plan.blocks, plan.floats), np.float64)
+            ints = _work_area((plan.blocks, plan.ints), np.int32)
             _decode_global[_launch_config(plan)](*args, floats, ints, heads, objective)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
 
@@ -688,11 +702,13 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
     if B:
         plan = _plan(inputs.sizes, inputs.lo, inputs.hi, SUM)
         params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
-        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals), cuda.device_array(1, np.int32))  # the sums keep no kept counts nor backpointers
+        no_ints = cuda.device_array(1, np.int32)  # the sums keep no kept counts nor backpointers
+        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
+                no_ints)
         if plan.shared:
             _infer_shared[_launch_config(plan)](*args, log_z, token, arc, bigram)
         else:
-            floats = cuda.device_array((plan.blocks, plan.floats), np.float64)
+            floats = _work_area((plan.blocks, plan.floats), np.float64)
             _infer_global[_launch_config(plan)](*args, floats, log_z, token, arc, bigram)
     out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
     return tuple(runtime.returned_like(arc_scores, array) for array in out)
