@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, check_scores
+from .problem import Problem, ProblemBatch, ProblemError, check_scores
 from .solver import cores
 
 GROUP = "compbench.inference"
@@ -59,15 +59,27 @@ def _provider() -> Any:
 
 @functools.cache
 def _device_provider(device: str) -> Any:
-    """The provider for ``device`` other than "cpu": the entry point of that name in the group (``cuda``:
-    compbench_solvers.cuda.inference), looked up once per process.  Its functions raise a RuntimeError with a
-    one-line reason when the device cannot be used here."""
+    """The provider that computes a batch on ``device``: "cpu" the hook-trick chart's (:func:`_provider`), any other
+    the entry point of that name in the group (``cuda``: compbench_solvers.cuda.inference, the GPU kernels), looked
+    up once per process.  Its functions raise a RuntimeError with a one-line reason when the device cannot be used
+    here."""
+    if device == "cpu":
+        return _provider()
     found = {ep.name: ep for ep in entry_points(group=GROUP) if ep.name != "hook-trick"}
     if device not in found:
         known = ", ".join(repr(name) for name in ["cpu", *sorted(found)])
         raise ValueError(f"device={device!r}: expected one of {known} (a device's provider is registered in the "
                          f"{GROUP!r} entry-point group; reinstall compbench if it should be there)")
     return found[device].load()
+
+
+def _on_device(problems: Sequence[Problem] | ProblemBatch, device: str) -> tuple[Any, Any]:
+    """The provider for ``device`` and the batch as it takes it: a ProblemBatch as it is on a GPU, its problems on
+    the CPU."""
+    provider = _device_provider(device)
+    if isinstance(problems, ProblemBatch):
+        return provider, problems if device != "cpu" else problems.problems()
+    return provider, list(problems)
 
 
 def log_partition(problem: Problem) -> float:
@@ -80,21 +92,27 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
-def log_partition_many(problems: Sequence[Problem], *, jobs: int | None = None) -> np.ndarray:
-    """:func:`log_partition` of every problem of a batch, in order: first-order problems in compiled calls (one per
-    thread of ``jobs``; None: every core), the per-problem Python paid once per batch.
+def log_partition_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None,
+                       device: str = "cpu") -> np.ndarray:
+    """:func:`log_partition` of every problem of a batch (a list or a :class:`ProblemBatch`), in order: first-order
+    problems in compiled calls (one per thread of ``jobs``; None: every core), the per-problem Python paid once per
+    batch.  ``device="cuda"``: on the GPU (first order only; ``compbench[gpu]``), one launch per root mode.
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=6, seed=s, length=3) for s in range(3)]
     >>> bool(np.allclose(log_partition_many(ps), [log_partition(p) for p in ps]))
     True
     """
-    return np.asarray(_provider().log_partition_many(list(problems), cores(jobs)), dtype=np.float64)
+    provider, batch = _on_device(problems, device)
+    return np.asarray(provider.log_partition_many(batch, cores(jobs)), dtype=np.float64)
 
 
-def marginals_many(problems: Sequence[Problem], *, jobs: int | None = None) -> list[Marginals]:
-    """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them."""
-    return _provider().marginals_many(list(problems), cores(jobs))
+def marginals_many(problems: Sequence[Problem] | ProblemBatch, *, jobs: int | None = None,
+                   device: str = "cpu") -> list[Marginals]:
+    """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them (on
+    ``device``)."""
+    provider, batch = _on_device(problems, device)
+    return provider.marginals_many(batch, cores(jobs))
 
 
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,

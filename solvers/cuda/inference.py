@@ -1,27 +1,33 @@
-"""Inference on the GPU: the ``cuda`` provider of the ``compbench.inference`` entry-point group, what
-``compbench.tree_log_partition_many(..., device="cuda")`` and ``compbench.tree_marginals_many(..., device="cuda")``
-call.  The kernels are :mod:`compbench_solvers.cuda.eisner`'s; this module only lays a batch out for them.
+"""Inference on the GPU: the ``cuda`` provider of the ``compbench.inference`` entry-point group.
+
+``compbench.tree_log_partition_many(..., device="cuda")`` and ``tree_marginals_many`` call :func:`tree_many`
+(plain parsing, :mod:`compbench_solvers.cuda.eisner`'s kernels); ``compbench.log_partition_many(..., device="cuda")``
+and ``marginals_many`` call :func:`log_partition_many` and :func:`marginals_many` (compressive parsing,
+:mod:`compbench_solvers.cuda.hook`'s kernels).  This module only lays a batch out for the kernels.
 """
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any, Sequence
 
 import numpy as np
 
+from compbench import Problem, ProblemBatch
+from compbench.inference import Marginals
 from compbench.problem import ProblemError
 
 from . import runtime
 
 
-def _kernels() -> Any:
-    """:mod:`.eisner`, after :func:`runtime.unavailable` said the GPU path can run (else its one-line reason)."""
+def _kernels(module: str) -> ModuleType:
+    """The kernels' module (``eisner`` or ``hook``), after :func:`runtime.unavailable` said the GPU path can run
+    (else a RuntimeError with its one-line reason)."""
     reason = runtime.unavailable()
     if reason is not None:
         raise RuntimeError(f"device='cuda' cannot run: {reason}")
-    from . import eisner
-
-    return eisner
+    return importlib.import_module(f".{module}", __package__)
 
 
 def _padded(arc_scores: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +54,7 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
     array and ``arcs`` each sentence's (n+1)-square numpy matrix; a GPU array in: ``log_z`` (B,) and ``arcs`` the
     (N+1)-square views of one (B, N+1, N+1) array, of the input's kind (``[]`` without ``with_marginals``).
     """
-    eisner = _kernels()
+    eisner = _kernels("eisner")
     if runtime.on_gpu(arc_scores):
         if not with_marginals:
             return eisner.tree_log_partition(arc_scores, None, single_root), []
@@ -59,3 +65,50 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
         return eisner.tree_log_partition(batch, sizes, single_root), []
     log_z, arcs = eisner.tree_marginals(batch, sizes, single_root)
     return log_z, [arcs[b, :n + 1, :n + 1] for b, n in enumerate(sizes.tolist())]
+
+
+def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[list[int], ProblemBatch]]:
+    """The batches to launch (one per root mode) and the positions of their sentences; first order only."""
+    if isinstance(problems, ProblemBatch):
+        batches = [(list(range(len(problems))), problems)]
+    else:
+        problems = list(problems)
+        batches = []
+        for single_root in (False, True):
+            index = [k for k, p in enumerate(problems) if p.single_root == single_root]
+            if index:
+                batches.append((index, ProblemBatch.from_problems([problems[k] for k in index])))
+    if any(batch.second_order for _, batch in batches):
+        raise ValueError("device='cuda': second-order (sibling) scores are not supported on the GPU (use device='cpu')")
+    return batches
+
+
+def _arguments(batch: ProblemBatch) -> tuple:
+    return (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
+            batch.max_length, batch.single_root)
+
+
+def log_partition_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> np.ndarray:
+    """log Z of every problem, in order (``jobs`` is the CPU's thread count: unused here)."""
+    hook = _kernels("hook")
+    batches = _batches(problems)
+    out = np.empty(sum(len(index) for index, _ in batches))
+    for index, batch in batches:
+        if len(batch):
+            out[index] = hook.log_partition(*_arguments(batch))
+    return out
+
+
+def marginals_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> list[Marginals]:
+    """:class:`compbench.Marginals` of every problem, in order, cut from the padded arrays (``jobs``: unused)."""
+    hook = _kernels("hook")
+    batches = _batches(problems)
+    answers: list[Marginals | None] = [None] * sum(len(index) for index, _ in batches)
+    for index, batch in batches:
+        if not len(batch):
+            continue
+        log_z, token, arc, bigram = hook.marginals(*_arguments(batch))
+        for b, (k, n) in enumerate(zip(index, batch.sizes.tolist())):
+            answers[k] = Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
+                                   bigram[b, :n + 2, :n + 2].copy())
+    return answers  # type: ignore[return-value]
