@@ -9,10 +9,12 @@ code numba generates *after* a load (object-mode blocks and ``vectorize`` wrappe
 #9806), which no kernel here has.  What a loaded kernel does need is the runtime, when its object code calls it
 (allocations, reference counts): loaded without it, such a kernel crashes.
 
-So a kernel defined with :func:`njit` loads without the refresh, and numba's runtime is started first when the
-cached object code names any of the runtime's symbols (``NRT_*``), whatever the kernel's flags say.  Compiling is
-unchanged (numba's compiler refreshes both contexts before it starts: a cache miss in the same process compiles as
-before), and so is every function not defined with this decorator: a user's kernels load as numba loads them.
+So a kernel defined with :func:`njit` loads through numba's own ``_load_overload`` with the runtime started
+(``rtsys.initialize``, idempotent, which the refresh also does) instead of the refresh: the runtime is always there,
+so no loaded kernel can miss it, and nothing of numba's loading is re-implemented here; on any error in that path
+(a numba whose internals differ) the kernel loads through numba's own ``load_overload``, refresh included.  Compiling is unchanged
+(numba's compiler refreshes both contexts before it starts: a cache miss in the same process compiles as before),
+and so is every function not defined with this decorator: a user's kernels load as numba loads them.
 ``Cache.load_overload`` is private API, like the ``_nrt`` flag: pyproject.toml bounds numba to the versions tested,
 ``tests/test_jit.py`` checks both ways of loading in fresh processes, and ``.ci/run`` runs it on the lower bound.
 
@@ -22,12 +24,11 @@ no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slow
 marginals, the signature DP, the pruned path's windows) use :func:`njit` with numba's runtime.
 
 Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above);
-``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and, inside the replacement, the members
-numba's own ``_load_overload`` reads: ``Cache._py_func``, ``_guard_against_spurious_io_errors``, ``_enabled``,
-``_cache_file.load``, ``_index_key``, ``_impl.rebuild``; ``numba.core.runtime.rtsys.initialize`` (public in
-numba's runtime module, called by the refresh it replaces); and a dispatcher's ``_cache._cache_file._load_index()``,
-which ``compressive.chart.announce_compile`` reads to say whether a first call will compile (any error there: it
-says nothing).
+``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and the two members of ``Cache`` it
+calls, ``_load_overload`` and ``_guard_against_spurious_io_errors``, and ``_py_func``; ``numba.core.runtime.rtsys
+.initialize`` (public in numba's runtime module); and a dispatcher's ``_cache._cache_file._load_index()``, which
+``compressive.chart.announce_compile`` reads to say whether a first call will compile (any error there: it says
+nothing).
 
 >>> @njit(_nrt=False)
 ... def twice(x):
@@ -70,15 +71,9 @@ def kernel(*args: Any, **options: Any) -> Callable:
     return njit(*args, **{"cache": True, "_nrt": False, **options})
 
 
-def _calls_runtime(library: tuple) -> bool:
-    """Whether a cached kernel's library (numba's ``serialize_using_object_code``: name, kind, (object code,
-    bitcode)) names a symbol of numba's runtime; any other form counts as calling it."""
-    _, kind, data = library
-    return kind != "object" or b"NRT_" in data[0] or b"_nrt_" in data[0]
-
-
 def _install() -> None:
-    """Make numba's cache load the kernels :func:`njit` defines without refreshing its registries."""
+    """Make numba's cache load the kernels :func:`njit` defines without refreshing its registries: numba's own
+    ``load_overload`` less its first line (``target_context.refresh()``), the runtime started instead."""
     numba_load = caching.Cache.load_overload
     if getattr(numba_load, MARK, False):
         return
@@ -86,15 +81,12 @@ def _install() -> None:
     def load_overload(self, sig, target_context):
         if not getattr(self._py_func, MARK, False):  # not ours: numba's own
             return numba_load(self, sig, target_context)
-        with self._guard_against_spurious_io_errors():  # numba's _load_overload, the runtime started when needed
-            if not self._enabled:
-                return None
-            payload = self._cache_file.load(self._index_key(sig, target_context.codegen()))
-            if payload is None:
-                return None
-            if _calls_runtime(payload[0]):
-                rtsys.initialize(target_context)  # idempotent: what the refresh would have started
-            return self._impl.rebuild(target_context, payload)
+        try:
+            rtsys.initialize(target_context)  # idempotent: the part of the refresh a loaded kernel may need
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:  # any mismatch with this numba's internals: numba's own path, refresh included
+            return numba_load(self, sig, target_context)
 
     setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload

@@ -1,0 +1,103 @@
+"""The CUDA side of compbench: numba's CUDA target (the ``numba-cuda`` package, ``pip install compbench[gpu]``),
+found once, and arrays moved to and from the GPU.
+
+Every GPU entry point asks :func:`unavailable` first (a one-line reason, or None) and takes its arrays through
+:func:`on_device`: a numpy array is copied to the GPU (the copy is part of the measured time), an array that
+already lives there (anything with ``__cuda_array_interface__``: a torch tensor, a CuPy array, a numba device
+array) is used in place, without a copy.  :func:`returned_like` gives a result back as the kind of array the caller
+passed.  With ``NUMBA_ENABLE_CUDASIM=1`` numba runs the same kernels on the CPU in its simulator: how the tests and
+CI check them without a GPU (slowly: keep those instances tiny).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+INSTALL = "pip install 'compbench[gpu]'"
+
+
+def simulated() -> bool:
+    """Whether numba's CUDA simulator stands in for a GPU (``NUMBA_ENABLE_CUDASIM=1``)."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def import_numba_cuda() -> ModuleType:
+    """``numba.cuda`` itself, GPU or not (kernels can be defined without one, not launched); an ImportError when
+    numba-cuda is missing.  Modules that define kernels import it through here, entry points ask :func:`cuda`."""
+    if not hasattr(np, "row_stack"):
+        # numba-cuda 0.30.4 calls np.row_stack, which numpy 2.5 removed; np.vstack is the same function.
+        np.row_stack = np.vstack  # type: ignore[attr-defined]
+    from numba import cuda
+
+    return cuda
+
+
+@functools.cache
+def _load() -> tuple[ModuleType | None, str | None]:
+    try:
+        cuda = import_numba_cuda()
+    except ImportError as exc:
+        return None, f"numba-cuda is not installed ({exc}; install it with: {INSTALL})"
+    if not simulated():
+        try:
+            available = cuda.is_available()
+        except Exception as exc:  # a broken driver is a reason, not a crash
+            return None, f"the CUDA driver cannot be used ({type(exc).__name__}: {exc})"
+        if not available:
+            return None, "no CUDA GPU is visible (set NUMBA_ENABLE_CUDASIM=1 to run the kernels in numba's simulator)"
+    return cuda, None
+
+
+def unavailable() -> str | None:
+    """Why the GPU path cannot run here (one line), or None when it can (a GPU, or the simulator)."""
+    return _load()[1]
+
+
+def cuda() -> ModuleType:
+    """``numba.cuda``, or a RuntimeError with :func:`unavailable`'s reason."""
+    module, reason = _load()
+    if module is None:
+        raise RuntimeError(reason)
+    return module
+
+
+def on_gpu(array: Any) -> bool:
+    """Whether ``array`` already lives on the GPU (it has ``__cuda_array_interface__``; under the simulator, a
+    device array of the simulator's own)."""
+    return hasattr(array, "__cuda_array_interface__") or (simulated() and type(array).__name__ == "FakeCUDAArray")
+
+
+def on_device(array: Any, dtype: Any = np.float64) -> Any:
+    """``array`` as a numba device array of ``dtype``: a GPU array of that dtype in place (no copy), a numpy array
+    (or anything numpy takes) copied to the GPU.  A GPU array of another dtype is a TypeError (converting it on the
+    GPU is the caller's choice, not a silent copy)."""
+    cu = cuda()
+    if on_gpu(array):
+        device = array if simulated() else cu.as_cuda_array(array)
+        if device.dtype != np.dtype(dtype):
+            raise TypeError(f"expected a GPU array of {np.dtype(dtype)}, got {device.dtype}")
+        return device
+    return cu.to_device(np.ascontiguousarray(array, dtype=dtype))
+
+
+def returned_like(reference: Any, device: Any) -> Any:
+    """The device array ``device`` as the kind of array ``reference`` is: numpy for numpy input (copied back),
+    otherwise the GPU library ``reference`` came from (torch, CuPy) over the same memory, or the numba device array
+    itself."""
+    if not on_gpu(reference):
+        return device.copy_to_host()
+    module = type(reference).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+
+        return torch.as_tensor(device, device=reference.device)
+    if module == "cupy":
+        import cupy
+
+        return cupy.asarray(device)
+    return device
