@@ -78,14 +78,17 @@ def compbench_runs(arcs: np.ndarray) -> dict:
     }
 
 
-def peer_runs(name: str, crf, arcs: np.ndarray) -> dict:
+def peer_runs(name: str, crf, arcs: np.ndarray, device: str = "cpu", dtype=None) -> dict:
+    """The peer's log Z, marginals and MAP on one batch, its scores already on ``device`` in ``dtype`` (default
+    float64); benchmarks/bench_gpu.py runs them on the GPU."""
     import torch
 
+    dtype = dtype or torch.float64
     B, N = arcs.shape[0], arcs.shape[1]
     if name == "supar":  # scores[b, dependent, head], the root at position 0
-        scores = torch.tensor(np.ascontiguousarray(arcs.transpose(0, 2, 1)))
+        scores = torch.tensor(np.ascontiguousarray(arcs.transpose(0, 2, 1)), dtype=dtype, device=device)
         scores = torch.where(torch.isinf(scores), torch.full_like(scores, -1e30), scores)
-        lens = torch.full((B,), N - 1, dtype=torch.long)
+        lens = torch.full((B,), N - 1, dtype=torch.long, device=device)
 
         def make(grad: bool = False):
             s = scores.clone().requires_grad_(grad)
@@ -97,7 +100,7 @@ def peer_runs(name: str, crf, arcs: np.ndarray) -> dict:
     potentials = np.ascontiguousarray(arcs[:, 1:, 1:]).copy()
     index = np.arange(N - 1)
     potentials[:, index, index] = arcs[:, 0, 1:]
-    potentials = torch.tensor(potentials)
+    potentials = torch.tensor(potentials, dtype=dtype, device=device)
 
     def dist(grad: bool = False):
         return crf(potentials.clone().requires_grad_(grad), multiroot=True)

@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, check_scores
+from .problem import Problem, ProblemBatch, ProblemError, check_scores
 from .solver import cores
 
 GROUP = "compbench.inference"
@@ -57,6 +57,22 @@ def _provider() -> Any:
     return found["hook-trick"].load()
 
 
+@functools.cache
+def _device_provider(device: str) -> Any:
+    """The provider that computes a batch on ``device``: "cpu" the hook-trick chart's (:func:`_provider`), any other
+    the entry point of that name in the group (``cuda``: compbench_solvers.cuda.inference, the GPU kernels), looked
+    up once per process.  Its functions raise a RuntimeError with a one-line reason when the device cannot be used
+    here."""
+    if device == "cpu":
+        return _provider()
+    found = {ep.name: ep for ep in entry_points(group=GROUP) if ep.name != "hook-trick"}
+    if device not in found:
+        known = ", ".join(repr(name) for name in ["cpu", *sorted(found)])
+        raise ValueError(f"device={device!r}: expected one of {known} (a device's provider is registered in the "
+                         f"{GROUP!r} entry-point group; reinstall compbench if it should be there)")
+    return found[device].load()
+
+
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every valid solution of ``problem``; -inf when there is none."""
     return float(_provider().log_partition(problem))
@@ -67,21 +83,52 @@ def marginals(problem: Problem) -> Marginals:
     return _provider().marginals(problem)
 
 
-def log_partition_many(problems: Sequence[Problem], *, jobs: int | None = None) -> np.ndarray:
-    """:func:`log_partition` of every problem of a batch, in order: first-order problems in compiled calls (one per
-    thread of ``jobs``; None: every core), the per-problem Python paid once per batch.
+def log_partition_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | None = None,
+                       device: str = "cpu") -> np.ndarray:
+    """:func:`log_partition` of every problem of a list or a :class:`ProblemBatch`, in order: first-order problems
+    in compiled calls (one per thread of ``jobs``; None: every core) that read the batch's padded arrays, the
+    per-problem Python paid once per batch (a list is laid out as batches: :meth:`ProblemBatch.grouped`).
+    ``device="cuda"``: on the GPU (first order only; ``compbench[gpu]``), one launch per root mode.
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=6, seed=s, length=3) for s in range(3)]
     >>> bool(np.allclose(log_partition_many(ps), [log_partition(p) for p in ps]))
     True
+    >>> batch = compbench.ProblemBatch.from_arrays(np.zeros((2, 4, 4)), sizes=[3, 2])
+    >>> bool(np.allclose(log_partition_many(batch), [log_partition(batch[0]), log_partition(batch[1])]))
+    True
     """
-    return np.asarray(_provider().log_partition_many(list(problems), cores(jobs)), dtype=np.float64)
+    provider = _device_provider(device)
+    parts = _batches(problems, device)
+    out = np.empty(sum(len(index) for index, _ in parts))
+    for index, batch in parts:
+        out[index] = provider.log_partition_many(batch, cores(jobs))
+    return out
 
 
-def marginals_many(problems: Sequence[Problem], *, jobs: int | None = None) -> list[Marginals]:
-    """:func:`marginals` of every problem of a batch, in order, as :func:`log_partition_many` computes them."""
-    return _provider().marginals_many(list(problems), cores(jobs))
+def marginals_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | None = None,
+                   device: str = "cpu") -> list[Marginals]:
+    """:func:`marginals` of every problem of a list or a :class:`ProblemBatch`, in order, as
+    :func:`log_partition_many` computes them (on ``device``)."""
+    provider = _device_provider(device)
+    parts = _batches(problems, device)
+    out: list[Marginals | None] = [None] * sum(len(index) for index, _ in parts)
+    for index, batch in parts:
+        for k, answer in zip(index.tolist(), provider.marginals_many(batch, cores(jobs))):
+            out[k] = answer
+    return out  # type: ignore[return-value]
+
+
+def _batches(problems: Iterable[Problem] | ProblemBatch,
+             device: str) -> list[tuple[np.ndarray, ProblemBatch | list[Problem]]]:
+    """What a device's provider takes, each with its positions: a batch as it is; a list on the CPU as batches
+    (:meth:`ProblemBatch.grouped`), on a GPU as it is (its provider pads it by root mode: one launch each)."""
+    if isinstance(problems, ProblemBatch):
+        return [(np.arange(len(problems)), problems)]
+    problems = list(problems)
+    if device != "cpu":
+        return [(np.arange(len(problems)), problems)]
+    return ProblemBatch.grouped(problems)
 
 
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,
@@ -101,28 +148,40 @@ def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = N
 
 
 def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
-                            jobs: int | None = None) -> np.ndarray:
+                            jobs: int | None = None, device: str = "cpu") -> Any:
     """log Z of :func:`tree_marginals` for a batch of first-order arc score matrices (a list, or an array
     B x (n+1) x (n+1)), in order: the scores are checked once for the batch (:func:`compbench.problem.check_scores`)
     and laid out for one compiled call per size and thread (``jobs`` threads; None: every core), without building a
     ``Problem`` each.
 
+    ``device="cuda"``: one GPU launch for the whole batch (``pip install 'compbench[gpu]'``, a CUDA GPU; docs/gpu.md),
+    ``jobs`` unused.  numpy in (copied to the GPU), numpy out; a GPU array in (a torch tensor or CuPy array B x
+    (n+1) x (n+1), float64, used in place and not checked), a GPU array of the same kind out.  Without a GPU: a
+    RuntimeError with the one-line reason.
+
     >>> np.exp(tree_log_partition_many(np.zeros((2, 4, 4)))).round()     # 12 projective trees of 3 tokens
     array([12., 12.])
     """
+    if device != "cpu":
+        return _device_provider(device).tree_many(arc_scores, single_root, False)[0]
     return _trees(arc_scores, single_root, False, cores(jobs))[0]
 
 
 def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,
-                        jobs: int | None = None) -> list[Marginals]:
+                        jobs: int | None = None, device: str = "cpu") -> list[Marginals]:
     """:func:`tree_marginals` of a batch of first-order arc score matrices, in order, computed as
-    :func:`tree_log_partition_many` computes log Z.
+    :func:`tree_log_partition_many` computes log Z (``device`` likewise: with a GPU array in, each ``arc`` is a
+    view of one GPU array of the same kind; ``compbench_solvers.cuda.eisner.tree_marginals`` gives that array
+    itself, without a Marginals per sentence).
 
     >>> m = tree_marginals_many(np.zeros((2, 4, 4)))
     >>> [round(float(np.exp(x.log_partition))) for x in m]
     [12, 12]
     """
-    log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
+    if device != "cpu":
+        log_z, arcs = _device_provider(device).tree_many(arc_scores, single_root, True)
+    else:
+        log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
     out = []
     for value, arc in zip(log_z.tolist(), arcs):
         n = len(arc) - 1

@@ -290,7 +290,8 @@ class Solution:
     by_length: list[Solution] | None = None
 
     def __post_init__(self) -> None:
-        self.status = Status(self.status)
+        if type(self.status) is not Status:  # the solvers' own answers: no lookup to pay
+            self.status = Status(self.status)
         if type(self.heads) is np.ndarray and self.heads.dtype == np.int64 and self.heads.ndim == 1:
             self.heads = self.heads.copy()  # the solvers' own answers: no checks to pay
         elif self.heads is not None:
@@ -409,32 +410,69 @@ class ProblemBatch:
         problems = list(problems)
         if not problems:
             raise ProblemError("problems", "expected at least one problem")
-        roots = {p.single_root for p in problems}
-        orders = {p.second_order for p in problems}
-        if len(roots) > 1 or len(orders) > 1:
+        kinds = {(p.single_root, p.sibling_scores is not None) for p in problems}
+        if len(kinds) > 1:
             raise ProblemError("problems", "a batch has one root mode and one order (first or second)")
-        width = max(p.n for p in problems)
-        batch = len(problems)
-        arc = np.full((batch, width + 1, width + 1), NEG_INF)
-        token = np.full((batch, width), NEG_INF)
-        bigram = np.full((batch, width + 2, width + 2), NEG_INF)
-        sibling = np.full((batch, width + 1, width + 1, width + 1), NEG_INF) if orders == {True} else None
-        bounds = np.zeros((batch, 2), np.int64)
-        for b, p in enumerate(problems):
-            n = p.n
-            arc[b, :n + 1, :n + 1] = p.arc_scores
-            token[b, :n] = p.token_scores
-            bigram[b, :n + 2, :n + 2] = p.bigram_scores
-            if sibling is not None:
-                sibling[b, :n + 1, :n + 1, :n + 1] = p.sibling_scores
-            bounds[b] = p.length_bounds()
+        single_root, second_order = kinds.pop()
+        sizes = np.array([len(p.token_scores) for p in problems], np.int64)
         free = np.array([p.length is None for p in problems])
-        sizes = np.array([p.n for p in problems], np.int64)
+        bounds = np.array([(0, n) if p.length is None else (p.length.min, p.length.max)
+                           for p, n in zip(problems, sizes.tolist())], np.int64).reshape(-1, 2)
+        if sizes.min() == sizes.max():  # nothing to pad: the arrays one after the other
+            n = int(sizes[0])
+            token, arc, bigram, sibling = (
+                None if name == "sibling_scores" and not second_order else
+                np.concatenate([getattr(p, name).reshape(-1) for p in problems]).reshape(len(problems), *shape)
+                for name, shape in (("token_scores", (n,)), ("arc_scores", (n + 1,) * 2),
+                                    ("bigram_scores", (n + 2,) * 2), ("sibling_scores", (n + 1,) * 3)))
+        else:
+            token, arc, bigram, sibling = _padded(problems, int(sizes.max()), second_order)
         lo, hi = bounds[:, 0].copy(), bounds[:, 1].copy()
         for array in (token, arc, bigram, sibling, sizes, lo, hi, free):
             if array is not None:
                 array.setflags(write=False)
-        return cls(token, arc, bigram, sizes, lo, hi, free, roots.pop(), sibling)
+        return cls(token, arc, bigram, sizes, lo, hi, free, single_root, sibling)
+
+    @classmethod
+    def grouped(cls, problems: Sequence[Problem]) -> list[tuple[np.ndarray, ProblemBatch]]:
+        """Any problems as batches, with the positions each one's sentences had: one per root mode and order, split
+        where a sentence is more than a quarter longer than the shortest of its batch (padding at most about twice
+        the scores a sentence has).
+
+        >>> import compbench
+        >>> ps = [compbench.generate("gaussian", n, seed=n) for n in (3, 12, 4)]
+        >>> [(index.tolist(), batch.max_n) for index, batch in ProblemBatch.grouped(ps)]
+        [([0, 2], 4), ([1], 12)]
+        """
+        problems = list(problems)
+        keys = [(p.single_root, p.sibling_scores is not None, len(p.token_scores)) for p in problems]
+        groups: list[list[int]] = []
+        first = None
+        for k in sorted(range(len(problems)), key=keys.__getitem__):
+            root, order, n = keys[k]
+            if first is not None and first[:2] == (root, order) and n <= first[2] + max(1, first[2] // 4):
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+                first = keys[k]
+        return [(np.array(sorted(group), np.int64), cls.from_problems([problems[k] for k in sorted(group)]))
+                for group in groups]
+
+    def take(self, index: Sequence[int] | np.ndarray) -> ProblemBatch:
+        """The sentences ``index`` lists, in that order, as a batch of their own (copied)."""
+        index = np.asarray(index, np.int64)
+        arrays = [None if a is None else a[index] for a in (self.token_scores, self.arc_scores, self.bigram_scores,
+                                                               self.sizes, self.min_length, self.max_length, self.free,
+                                                               self.sibling_scores)]
+        for array in arrays:
+            if array is not None:
+                array.setflags(write=False)
+        token, arc, bigram, sizes, lo, hi, free, sibling = arrays
+        return ProblemBatch(token, arc, bigram, sizes, lo, hi, free, self.single_root, sibling)
+
+    def length_modes(self) -> np.ndarray:
+        """Each sentence's length mode: ``"free"``, ``"exact"`` or ``"range"``."""
+        return np.where(self.free, "free", np.where(self.min_length == self.max_length, "exact", "range"))
 
     def __len__(self) -> int:
         return int(self.sizes.shape[0])
@@ -465,6 +503,23 @@ class ProblemBatch:
     def problems(self) -> list[Problem]:
         """Every sentence as a :class:`Problem`."""
         return [self[b] for b in range(len(self))]
+
+
+def _padded(problems: list[Problem], width: int, second_order: bool) -> tuple[np.ndarray, ...]:
+    """The problems' scores as padded arrays of ``width`` tokens (-inf outside each one's blocks)."""
+    batch = len(problems)
+    token = np.full((batch, width), NEG_INF)
+    arc = np.full((batch, width + 1, width + 1), NEG_INF)
+    bigram = np.full((batch, width + 2, width + 2), NEG_INF)
+    sibling = np.full((batch, width + 1, width + 1, width + 1), NEG_INF) if second_order else None
+    for b, p in enumerate(problems):
+        n = p.n
+        token[b, :n] = p.token_scores
+        arc[b, :n + 1, :n + 1] = p.arc_scores
+        bigram[b, :n + 2, :n + 2] = p.bigram_scores
+        if sibling is not None:
+            sibling[b, :n + 1, :n + 1, :n + 1] = p.sibling_scores
+    return token, arc, bigram, sibling
 
 
 def _score_array_batch(name: str, values: Any, shape: tuple[int, ...] | None) -> np.ndarray:

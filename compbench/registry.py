@@ -29,18 +29,19 @@ import json
 from importlib.metadata import entry_points
 from typing import Any, Callable, Iterable
 
-from .problem import Problem, Solution
+from .problem import Problem, ProblemBatch, Solution
 from .solver import Solver
 
 GROUP = "compbench.solvers"
 PROVIDER = "*"  # the end of a provider's entry-point name
 
 
-def solve_many(problems: Iterable[Problem], solver: str | Solver, *, time_limit: float | None = None,
+def solve_many(problems: Iterable[Problem] | ProblemBatch, solver: str | Solver, *, time_limit: float | None = None,
                jobs: int | None = None, **options: Any) -> list[Solution]:
-    """Solve a batch with ``solver`` (a name or a :class:`Solver`), answers in order, the same as one ``solve`` per
-    problem: the compiled chart solvers run the whole batch in compiled calls over ``jobs`` threads, any other
-    solver loops over ``solve`` in ``jobs`` processes (None: every core, :func:`cores`).
+    """Solve a list of problems or a :class:`ProblemBatch` with ``solver`` (a name or a :class:`Solver`), answers in
+    order, the same as one ``solve`` per problem: the compiled chart solvers run the whole batch in compiled calls
+    over ``jobs`` threads, reading a batch's padded arrays as they are; any other solver loops over ``solve`` in
+    ``jobs`` processes (None: every core, :func:`cores`).
 
     >>> import compbench
     >>> ps = [compbench.generate("gaussian", n=8, seed=s, length=3) for s in range(4)]

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .problem import Problem, Solution, Status
+from .problem import Problem, ProblemBatch, Solution, Status
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
 
@@ -30,16 +30,25 @@ class Capabilities:
     max_n: int | None = None  # refuses larger problems
 
     def reason_unsupported(self, problem: Problem, all_lengths: bool = False) -> str | None:
-        if problem.length_mode not in self.lengths:
-            return f"{problem.length_mode} length is not supported (supports: {', '.join(sorted(self.lengths))})"
-        if problem.single_root and not self.single_root:
+        return self._reason(problem.length_mode, problem.single_root, getattr(problem, "sibling_scores", None)
+                            is not None, problem.n, all_lengths)
+
+    def reasons_unsupported(self, batch: ProblemBatch) -> list[str | None]:
+        """:meth:`reason_unsupported` of every sentence of a batch, read from its arrays."""
+        return [self._reason(mode, batch.single_root, batch.second_order, n, False)
+                for mode, n in zip(batch.length_modes().tolist(), batch.sizes.tolist())]
+
+    def _reason(self, mode: str, single_root: bool, second_order: bool, n: int, all_lengths: bool) -> str | None:
+        if mode not in self.lengths:
+            return f"{mode} length is not supported (supports: {', '.join(sorted(self.lengths))})"
+        if single_root and not self.single_root:
             return "single_root problems are not supported"
         if all_lengths and not self.all_lengths:
             return "all_lengths is not supported"
-        if getattr(problem, "sibling_scores", None) is not None and not self.second_order:
+        if second_order and not self.second_order:
             return "second-order (sibling) scores are not supported"
-        if self.max_n is not None and problem.n > self.max_n:
-            return f"n = {problem.n} exceeds this solver's limit of {self.max_n} tokens"
+        if self.max_n is not None and n > self.max_n:
+            return f"n = {n} exceeds this solver's limit of {self.max_n} tokens"
         return None
 
 
@@ -115,66 +124,80 @@ class Solver:
             takes = ", ".join(sorted(self.option_names)) or "none"
             raise SolverError(f"unknown options: {', '.join(unknown)} (takes: {takes})")
 
-    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
-                   **options: Any) -> list[Solution]:
-        """Solve every problem (``time_limit`` per problem), answers in order: the same answers as one :meth:`solve`
-        per problem, over ``jobs`` workers (None: every core, :func:`cores`).  This default loops over
-        :meth:`solve`, in ``jobs`` processes when more than one; a solver with a compiled batch path overrides
-        :meth:`_solve_batch` instead (``jobs`` threads).
+    def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
+                   jobs: int | None = None, **options: Any) -> list[Solution]:
+        """Solve every problem of a list or a :class:`ProblemBatch` (``time_limit`` per problem), answers in order:
+        the same answers as one :meth:`solve` per problem, over ``jobs`` workers (None: every core, :func:`cores`).
+        This default loops over :meth:`solve` (a batch's sentences as problems), in ``jobs`` processes when more
+        than one; a solver with a compiled batch path overrides :meth:`_solve_batch` instead (``jobs`` threads),
+        which reads a batch's arrays as they are and a list laid out as batches (:meth:`ProblemBatch.grouped`).
 
         >>> import compbench
         >>> ps = [compbench.generate("gaussian", n=6, seed=s) for s in range(3)]
         >>> [s.status.value for s in compbench.get_solver("hook-dp").solve_many(ps)]
         ['optimal', 'optimal', 'optimal']
         """
+        batched = type(self)._solve_batch is not Solver._solve_batch
+        if isinstance(problems, ProblemBatch):
+            if batched:
+                return self._solve_checked(problems, time_limit, cores(jobs), options)
+            problems = problems.problems()
         problems = list(problems)
-        if len(problems) == 1:  # solve's own path: packing a batch of one costs more than one call (twice at n = 25)
+        if len(problems) == 1:  # solve's own path: a batch of one costs more than one call (twice at n = 25)
             return [self.solve(problems[0], time_limit, **options)]
-        if type(self)._solve_batch is Solver._solve_batch:
+        if not batched:
             workers = min(cores(jobs), len(problems))
             if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
-        return self._solve_checked(problems, time_limit, cores(jobs), options)
+        answers: list[Solution | None] = [None] * len(problems)
+        for index, batch in ProblemBatch.grouped(problems):
+            for k, answer in zip(index.tolist(), self._solve_checked(batch, time_limit, cores(jobs), options)):
+                answers[k] = answer
+        return answers  # type: ignore[return-value]
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
-        """Answers for a batch of problems this solver supports, in order (a compiled batch path); its ``seconds``
-        are filled by :meth:`solve_many`.  Not implemented: :meth:`solve_many` loops over :meth:`solve`."""
+        """Answers for a batch whose sentences this solver supports, in order (a compiled batch path); its
+        ``seconds`` are filled by :meth:`solve_many`.  Not implemented: :meth:`solve_many` loops over :meth:`solve`."""
         raise NotImplementedError
 
-    def _solve_checked(self, problems: list[Problem], time_limit: float | None, jobs: int,
+    def _solve_checked(self, batch: ProblemBatch, time_limit: float | None, jobs: int,
                        options: dict[str, Any]) -> list[Solution]:
-        """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each problem's
+        """:meth:`_solve_batch` with what :meth:`solve` adds paid once per batch: availability, each sentence's
         capabilities (unsupported answers in place), the options, the timing (the batch's seconds shared equally).
         Each answer of the batch records its size in ``stats["batch"]``.  A batch that raises (an unknown option,
         a refusal) is solved one problem at a time, so that each gets its own answer, and each such answer says why
         in ``stats["batch_fallback"]``."""
         reason = self.unavailable()
-        answers: list[Solution | None] = [None] * len(problems)
+        reasons = [reason] * len(batch) if reason is not None else self.supports.reasons_unsupported(batch)
+        answers: list[Solution | None] = [None] * len(batch)
         supported = []
-        for k, problem in enumerate(problems):
-            why = reason or self.supports.reason_unsupported(problem)
+        for k, why in enumerate(reasons):
             if why is not None:
                 answers[k] = Solution(Status.UNSUPPORTED, message=f"{self.name}: {why}")
             else:
                 supported.append(k)
+        if not supported:
+            return answers  # type: ignore[return-value]
+        part = batch if len(supported) == len(batch) else batch.take(supported)
         merged = {**self.options, **options}
         start = time.perf_counter()
         try:
             self._check_options(merged)
-            solved = self._solve_batch([problems[k] for k in supported], time_limit=time_limit, jobs=jobs, **merged)
+            solved = self._solve_batch(part, time_limit=time_limit, jobs=jobs, **merged)
         except Exception as exc:
             for k in supported:
-                answers[k] = self.solve(problems[k], time_limit, **options)
+                answers[k] = self.solve(batch[k], time_limit, **options)
                 answers[k].stats["batch_fallback"] = f"{type(exc).__name__}: {exc}"
             return answers  # type: ignore[return-value]
-        share = (time.perf_counter() - start) / max(1, len(supported))
+        share = (time.perf_counter() - start) / len(supported)
         for k, solution in zip(supported, solved):
             solution.stats["batch"] = len(supported)
-            solution.seconds.setdefault("setup", 0.0)
-            solution.seconds.setdefault("solve", share)
-            solution.seconds["total"] = share
+            seconds = solution.seconds
+            seconds.setdefault("setup", 0.0)
+            seconds.setdefault("solve", share)
+            seconds["total"] = share
             answers[k] = solution
         return answers  # type: ignore[return-value]
 

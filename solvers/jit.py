@@ -11,7 +11,8 @@ code numba generates *after* a load (object-mode blocks and ``vectorize`` wrappe
 
 So a kernel defined with :func:`njit` loads through numba's own ``_load_overload`` with the runtime started
 (``rtsys.initialize``, idempotent, which the refresh also does) instead of the refresh: the runtime is always there,
-so no loaded kernel can miss it, and nothing of numba's loading is re-implemented here.  Compiling is unchanged
+so no loaded kernel can miss it, and nothing of numba's loading is re-implemented here; on any error in that path
+(a numba whose internals differ) the kernel loads through numba's own ``load_overload``, refresh included.  Compiling is unchanged
 (numba's compiler refreshes both contexts before it starts: a cache miss in the same process compiles as before),
 and so is every function not defined with this decorator: a user's kernels load as numba loads them.
 ``Cache.load_overload`` is private API, like the ``_nrt`` flag: pyproject.toml bounds numba to the versions tested,
@@ -80,9 +81,12 @@ def _install() -> None:
     def load_overload(self, sig, target_context):
         if not getattr(self._py_func, MARK, False):  # not ours: numba's own
             return numba_load(self, sig, target_context)
-        rtsys.initialize(target_context)  # idempotent: the part of the refresh a loaded kernel may need
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
+        try:
+            rtsys.initialize(target_context)  # idempotent: the part of the refresh a loaded kernel may need
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+        except Exception:  # any mismatch with this numba's internals: numba's own path, refresh included
+            return numba_load(self, sig, target_context)
 
     setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload

@@ -24,8 +24,10 @@ def same(a: Solution, b: Solution) -> bool:
 
 
 def batched(solution: Solution, size: int) -> bool:
-    """Answered by the solver's batch path (a batch of ``size``), not one solve at a time after it raised."""
-    return solution.stats.get("batch") == size and not any(key.endswith("batch_fallback") for key in solution.stats)
+    """Answered by the solver's compiled batch path (a batch of at most ``size``: a list is laid out as batches of
+    one root mode, order and similar lengths), not one solve at a time after it raised."""
+    return 1 <= solution.stats.get("batch", 0) <= size and not any(key.endswith("batch_fallback")
+                                                                   for key in solution.stats)
 
 
 def fixed_set() -> list[Problem]:

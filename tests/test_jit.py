@@ -56,3 +56,27 @@ def test_own_kernels_load_without_registries_and_others_as_numba_loads_them(tmp_
     compiled, loaded = (run.stdout.splitlines() for run in runs)
     assert compiled == ["6.0 [0.0, 0.5, 1.0] True", "2 True"]  # compiling fills the registries
     assert loaded == ["6.0 [0.0, 0.5, 1.0] False", "2 True"]  # ours load without them; numba's own refreshes
+
+
+def test_a_numba_whose_internals_differ_loads_through_numbas_own_path(tmp_path):
+    """A planted mismatch in our loading path (its runtime call raises, as a renamed internal would): the kernels
+    still load and run, through numba's own loading (the registries refreshed)."""
+    script = tmp_path / "kernels.py"
+    script.write_text(KERNELS)
+    broken = tmp_path / "broken.py"
+    broken.write_text(KERNELS.replace("from compbench_solvers.jit import njit", textwrap.dedent("""\
+        import compbench_solvers.jit
+        from compbench_solvers.jit import njit
+
+
+        class Gone:
+            def initialize(self, context):
+                raise AttributeError("a numba whose internals differ")
+
+
+        compbench_solvers.jit.rtsys = Gone()""")))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    for path in (script, broken):  # compile into the cache, then load from it with the planted mismatch
+        run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["6.0 [0.0, 0.5, 1.0] True", "2 True"]  # loaded by numba's path: refreshed

@@ -25,7 +25,18 @@ def test_every_solver_module_is_found() -> None:
     assert {"compbench_solvers.compressive.chart", "compbench_solvers.ilp.joint"} <= set(solver_modules())
 
 
+# The GPU kernels' modules need a GPU or numba's simulator to be imported (tests/test_cuda_dp.py runs their examples)
+NEEDS_A_GPU = {"compbench_solvers.cuda.hook"}
+
+
 @pytest.mark.parametrize("name", solver_modules())
 def test_docstring_examples(name: str) -> None:
+    if name.startswith("compbench_solvers.cuda."):  # modules that define GPU kernels need numba-cuda (compbench[gpu])
+        pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (the gpu extra)")
+    if name in NEEDS_A_GPU:
+        from compbench_solvers.cuda import runtime
+
+        if runtime.unavailable() is not None:
+            pytest.skip(f"{name}: {runtime.unavailable()}")
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

@@ -174,8 +174,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"{repro}: cannot be written ({writable} is not writable): choose another --repro-dir")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir,
-                     args.out and str(output_path(args.out, what="run file")),
+    out = args.out and str(output_path(args.out, what="run file"))  # a bad --out before anything is said
+    return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, out,
                      scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
                      warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args))
 

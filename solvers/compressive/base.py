@@ -9,9 +9,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench import Problem, Solution, Solver, Status
+from compbench import Problem, ProblemBatch, Solution, Solver, Status
 
-from .batch import PARAMS, _decode_many, decode_many, decode_one
+from .batch import _decode_many, decode, decode_one
 from .chart import COUNTING, Chart, _backtrace, _fill_max, announce_compile
 
 _loaded: set[str] = set()
@@ -53,11 +53,9 @@ class ChartSolver(Solver):
         solution.seconds["total"] = solution.seconds.get("total", 0.0) + setup
         return solution
 
-    def solve_many(self, problems: Iterable[Problem], *, time_limit: float | None = None, jobs: int | None = None,
-                   **options: Any) -> list[Solution]:
-        setup = load_kernels(self.kernels)
-        if type(self)._solve_batch is not Solver._solve_batch:
-            announce_compile((_decode_many,), "the chart's batch kernel", "5 s")
+    def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
+                   jobs: int | None = None, **options: Any) -> list[Solution]:
+        setup = load_kernels(self.kernels)  # the batch path's compiled call is decode_one's (a batch of one)
         solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup
@@ -79,20 +77,25 @@ def answer_at(chart: Chart, index: int) -> Solution:
     return Solution(Status.OPTIMAL, chart.heads(index), value, bound=value)
 
 
-def decoded_answers(problems: list[Problem], params: list[tuple[int, ...]], jobs: int) -> list[Solution]:
-    """A batch's best derivations (:func:`decode_many`; ``params``: counting, cap, lo, hi per problem) as proven
-    answers."""
+def decoded_answers(batch: ProblemBatch, params: np.ndarray, jobs: int,
+                    which: list[int] | None = None) -> list[Solution]:
+    """The best derivations of a batch's sentences ``which`` lists (None: all) as proven answers, in that order
+    (:func:`decode`; ``params``: counting, cap, lo, hi per sentence of the batch), each part's built as soon as it
+    is decoded."""
     start = time.perf_counter()
-    rows = np.array([(0, *row) for row in params], np.int64).reshape(-1, PARAMS)
-    heads, offsets, out = decode_many(problems, rows, jobs=jobs)
-    share = (time.perf_counter() - start) / max(1, len(problems))
-    solutions = []
-    ends = offsets[:, 3].tolist()
-    for k, value in enumerate(out[:, 1].tolist()):
-        solution = proven_answer(heads[ends[k]:ends[k + 1]], value)
+    answers: list[Solution | None] = [None] * len(batch)
+    sizes = batch.sizes
+
+    def answer(part: np.ndarray, heads: np.ndarray, out: np.ndarray) -> None:
+        for k, n, value in zip(part.tolist(), sizes[part].tolist(), out[part, 1].tolist()):
+            answers[k] = proven_answer(heads[k, :n + 1], value)
+
+    decode(batch, params, jobs=jobs, which=which, each=answer)
+    solutions = answers if which is None else [answers[k] for k in which]
+    share = (time.perf_counter() - start) / max(1, len(solutions))
+    for solution in solutions:
         solution.stats["chart_seconds"] = share
-        solutions.append(solution)
-    return solutions
+    return solutions  # type: ignore[return-value]
 
 
 def count_plan(n: int, lo: int, hi: int) -> tuple[str, int]:

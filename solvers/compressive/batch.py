@@ -1,44 +1,60 @@
-"""Batches: many problems through the chart's compiled kernels in one call.
+"""Batches: many sentences through the chart's compiled kernels in one call, in one layout.
 
-A batch is packed into flat arrays (each problem's scores at its offsets) and one compiled call fills and backtraces
-every chart (:func:`decode_many`) or sums its inside and outside (:func:`infer_many`): the per-problem Python (the
-chart's allocation, the records, numba's dispatch) is paid once per batch.  The calls release the GIL, so threads run
-slices of a batch on several cores.  Each problem's views are cut from the flat arrays with the types the
-single-problem kernels are compiled for, so the batch runs the same compiled rules (:mod:`.chart`) and finds the same
-answers.  :func:`decode_one` is the same call on one problem: what ``hook-dp`` and ``resource-dp`` make per solve
-and ``bisection`` per multiplier; :class:`Packed` keeps a batch packed for decoding again (``bisection``'s rounds).
+The kernels read a :class:`compbench.ProblemBatch`'s padded arrays as they are: sentence k's scores are the
+top-left blocks of ``token[k]``, ``arc[k]``, ``bigram[k]`` (and ``sibling[k]``) and its size is ``sizes[k]``; the
+rules index the blocks directly, so nothing is copied per sentence.  A single problem is a batch of one (its own
+arrays viewed with a leading axis of 1: :func:`decode_one`), so both paths run the same compiled call and find the
+same answers.  One compiled call fills and backtraces every chart of a batch (:func:`decode`) or sums its inside and
+outside (:func:`infer`): the per-sentence Python (the chart's allocation, the records, numba's dispatch) is paid
+once per batch.  The calls release the GIL, so threads run slices of a batch on several cores.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from typing import Callable
 
 import numpy as np
 
-from compbench import Problem
+from compbench import Problem, ProblemBatch
 
 from ..jit import kernel
 from .chart import (ITEMS, KEPT, LTRAP, NEG, NO_SIBLINGS, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
                     _fill_max, _inside_sum, _outside_sum)
 
+PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
+OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
+_FIRST_ORDER = NO_SIBLINGS.reshape((1, 0, 0, 0))  # a batch's sibling scores in first order (read-only, empty)
 
-PACK = 5  # offsets per problem: token, arc (and attach), bigram, heads, sibling (-1: first order)
-PARAMS = 5  # settings per problem: single_root, counting, cap, lo, hi
-OUT = 3  # results per problem: the count of the best derivation, its objective (-inf: none), its kept words
+
+@kernel
+def best_count(goal, counting, n, lo, hi):
+    """The count of ``goal`` (a goal's values per count of ``counting`` words, n tokens) at the best allowed
+    length lo..hi: the best objective, the fewest kept words among equal optima (0 when nothing is counted).
+    The one place this rule lives: the batch kernel, ``resource-dp``'s ``all_lengths`` and ``pruned-dp`` call it."""
+    if counting == NONE:
+        return 0
+    count, top = 0, NEG
+    for m in range(lo, hi + 1):
+        c = m if counting == KEPT else n - m
+        if goal[c] > top or m == lo:
+            count, top = c, goal[c]
+    return count
 
 
 @kernel(nogil=True)
-def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, V_flat, T_flat, attach_flat, zeros,
-                 stack, heads, out, order):
-    """Fill and backtrace the charts of the problems ``order`` lists (see :func:`pack`; ``params`` per problem:
-    single_root, what it counts up to which cap, and its lengths lo..hi): ``heads`` (all -1) gets each problem's best
-    derivation among the counts of its lengths (the fewest kept words among equal optima), ``out`` its count, its
-    objective (-inf: none) and its kept words."""
+def _decode_many(token, arc, bigram, sibling, sizes, single_root, second_order, params, kept_bonus, tie, V_flat,
+                 T_flat, attach_flat, zeros, stack, heads, out, order):
+    """Fill and backtrace the charts of the sentences ``order`` lists (a batch's padded arrays, ``sizes`` per
+    sentence; ``params`` per sentence: what it counts up to which cap, and its lengths lo..hi; ``kept_bonus`` added
+    to each kept word): ``heads`` (B x (N+1) flat, all -1) gets each sentence's best derivation among the counts of
+    its lengths (:func:`best_count`), ``out`` its count, its objective (-inf: none) and its kept words."""
+    width = heads.shape[0] // sizes.shape[0]
     for k in order:
-        n = offsets[k + 1, 3] - offsets[k, 3] - 1
+        n = sizes[k]
         N = n + 1
-        single_root, counting, cap, lo, hi = params[k, 0] != 0, params[k, 1], params[k, 2], params[k, 3], params[k, 4]
+        counting, cap, lo, hi = params[k, 0], params[k, 1], params[k, 2], params[k, 3]
         size = ITEMS * N * N
         V = V_flat[:size * (cap + 1)].reshape((ITEMS, N, N, cap + 1))
         T = T_flat[:size].reshape((ITEMS, N, N))
@@ -46,60 +62,22 @@ def _decode_many(offsets, params, kept_bonus, token, arc, bigram, sibling, tie, 
             V_flat[e] = NEG
         for e in range(size):
             T_flat[e] = 0
-        attach = attach_flat[:N * N].reshape((N, N))
-        a0, t0 = offsets[k, 1], offsets[k, 0]
+        attach = attach_flat[:N * N].reshape((N, N))  # attach(h, m) = arc(h, m) + token(m)
         for h in range(N):
-            attach[h, 0] = arc[a0 + h * N]
+            attach[h, 0] = arc[k, h, 0]
             for m in range(1, N):
-                attach[h, m] = arc[a0 + h * N + m] + token[t0 + m - 1]
-        b0 = offsets[k, 2]
-        bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
-        s0 = offsets[k, 4]
-        # first order: an empty view, the type of the sibling scores (chart.NO_SIBLINGS)
-        siblings = sibling[s0:s0 + N * N * N].reshape((N, N, N)) if s0 >= 0 else sibling[:0].reshape((0, 0, 0))
+                attach[h, m] = arc[k, h, m] + token[k, m - 1]
         ones = zeros[:N]
         chart = Cells(V=V, T=T, window=None, outside=None, mass=None, edges=None, n_edges=None)
-        scores = Scores(bigram=bigrams, attach=attach, kept_bonus=kept_bonus[k], sibling=siblings, ones=ones,
-                        gap=ones, scale=None, second_order=s0 >= 0, single_root=single_root, counting=counting,
-                        cap=cap, tie=tie)
+        scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=kept_bonus[k],
+                        sibling=sibling[k if second_order else 0], ones=ones, gap=ones, scale=None,
+                        second_order=second_order, single_root=single_root, counting=counting, cap=cap, tie=tie)
         _fill_max(chart, scores)
-        count, top = 0, NEG  # the best allowed length, the fewest kept words among equal optima
-        if counting != NONE:
-            for m in range(lo, hi + 1):
-                c = m if counting == KEPT else n - m
-                if V[RTRI, 0, n, c] > top or m == lo:
-                    count, top = c, V[RTRI, 0, n, c]
+        count = best_count(V[RTRI, 0, n], counting, n, lo, hi)
         out[k, 0] = count
         out[k, 1] = V[RTRI, 0, n, count]
         out[k, 2] = T[RTRI, 0, n] if counting == NONE else (count if counting == KEPT else n - count)
-        h0 = offsets[k, 3]
-        _backtrace(chart, scores, count, heads[h0:h0 + N], stack)
-
-
-def pack(problems: list[Problem]) -> tuple[np.ndarray, ...]:
-    """A batch's scores as flat arrays and the offsets of each problem's (token, arc, bigram, heads, sibling; -1 for
-    first order), one row per problem and a last row of totals."""
-    offsets = np.zeros((len(problems) + 1, PACK), np.int64)
-    sizes = [(p.n, (p.n + 1) ** 2, (p.n + 2) ** 2, p.n + 1, 0 if p.sibling_scores is None else (p.n + 1) ** 3)
-             for p in problems]
-    if sizes:
-        np.cumsum(sizes, axis=0, out=offsets[1:])
-    for k, p in enumerate(problems):
-        if p.sibling_scores is None:
-            offsets[k, 4] = -1
-
-    def flat(arrays: list[np.ndarray]) -> np.ndarray:
-        # one problem's own array needs no copy (a read-only view of it)
-        if len(arrays) == 1:
-            out = arrays[0].reshape(-1)
-        else:
-            out = np.concatenate([a.reshape(-1) for a in arrays]) if arrays else np.zeros(0)
-        out.flags.writeable = False  # the type of a problem's scores: the same compiled kernels
-        return out
-
-    siblings = [p.sibling_scores for p in problems if p.sibling_scores is not None]
-    return (offsets, flat([p.token_scores for p in problems]), flat([p.arc_scores for p in problems]),
-            flat([p.bigram_scores for p in problems]), flat(siblings) if siblings else NO_SIBLINGS.reshape(-1))
+        _backtrace(chart, scores, count, heads[k * width:k * width + N], stack)
 
 
 _scratch = threading.local()  # each thread's work arrays for the one-problem path, grown when needed
@@ -115,10 +93,14 @@ def _work(scores: int, N: int) -> tuple[np.ndarray, ...]:
     work = getattr(_scratch, "work", None)
     if work is None or work[0].size < scores or work[3].size < N:
         scores, N = max(scores, work[0].size if work else 0), max(N, work[3].size if work else 0)
-        work = (np.empty(scores), np.empty(ITEMS * N * N, np.int16), np.empty(N * N), np.zeros(N),
-                np.empty((8 * (N + 1), 4), np.int64))
+        work = _new_work(scores, N)
         _scratch.work = work if scores <= KEEP_WORK else None
     return work
+
+
+def _new_work(scores: int, N: int) -> tuple[np.ndarray, ...]:
+    return (np.empty(scores), np.empty(ITEMS * N * N, np.int16), np.empty(N * N), np.zeros(N),
+            np.empty((8 * (N + 1), 4), np.int64))
 
 
 _ONE = np.zeros(1, np.int64)  # the one-problem path's order
@@ -127,138 +109,117 @@ _NO_BONUS = np.zeros(1)
 
 def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0, hi: int = 0,
                tie: int = -1, kept_bonus: float = 0.0) -> tuple[np.ndarray, float, int]:
-    """:func:`decode_many` of one problem without packing (its own arrays, this thread's work arrays): the per-call
-    cost of ``hook-dp`` and ``resource-dp``.  (heads, objective (-inf: none), kept words); with a ``kept_bonus``
-    (added to every kept word's score) the objective includes it."""
+    """:func:`decode` of one problem as a batch of one (views of its own arrays, this thread's work arrays): the
+    per-call cost of ``hook-dp`` and ``resource-dp``.  (heads, objective (-inf: none), kept words); with a
+    ``kept_bonus`` (added to every kept word's score) the objective includes it."""
     n = problem.n
     N = n + 1
     sibling = problem.sibling_scores
-    offsets = np.array(((0, 0, 0, 0, -1 if sibling is None else 0), (n, N * N, (N + 1) ** 2, N, 0)), np.int64)
-    params = np.array(((problem.single_root, counting, cap, lo, hi),), np.int64)
     heads = np.full(N, -1, np.int64)
     out = np.empty((1, OUT))
-    _decode_many(offsets, params, np.array((kept_bonus,)) if kept_bonus else _NO_BONUS,
-                 problem.token_scores.reshape(-1), problem.arc_scores.reshape(-1), problem.bigram_scores.reshape(-1),
-                 (NO_SIBLINGS if sibling is None else sibling).reshape(-1), np.int64(tie),
+    sizes = np.array((n,))
+    sizes.flags.writeable = False  # as a batch's: one compiled version
+    _decode_many(problem.token_scores[None], problem.arc_scores[None], problem.bigram_scores[None],
+                 _FIRST_ORDER if sibling is None else sibling[None], sizes, problem.single_root,
+                 sibling is not None, np.array(((counting, cap, lo, hi),)),
+                 np.array((kept_bonus,)) if kept_bonus else _NO_BONUS, np.int64(tie),
                  *_work(ITEMS * N * N * (cap + 1), N), heads, out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
 
 
-class Packed:
-    """A batch packed once (:func:`pack`) and decoded as often as asked, any part of it at a time (bisection
-    decodes its problems again at a new multiplier each round)."""
-
-    def __init__(self, problems: list[Problem]):
-        self.offsets, self.token, self.arc, self.bigram, self.sibling = pack(problems)
-        self.single_root = np.fromiter((p.single_root for p in problems), bool, len(problems))
-
-    def __len__(self) -> int:
-        return len(self.single_root)
-
-    def heads(self, heads: np.ndarray, k: int) -> np.ndarray:
-        """Problem k's heads in a ``heads`` array :meth:`decode` returned."""
-        return heads[self.offsets[k, 3]:self.offsets[k + 1, 3]]
-
-    def decode(self, params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1, jobs: int = 1,
-               which: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The best derivations of the problems ``which`` lists (None: all) in compiled calls over ``jobs``
-        threads, as :func:`decode_many`: (heads, out), rows of the others left at -1 and 0."""
-        offsets = self.offsets
-        K = len(self)
-        heads = np.full(int(offsets[-1, 3]), -1, np.int64)
-        out = np.zeros((K, OUT))
-        which = np.arange(K) if which is None else np.asarray(which, np.int64)
-        if len(which) == 0:
-            return heads, out
-        params = np.array(params, np.int64).reshape(K, PARAMS)
-        params[:, 0] = self.single_root
-        caps = params[:, 2]
-        bonus = np.zeros(K) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
-        N = offsets[1:, 3] - offsets[:-1, 3]
-        cells = ITEMS * N ** 2 * (caps + 1)
-        shares = _shares(N[which].astype(np.float64) ** 3 * (caps[which] + 1) ** 2, jobs)
-
-        def run(share: list[int]) -> None:
-            if not share:
-                return
-            order = which[sorted(share)]
-            most = int(N[order].max())
-            _decode_many(offsets, params, bonus, self.token, self.arc, self.bigram, self.sibling, np.int64(tie),
-                         np.empty(int(cells[order].max())), np.empty(ITEMS * most * most, np.int16),
-                         np.empty(most * most), np.zeros(most), np.empty((8 * (most + 1), 4), np.int64), heads, out,
-                         order)
-
-        _run_shares(run, shares)
-        return heads, out
+def _siblings(batch: ProblemBatch) -> np.ndarray:
+    return _FIRST_ORDER if batch.sibling_scores is None else batch.sibling_scores
 
 
-def decode_many(problems: list[Problem], params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
-                jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The best derivations of a batch in compiled calls over ``jobs`` threads: problem k counts ``params[k, 1]``
-    words (NONE, KEPT or DROPPED) up to ``params[k, 2]`` and takes its best count among lengths params[k, 3]..
-    params[k, 4] (``params[k, 0]``: ignored, the problem's root mode is used).  (heads, offsets, out): problem k's
-    heads are heads[offsets[k, 3]:offsets[k + 1, 3]], ``out[k]`` its count, objective and kept words."""
-    batch = Packed(problems)
-    heads, out = batch.decode(params, kept_bonus, tie, jobs)
-    return heads, batch.offsets, out
+def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
+           jobs: int = 1, which: np.ndarray | None = None,
+           each: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The best derivations of the sentences ``which`` lists (None: all) in compiled calls over ``jobs`` threads:
+    sentence k counts ``params[k, 0]`` words (NONE, KEPT or DROPPED) up to ``params[k, 1]`` and takes its best
+    count among lengths ``params[k, 2]..params[k, 3]``, each kept word scoring ``kept_bonus[k]`` more.
+    (heads B x (N+1), out B x 3): ``heads[k, :sizes[k] + 1]`` are sentence k's heads, ``out[k]`` its count,
+    objective and kept words; the rows of the others are left at -1 and 0.  ``each(part, heads, out)`` is called in
+    this thread with each part of ``which`` once it is decoded, while the threads decode the rest (:func:`_run_parts`).
+    """
+    B, width = len(batch), batch.max_n + 1
+    heads = np.full(B * width, -1, np.int64)
+    out = np.zeros((B, OUT))
+    rows = heads.reshape(B, width)
+    which = np.arange(B) if which is None else np.asarray(which, np.int64)
+    if len(which):
+        params = np.ascontiguousarray(params, np.int64).reshape(B, PARAMS)
+        bonus = np.zeros(B) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
+        N = batch.sizes + 1
+        cells = ITEMS * N ** 2 * (params[:, 1] + 1)
+        arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, _siblings(batch), batch.sizes,
+                  batch.single_root, batch.second_order, params, bonus, np.int64(tie))
+
+        def run(part: np.ndarray) -> None:
+            _decode_many(*arrays, *_new_work(int(cells[part].max()), int(N[part].max())), heads, out, part)
+
+        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs,
+                   None if each is None else lambda part: each(part, rows, out))
+    return rows, out
 
 
-def _shares(cost: np.ndarray, jobs: int) -> list[list[int]]:
-    """Each thread's problems: dealt largest ``cost`` first to the thread with the least work (a long sentence costs
-    as much as hundreds of short ones)."""
-    jobs = max(1, min(int(jobs), len(cost)))
+PARTS_PER_JOB = 8  # a batch on several threads is cut into this many parts per thread, of about equal cost
+
+
+def _run_parts(run: Callable[[np.ndarray], None], which: np.ndarray, cost: np.ndarray, jobs: int,
+               each: Callable[[np.ndarray], None] | None = None) -> None:
+    """``run(part)`` for parts of ``which`` that cover it, then ``each(part)`` when given.  One thread: one part.
+    Several: ``PARTS_PER_JOB`` parts per thread of about equal ``cost``, the costliest sentences first (a long
+    sentence costs as much as hundreds of short ones), on ``jobs`` threads (the kernels release the GIL) that take
+    the next part when they finish one; ``each`` runs in this thread on each part as it is done, so the answers of
+    the parts done are built while the threads decode the others."""
+    jobs = max(1, min(int(jobs), len(which)))
     if jobs == 1:
-        return [list(range(len(cost)))]
-    shares: list[list[int]] = [[] for _ in range(jobs)]
-    work = np.zeros(jobs)
-    for k in np.argsort(-cost, kind="stable").tolist():
-        w = int(work.argmin())
-        shares[w].append(k)
-        work[w] += cost[k]
-    return shares
-
-
-def _run_shares(run, shares: list[list[int]]) -> None:
-    """``run(share)`` for every share, on threads when more than one (the kernels release the GIL)."""
-    if len(shares) == 1:
-        run(shares[0])
+        run(which)
+        if each is not None:
+            each(which)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    with ThreadPoolExecutor(len(shares)) as pool:
-        list(pool.map(run, shares))
+    order = np.argsort(-cost, kind="stable")
+    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, jobs * PARTS_PER_JOB) /
+                           (jobs * PARTS_PER_JOB), side="right")
+    parts = [np.sort(which[chunk]) for chunk in np.split(order, ends) if len(chunk)]
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run, part): part for part in parts}
+        for future in as_completed(futures):
+            future.result()
+            if each is not None:
+                each(futures[future])
 
 
 @kernel(nogil=True)
-def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, attach_flat, ones, gap, scale, goal,
+def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_flat, attach_flat, ones, gap, scale,
                 with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
-    """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, at the offsets of
-    :func:`pack`) of the first-order problems ``order`` lists, by the scaled chart's inside and outside, as
-    :class:`ScaledChart` computes them one at a time; ``params`` per problem as :func:`_decode_many` takes them and
-    ``goal[k, c]`` the weight of count c at the goal.  ``safe[k]`` is False where a value left the safe range: that
-    problem's answer is to be computed again by the engine that falls back to log space."""
+    """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, into the padded
+    ``token_out``, ``arc_out`` and ``bigram_out``) of the first-order sentences ``order`` lists, by the scaled
+    chart's inside and outside, as :class:`ScaledChart` computes them one at a time; ``params`` per sentence: what
+    it counts and the cap, and ``goal[k, c]`` the weight of count c at the goal.  ``safe[k]`` is False where a value
+    left the safe range: that sentence's answer is to be computed again by the engine that falls back to log
+    space."""
     for k in order:
-        n = offsets[k + 1, 3] - offsets[k, 3] - 1
+        n = sizes[k]
         N = n + 1
-        single_root, counting, cap = params[k, 0] != 0, params[k, 1], params[k, 2]
+        counting, cap = params[k, 0], params[k, 1]
         size = ITEMS * N * N * (cap + 1)
         V = V_flat[:size].reshape((ITEMS, N, N, cap + 1))
         for e in range(size):
             V_flat[e] = 0.0
         attach = attach_flat[:N * N].reshape((N, N))
-        a0, t0 = offsets[k, 1], offsets[k, 0]
         largest = 0.0
         for h in range(N):
             for m in range(N):
-                attach[h, m] = math.exp(arc[a0 + h * N + m] + (token[t0 + m - 1] if m >= 1 else 0.0))
+                attach[h, m] = math.exp(arc[k, h, m] + (token[k, m - 1] if m >= 1 else 0.0))
                 largest = max(largest, attach[h, m])
         for j in range(N):
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
-        b0 = offsets[k, 2]
-        bigrams = bigram[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
-        scores = Scores(bigram=bigrams, attach=attach, kept_bonus=1.0, sibling=bigram[:0].reshape((0, 0, 0)),
-                        ones=ones[:N], gap=gap[:N], scale=scale[:N], second_order=np.bool_(False),
-                        single_root=single_root, counting=counting, cap=cap, tie=np.int64(0))
+        scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=1.0, sibling=bigram[:0], ones=ones[:N],
+                        gap=gap[:N], scale=scale[:N], second_order=np.bool_(False), single_root=single_root,
+                        counting=counting, cap=cap, tie=np.int64(0))  # first order: no sibling scores (empty)
         _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None, edges=None, n_edges=None), scores)
         z, top = 0.0, 0.0
         for c in range(cap + 1):
@@ -283,8 +244,7 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, attach_flat
         if not top <= SAFE:
             safe[k] = False
             continue
-        arcs = arc_out[a0:a0 + N * N].reshape((N, N))
-        bigram_k = bigram_out[b0:b0 + (N + 1) * (N + 1)].reshape((N + 1, N + 1))
+        arcs, bigrams = arc_out[k], bigram_out[k]
         for i in range(N):
             for j in range(i, N):
                 right, left, skip = 0.0, 0.0, 0.0
@@ -295,44 +255,35 @@ def _infer_many(offsets, params, token, arc, bigram, V_flat, O_flat, attach_flat
                 if i < j:
                     arcs[i, j] = right / z  # (rtrap h m): h -> m
                     arcs[j, i] = left / z  # (ltrap m h): h -> m
-                bigram_k[i, j + 1] = skip / z  # (skip i j): i and j+1 are consecutive
+                bigrams[i, j + 1] = skip / z  # (skip i j): i and j+1 are consecutive
         for m in range(1, N):
             total = 0.0
             for h in range(N):
                 total += arcs[h, m]
-            token_out[t0 + m - 1] = total
+            token_out[k, m - 1] = total
 
 
-def infer_many(problems: list[Problem], params: np.ndarray, goal: np.ndarray, with_marginals: bool,
-               jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_infer_many` over a batch of first-order problems in compiled calls over ``jobs`` threads: (log Z,
-    safe, offsets, token, arc, bigram posteriors as flat arrays at the offsets of :func:`pack`)."""
-    offsets, token, arc, bigram, _ = pack(problems)
-    return infer_packed(offsets, token, arc, bigram, params, goal, with_marginals, jobs)
+def infer(batch: ProblemBatch, params: np.ndarray, goal: np.ndarray, with_marginals: bool, jobs: int = 1,
+          which: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """:func:`_infer_many` over the first-order sentences ``which`` lists (None: all) in compiled calls over
+    ``jobs`` threads: (log Z, safe, and with ``with_marginals`` the token, arc and bigram posteriors in the batch's
+    padded shapes; else three empty arrays)."""
+    B, width = len(batch), batch.max_n
+    log_z, safe = np.full(B, NEG), np.zeros(B, bool)
+    shapes = ((B, width), (B, width + 1, width + 1), (B, width + 2, width + 2))
+    outputs = [np.zeros(shape if with_marginals else (1,) * len(shape)) for shape in shapes]
+    which = np.arange(B) if which is None else np.asarray(which, np.int64)
+    if len(which):
+        params = np.ascontiguousarray(params, np.int64)
+        N = batch.sizes + 1
+        cells = ITEMS * N ** 2 * (params[:, 1] + 1)
+        arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, batch.sizes, batch.single_root, params,
+                  goal)
 
+        def run(order: np.ndarray) -> None:
+            most, scores = int(N[order].max()), int(cells[order].max())
+            _infer_many(*arrays, np.empty(scores), np.empty(scores if with_marginals else 1), np.empty(most * most),
+                        np.empty(most), np.empty(most), np.empty(most), with_marginals, log_z, safe, *outputs, order)
 
-def infer_packed(offsets: np.ndarray, token: np.ndarray, arc: np.ndarray, bigram: np.ndarray, params: np.ndarray,
-                 goal: np.ndarray, with_marginals: bool,
-                 jobs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`infer_many` of a batch already laid out as :func:`pack` lays it out (read-only float64 arrays)."""
-    K = len(offsets) - 1
-    log_z, safe = np.full(K, NEG), np.zeros(K, bool)
-    outputs = [np.zeros(int(offsets[-1, column])) if with_marginals else np.zeros(1) for column in (0, 1, 2)]
-    if K == 0:
-        return log_z, safe, offsets, *outputs
-    params = np.ascontiguousarray(params, np.int64)
-    N = offsets[1:, 3] - offsets[:-1, 3]
-    cells = ITEMS * N ** 2 * (params[:, 2] + 1)
-    shares = _shares(N.astype(np.float64) ** 3 * (params[:, 2] + 1) ** 2, jobs)
-
-    def run(share: list[int]) -> None:
-        if not share:
-            return
-        order = np.array(sorted(share), np.int64)
-        most, scores = int(N[order].max()), int(cells[order].max())
-        _infer_many(offsets, params, token, arc, bigram, np.empty(scores), np.empty(scores if with_marginals else 1),
-                    np.empty(most * most), np.empty(most), np.empty(most), np.empty(most), goal, with_marginals, log_z,
-                    safe, *outputs, order)
-
-    _run_shares(run, shares)
-    return log_z, safe, offsets, *outputs
+        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
+    return log_z, safe, *outputs

@@ -31,14 +31,14 @@ import math
 
 import numpy as np
 
-from compbench import Problem
+from compbench import Problem, ProblemBatch
 from compbench.inference import Marginals
 from compbench.limits import available_memory
 
 from ..jit import njit
 from .base import count_plan
-from .batch import PACK, _infer_many, infer_many, infer_packed
-from .chart import (COUNTING, DROPPED, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
+from .batch import _infer_many, infer
+from .chart import (COUNTING, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
                     hypergraph, max_hyperedges)
 
 NEG = -np.inf
@@ -238,11 +238,9 @@ def _no_solution(problem: Problem) -> Marginals:
     return Marginals(-math.inf, np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2)), sibling)
 
 
-def _goal_counts(problem: Problem) -> tuple[str, int, np.ndarray]:
-    """What the scaled chart counts (the cheaper of kept and dropped words, as resource-dp), its cap, and the
-    goal's weights over the counts: 1 where the count meets the length condition."""
-    n = problem.n
-    lo, hi = problem.length_bounds()
+def _goal_counts(n: int, lo: int, hi: int) -> tuple[str, int, np.ndarray]:
+    """What the scaled chart counts for n tokens and lengths lo..hi (the cheaper of kept and dropped words, as
+    resource-dp), its cap, and the goal's weights over the counts: 1 where the count meets the length condition."""
     counting, cap = count_plan(n, lo, hi)
     goal = np.zeros(cap + 1)
     if counting == "none":
@@ -256,7 +254,7 @@ def _goal_counts(problem: Problem) -> tuple[str, int, np.ndarray]:
 
 def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | None:
     """The scaled chart, its goal weights and scaled Z; None when a value left the safe range."""
-    counting, cap, goal = _goal_counts(problem)
+    counting, cap, goal = _goal_counts(problem.n, *problem.length_bounds())
     N = problem.n + 1
     # inside and outside charts; in second order the sibling factors, their packed copy and posteriors
     _refuse_if_too_big("scaled chart", problem.n, 8 * (2 * ITEMS * N ** 2 * (cap + 1)
@@ -301,14 +299,14 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
 
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every solution of ``problem`` (its length condition, root mode and order)."""
-    return float(log_partition_many([problem], 1)[0])
+    return float(log_partition_many(ProblemBatch.from_problems([problem]), 1)[0])
 
 
 def marginals(problem: Problem) -> Marginals:
     """Posterior probabilities of tokens, arcs, bigrams (and sibling triples) under p(solution) ∝ exp(objective):
     by the scaled chart (a batch of one: the same numbers as in any batch), or in log space where its values leave
     the safe range."""
-    return marginals_many([problem], 1)[0]
+    return marginals_many(ProblemBatch.from_problems([problem]), 1)[0]
 
 
 def _one_log_partition(problem: Problem) -> float:
@@ -339,83 +337,58 @@ def _previous_sibling(graph: Hypergraph, attach: np.ndarray) -> np.ndarray:
     return np.where(right_next, first % N, np.where(left_next, (second // N) % N, head))
 
 
-def _batched(problems: list[Problem], with_marginals: bool, jobs: int) -> tuple[list[int], tuple]:
-    """The first-order problems of a batch through the compiled batch kernel: their indices and the kernel's
-    outputs (:func:`compbench_solvers.compressive.batch.infer_many`)."""
+def _batched(batch: ProblemBatch, with_marginals: bool, jobs: int) -> tuple[np.ndarray, ...]:
+    """A first-order batch through the compiled batch kernel (:func:`compbench_solvers.compressive.batch.infer`):
+    (log Z, safe, token, arc, bigram posteriors in the batch's padded shapes).  A second-order batch is answered by
+    none (every sentence unsafe: :func:`_one_log_partition` answers it)."""
+    B = len(batch)
+    if batch.second_order:
+        return np.full(B, NEG), np.zeros(B, bool), None, None, None
     announce_compile((_infer_many,), "the batch inside-outside kernel", "5 s")
-    index = [k for k, p in enumerate(problems) if p.sibling_scores is None]
-    chosen = [problems[k] for k in index]
-    plans = [_goal_counts(p) for p in chosen]
-    width = max((len(goal) for _, _, goal in plans), default=1)
-    params = np.zeros((len(chosen), 5), np.int64)
-    goals = np.zeros((len(chosen), width))
-    for row, (p, (counting, cap, goal)) in enumerate(zip(chosen, plans)):
-        params[row, :3] = p.single_root, COUNTING[counting], cap
-        goals[row, :len(goal)] = goal
-    N = max((p.n + 1 for p in chosen), default=1)
-    if chosen:  # once per batch: the largest chart
-        _refuse_if_too_big("scaled chart", N - 1, 8 * 2 * ITEMS * N ** 2 * width)
-    return index, infer_many(chosen, params, goals, with_marginals, jobs)
+    plans = [_goal_counts(n, lo, hi) for n, lo, hi in zip(batch.sizes.tolist(), batch.min_length.tolist(),
+                                                           batch.max_length.tolist())]
+    width = max(len(goal) for _, _, goal in plans)
+    params = np.zeros((B, 2), np.int64)
+    goals = np.zeros((B, width))
+    for k, (counting, cap, goal) in enumerate(plans):
+        params[k] = COUNTING[counting], cap
+        goals[k, :len(goal)] = goal
+    N = batch.max_n + 1  # once per batch: the largest chart
+    _refuse_if_too_big("scaled chart", N - 1, 8 * 2 * ITEMS * N ** 2 * width)
+    return infer(batch, params, goals, with_marginals, jobs)
 
 
-def log_partition_many(problems: list[Problem], jobs: int) -> np.ndarray:
-    """:func:`log_partition` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
-    out = np.empty(len(problems))
-    index, (log_z, safe, *_) = _batched(problems, False, jobs)
-    done = set()
-    for row, k in enumerate(index):
-        if safe[row]:
-            out[k] = log_z[row]
-            done.add(k)
-    for k, problem in enumerate(problems):
-        if k not in done:
-            out[k] = _one_log_partition(problem)
-    return out
+def log_partition_many(batch: ProblemBatch, jobs: int) -> np.ndarray:
+    """:func:`log_partition` of every sentence of a batch; first-order ones in compiled calls over ``jobs``
+    threads."""
+    log_z, safe, *_ = _batched(batch, False, jobs)
+    for k in np.flatnonzero(~safe).tolist():
+        log_z[k] = _one_log_partition(batch[k])
+    return log_z
 
 
-def marginals_many(problems: list[Problem], jobs: int) -> list[Marginals]:
-    """:func:`marginals` of every problem; first-order problems in compiled calls over ``jobs`` threads."""
-    answers: list[Marginals | None] = [None] * len(problems)
-    index, (log_z, safe, offsets, token, arc, bigram) = _batched(problems, True, jobs)
-    for row, k in enumerate(index):
-        if safe[row]:
-            N = problems[k].n + 1
-            t0, a0, b0 = offsets[row, :3]
-            answers[k] = Marginals(float(log_z[row]), token[t0:t0 + N - 1], arc[a0:a0 + N * N].reshape(N, N),
-                                   bigram[b0:b0 + (N + 1) ** 2].reshape(N + 1, N + 1))
-    return [answer if answer is not None else _one_marginals(p) for answer, p in zip(answers, problems)]
+def marginals_many(batch: ProblemBatch, jobs: int) -> list[Marginals]:
+    """:func:`marginals` of every sentence of a batch; first-order ones in compiled calls over ``jobs`` threads."""
+    log_z, safe, token, arc, bigram = _batched(batch, True, jobs)
+    answers = []
+    for k, (n, ok) in enumerate(zip(batch.sizes.tolist(), safe.tolist())):
+        if ok:
+            answers.append(Marginals(float(log_z[k]), token[k, :n], arc[k, :n + 1, :n + 1],
+                                     bigram[k, :n + 2, :n + 2]))
+        else:
+            answers.append(_one_marginals(batch[k]))
+    return answers
 
 
 def tree_many(arcs: np.ndarray, single_root: bool, with_marginals: bool, jobs: int) -> tuple[np.ndarray, list]:
     """log Z and (with ``with_marginals``) the arc marginals of B tree-CRFs of one size (``arcs``: B x (n+1) x (n+1),
-    checked scores), laid out for the batch kernel at once, without a Problem each: every token kept, no token or
-    bigram scores (the problem :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""
-    announce_compile((_infer_many,), "the batch inside-outside kernel", "5 s")
-    B, N = arcs.shape[0], arcs.shape[1]
-    n = N - 1
-    if B == 0:
+    checked scores): the batch of problems that keep every token, with no token or bigram scores (the problem
+    :func:`compbench.tree_marginals` builds).  (log Z per tree, [arc marginals per tree])."""
+    if len(arcs) == 0:
         return np.zeros(0), []
-    arc = np.array(arcs, dtype=np.float64)  # a copy: the entries the contract ignores are set to -inf
-    arc[:, :, 0] = -np.inf
-    arc[:, np.arange(N), np.arange(N)] = -np.inf
-    _refuse_if_too_big("scaled chart", n, 8 * 2 * ITEMS * N ** 2)
-    offsets = np.zeros((B + 1, PACK), np.int64)
-    offsets[:, :4] = np.arange(B + 1)[:, None] * np.array([n, N * N, (N + 1) ** 2, N])
-    offsets[:-1, 4] = -1
-    params = np.zeros((B, 5), np.int64)
-    params[:, 0], params[:, 1] = single_root, DROPPED  # every token kept: nothing dropped, cap 0
-    goal = np.ones((B, 1))
-    token, bigram = np.zeros(B * n), np.zeros(B * (N + 1) ** 2)
-    for array in (token, arc, bigram):
-        array.flags.writeable = False
-    log_z, safe, _, _, arc_out, _ = infer_packed(offsets, token, arc.reshape(-1), bigram, params, goal,
-                                                 with_marginals, jobs)
-    margins = list(arc_out.reshape(B, N, N)) if with_marginals else []
-    for b in np.flatnonzero(~safe).tolist():  # out of the scaled chart's range: one at a time, in log space if need be
-        problem = Problem(np.zeros(n), arcs[b], np.zeros((N + 1, N + 1)), length=n, single_root=single_root)
-        if with_marginals:
-            answer = _one_marginals(problem)
-            log_z[b], margins[b] = answer.log_partition, answer.arc
-        else:
-            log_z[b] = _one_log_partition(problem)
-    return log_z, margins
+    n = arcs.shape[1] - 1
+    batch = ProblemBatch.from_arrays(arcs, length=n, single_root=single_root)
+    if with_marginals:
+        answers = marginals_many(batch, jobs)
+        return np.array([m.log_partition for m in answers]), [m.arc for m in answers]
+    return log_partition_many(batch, jobs), []

@@ -60,13 +60,13 @@ from typing import Any
 
 import numpy as np
 
-from compbench import Capabilities, Problem, Solution, Status, objective
+from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
 from compbench.limits import memory_budget
 
 from ..jit import njit
 from ..memory import refuse_if_too_big
 from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
-from .batch import decode_one
+from .batch import PARAMS, best_count, decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
                     chart_bytes)
 from .lagrangian import Bracket, End, dual, reach, score_bound
@@ -202,13 +202,12 @@ class PrunedDP(ChartSolver):
         self.max_charts = int(max_charts)
         self.outside_passes = int(outside_passes)
 
-    def _plan(self, problem: Problem, memory_limit: int | None, floor: float | None
+    def _plan(self, n: int, lo: int, hi: int, memory_limit: int | None, floor: float | None
               ) -> tuple[Solution | tuple[int, int, int, int] | None, dict[str, Any]]:
-        """How ``problem`` is solved, and the stats that says so: a refusal (too big), the arguments of
-        ``resource-dp``'s one compiled call (:func:`decode_one`: counting, cap, lo, hi) when the free chart is exact or
-        the whole counted chart is cheaper than the search and the bound, else None (the pruned fill)."""
-        n = problem.n
-        lo, hi = problem.length_bounds()
+        """How a problem of n tokens and lengths lo..hi is solved, and the stats that says so: a refusal (too big),
+        the arguments of ``resource-dp``'s one compiled call (:func:`decode_one`: counting, cap, lo, hi) when the free
+        chart is exact or the whole counted chart is cheaper than the search and the bound, else None (the pruned
+        fill)."""
         counting, cap = count_plan(n, lo, hi)
         stats: dict[str, Any] = {"charts": 0, "outside_passes": 0, "certificate": False, "counted_fills": 0,
                                  "counting": counting, "cap": cap}
@@ -227,23 +226,27 @@ class PrunedDP(ChartSolver):
             return (COUNTING[counting], cap, lo, hi), stats
         return None, stats
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      memory_limit: int | None = None, floor: float | None = None) -> list[Solution]:
-        """The problems :meth:`_plan` solves by one compiled call go through the compiled batch (:func:`decode_many`,
-        on ``jobs`` threads; each one's seconds are its share), the others through :meth:`_prune` one at a time."""
-        answers: list[Solution | None] = [None] * len(problems)
-        direct = []
-        for k, problem in enumerate(problems):
-            plan, stats = self._plan(problem, memory_limit, floor)
+        """The sentences :meth:`_plan` solves by one compiled call go through the compiled batch (:func:`decode` of
+        the batch's arrays, on ``jobs`` threads; each one's seconds are its share), the others through
+        :meth:`_prune` one at a time."""
+        answers: list[Solution | None] = [None] * len(batch)
+        params = np.zeros((len(batch), PARAMS), np.int64)
+        direct = {}
+        for k, (n, lo, hi) in enumerate(zip(batch.sizes.tolist(), batch.min_length.tolist(),
+                                            batch.max_length.tolist())):
+            plan, stats = self._plan(n, lo, hi, memory_limit, floor)
             if plan is None:
-                answers[k] = self._prune(problem, stats, floor)
+                answers[k] = self._prune(batch[k], stats, floor)
             elif isinstance(plan, Solution):
                 plan.stats.update(stats, total_seconds=0.0)
                 answers[k] = plan
             else:
-                direct.append((k, plan, stats))
-        for (k, _, stats), solution in zip(direct, decoded_answers([problems[k] for k, _, _ in direct],
-                                                             [plan for _, plan, _ in direct], jobs)):
+                params[k] = plan
+                direct[k] = stats
+        for k, solution in zip(direct, decoded_answers(batch, params, jobs, list(direct))):
+            stats = direct[k]
             share = solution.stats["chart_seconds"]
             solution.stats.update(stats, total_seconds=share)
             if stats["counting"] != "none":
@@ -254,7 +257,7 @@ class PrunedDP(ChartSolver):
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool,
                memory_limit: int | None = None, floor: float | None = None) -> Solution:
         start = time.perf_counter()
-        plan, stats = self._plan(problem, memory_limit, floor)
+        plan, stats = self._plan(problem.n, *problem.length_bounds(), memory_limit, floor)
         if plan is None:
             return self._prune(problem, stats, floor)
         if not isinstance(plan, Solution):  # one compiled call (hook-dp's or resource-dp's)
@@ -281,12 +284,8 @@ class PrunedDP(ChartSolver):
         lo, hi = problem.length_bounds()
         counting, cap = stats["counting"], stats["cap"]
 
-        def index(m: int) -> int:  # the chart's count for m kept words
-            return m if counting == "kept" else n - m
-
-        def answer(chart: Chart) -> Solution:  # the best allowed length; the fewest kept words among equal optima
-            best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
-            return answer_at(chart, index(best))
+        def answer(chart: Chart) -> Solution:
+            return answer_at(chart, best_count(chart.goal, COUNTING[counting], n, lo, hi))
 
         scores = ChartScores.of(problem)  # once: only the kept bonus changes from one multiplier to the next
         tried: list[tuple[float, Chart]] = []
@@ -396,8 +395,7 @@ class PrunedDP(ChartSolver):
             chart = Chart.fill(scores, counting=counting, cap=cap, tie=-1,
                                pruning=Pruning(window, bound, slope, floor - tol))
             stats["counted_fills"] += 1
-            best = max(range(lo, hi + 1), key=lambda m: (chart.goal[index(m)], -m))
-            value = float(chart.goal[index(best)])
+            value = float(chart.goal[best_count(chart.goal, COUNTING[counting], n, lo, hi)])
             if value >= floor or safe or floor == -math.inf:  # (safe: v < F only by the rounding tol absorbs)
                 break
             if value > -math.inf or primal > -math.inf:  # a real solution's value: safe

@@ -8,12 +8,12 @@ from typing import Any, Callable, Generator, NamedTuple
 
 import numpy as np
 
-from compbench import Capabilities, Problem, Solution, Status, objective
+from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
 from compbench.limits import memory_budget
 
 from ..memory import refuse_if_too_big
 from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
-from .batch import PARAMS, Packed, decode_one
+from .batch import PARAMS, best_count, decode, decode_one
 from .chart import COUNTING, MAX_N, Chart, ChartScores, chart_bytes
 from .lagrangian import Bracket, End, dual, reach
 from .pruned import PrunedDP
@@ -51,8 +51,8 @@ class HookDP(ChartSolver):
         solution.stats["chart_seconds"] = time.perf_counter() - start
         return solution
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int) -> list[Solution]:
-        return decoded_answers(problems, [(0, 0, 0, 0)] * len(problems), jobs)
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int) -> list[Solution]:
+        return decoded_answers(batch, np.zeros((len(batch), PARAMS), np.int64), jobs)
 
 
 class ResourceDP(ChartSolver):
@@ -99,33 +99,29 @@ class ResourceDP(ChartSolver):
                                   chart_mib=chart_bytes(n, cap) / 2**20)
             return solution
         chart, seconds = _timed_fill(problem, counting=counting, cap=cap, tie=-1)  # kept words counted up to n
-        # the best allowed length; the fewest kept words among equal optima
-        best = max(range(lo, hi + 1), key=lambda m: (chart.goal[m], -m))
-        solution = answer_at(chart, best)
+        solution = answer_at(chart, best_count(chart.goal, COUNTING[counting], n, lo, hi))
         solution.by_length = [answer_at(chart, m) for m in range(n + 1)]
         solution.stats.update(counting=counting, cap=cap, chart_seconds=seconds,
                               chart_mib=chart_bytes(n, cap) / 2**20)
         return solution
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      memory_limit: int | None = None) -> list[Solution]:
         limit = self.memory_limit if memory_limit is None else memory_limit
-        answers: list[Solution | None] = [None] * len(problems)
-        plans = []
-        for k, problem in enumerate(problems):
-            n = problem.n
-            lo, hi = problem.length_bounds()
+        answers: list[Solution | None] = [None] * len(batch)
+        params = np.zeros((len(batch), PARAMS), np.int64)
+        names = []
+        for k, (n, lo, hi) in enumerate(zip(batch.sizes.tolist(), batch.min_length.tolist(),
+                                            batch.max_length.tolist())):
             counting, cap = count_plan(n, lo, hi)
+            names.append(counting)
             answers[k] = refuse_if_too_big(self.name, n, chart_bytes(n, cap), limit)
-            if answers[k] is None:
-                plans.append((k, (COUNTING[counting], cap, lo, hi)))
-        if plans:
-            index = [k for k, _ in plans]
-            for (k, (code, cap, _, _)), solution in zip(plans, decoded_answers([problems[k] for k in index],
-                                                                        [plan for _, plan in plans], jobs)):
-                solution.stats.update(counting=COUNTING_NAMES[code], cap=cap,
-                                      chart_mib=chart_bytes(problems[k].n, cap) / 2**20)
-                answers[k] = solution
+            params[k] = COUNTING[counting], cap, lo, hi
+        which = [k for k, answer in enumerate(answers) if answer is None]
+        for k, solution in zip(which, decoded_answers(batch, params, jobs, which)):
+            cap = int(params[k, 1])
+            solution.stats.update(counting=names[k], cap=cap, chart_mib=chart_bytes(int(batch.sizes[k]), cap) / 2**20)
+            answers[k] = solution
         return answers  # type: ignore[return-value]
 
 
@@ -188,19 +184,19 @@ class Bisection(ChartSolver):
             except StopIteration as stop:
                 return stop.value
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      max_iterations: int | None = None) -> list[Solution]:
-        """Every problem's search in rounds: each round decodes the charts the searches ask for in one compiled
-        batch per tie-break (:class:`Packed`, on ``jobs`` threads), so the per-chart Python is paid once per round.
-        A problem's time is its share of the rounds it took part in."""
-        batch = Packed(problems)
-        K = len(problems)
+        """Every sentence's search in rounds: each round decodes the charts the searches ask for in one compiled
+        batch per tie-break (:func:`decode` of the batch's arrays, on ``jobs`` threads), so the per-chart Python is
+        paid once per round.  A sentence's time is its share of the rounds it took part in; the searches read the
+        sentence's scores (the score bound, the certificate's objective) as a :class:`Problem` (``batch[k]``)."""
+        K = len(batch)
         spent = np.zeros(K)
-        searches = [self._search(p, time_limit, max_iterations, lambda k=k: float(spent[k]))
-                    for k, p in enumerate(problems)]
+        searches = [self._search(batch[k], time_limit, max_iterations, lambda k=k: float(spent[k])) for k in range(K)]
         requests = {k: next(search) for k, search in enumerate(searches)}
         answers: list[Solution | None] = [None] * K
         free = np.zeros((K, PARAMS), np.int64)  # every chart free: no counts
+        sizes = batch.sizes.tolist()
         while requests:
             for tie in (-1, 1):
                 which = [k for k, (_, t) in requests.items() if t == tie]
@@ -209,13 +205,13 @@ class Bisection(ChartSolver):
                 bonus = np.zeros(K)
                 bonus[which] = [requests[k][0] for k in which]
                 t0 = time.perf_counter()
-                heads, out = batch.decode(free, bonus, tie, jobs, np.array(which, np.int64))
+                heads, out = decode(batch, free, bonus, tie, jobs, np.array(which, np.int64))
                 share = (time.perf_counter() - t0) / len(which)
                 for k in which:
                     spent[k] += share
                     try:
                         requests[k] = searches[k].send(Relaxed(float(out[k, 1]), int(out[k, 2]),
-                                                               batch.heads(heads, k), share))
+                                                               heads[k, :sizes[k] + 1], share))
                     except StopIteration as stop:
                         answers[k] = stop.value
                         del requests[k]
@@ -331,19 +327,25 @@ class BisectionExact(ChartSolver):
         self.resource = PrunedDP(memory_limit)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
-        return self._solve_batch([problem], time_limit=time_limit, jobs=1, **options)[0]
+        first = self.bisection.solve(problem, time_limit, **options)
+        return self._combine([first], lambda rest: [self.resource.solve(problem)])[0]
 
-    def _solve_batch(self, problems: list[Problem], *, time_limit: float | None, jobs: int,
+    def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
-        """``bisection``'s batch, then ``pruned-dp``'s batch for the problems it left without a certificate."""
-        answers = self.bisection.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
+        """``bisection``'s batch, then ``pruned-dp``'s batch for the sentences it left without a certificate."""
+        answers = self.bisection.solve_many(batch, time_limit=time_limit, jobs=jobs, **options)
+        return self._combine(answers, lambda rest: self.resource.solve_many(batch.take(rest), jobs=jobs))
+
+    @staticmethod
+    def _combine(answers: list[Solution], exact: Callable[[list[int]], list[Solution]]) -> list[Solution]:
+        """``bisection``'s answers, those without a certificate replaced by ``exact(their positions)``."""
         rest = [k for k, first in enumerate(answers) if first.status not in (Status.OPTIMAL, Status.INFEASIBLE)]
-        exact = self.resource.solve_many([problems[k] for k in rest], jobs=jobs) if rest else []
-        for k, answer in zip(rest, exact):
-            answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items()}, certificate=False,
-                                fallback=True)
+        for k, answer in zip(rest, exact(rest) if rest else []):
+            answer.stats.update({f"bisection_{key}": v for key, v in answers[k].stats.items() if key != "batch"},
+                                certificate=False, fallback=True)
             answers[k] = answer
         for answer in answers:
             answer.stats.setdefault("fallback", False)
+            answer.stats.pop("batch", None)  # a part's batch (solve_many records this solver's own)
             answer.seconds.clear()  # this solver's seconds (solve and solve_many fill them), not a part's
         return answers

@@ -26,13 +26,21 @@ def simulated() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
+def import_numba_cuda() -> ModuleType:
+    """``numba.cuda`` itself, GPU or not (kernels can be defined without one, not launched); an ImportError when
+    numba-cuda is missing.  Modules that define kernels import it through here, entry points ask :func:`cuda`."""
+    if not hasattr(np, "row_stack"):
+        # numba-cuda 0.30.4 calls np.row_stack, which numpy 2.5 removed; np.vstack is the same function.
+        np.row_stack = np.vstack  # type: ignore[attr-defined]
+    from numba import cuda
+
+    return cuda
+
+
 @functools.cache
 def _load() -> tuple[ModuleType | None, str | None]:
     try:
-        if not hasattr(np, "row_stack"):
-            # numba-cuda 0.30.4 calls np.row_stack, which numpy 2.5 removed; np.vstack is the same function.
-            np.row_stack = np.vstack  # type: ignore[attr-defined]
-        from numba import cuda
+        cuda = import_numba_cuda()
     except ImportError as exc:
         return None, f"numba-cuda is not installed ({exc}; install it with: {INSTALL})"
     if not simulated():

@@ -10,6 +10,8 @@ import numpy as np
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
 
+from ..compressive.batch import best_count
+from ..compressive.chart import DROPPED
 from ..memory import refuse_if_too_big
 from .chart import Chart, chart_bytes
 
@@ -60,9 +62,8 @@ class SignatureDP(Solver):
             return Solution(Status.OPTIMAL, heads, value, bound=value)
 
         lo, hi = problem.length_bounds()
-        # Fewest kept words first among equal optima (as brute force does).
-        best_m = max(range(lo, hi + 1), key=lambda m: (chart.goal[n - m], -m))
-        solution = at_length(best_m)
+        # the goal counts dropped words: the best allowed length, the fewest kept words among equal optima
+        solution = at_length(n - best_count(chart.goal, DROPPED, n, lo, hi))
         if all_lengths:
             solution.by_length = [at_length(m) for m in range(n + 1)]
         solution.stats["chart_seconds"] = fill_seconds

@@ -1,0 +1,333 @@
+"""Compressive parsing on the GPU (cuda-dp, device="cuda") against compbench's CPU kernels on every core.
+
+    python benchmarks/bench_gpu_compressive.py --google .gpu-data/google-test.npz --out reports/gpu-compressive.md
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu_compressive.py --quick     (a smoke test without a GPU)
+
+In one run, sentences per second (the median of ``--repeats`` timed runs after a warm-up call; numba's JIT compile
+time is the first call's and reported on its own): random Gaussian problems with bigram scores, n = 25, batch 4,096
+and 256 — free length with the scores already on the GPU (torch tensors through __cuda_array_interface__, no copy;
+numba device arrays where torch has no GPU) and from numpy (the transfers timed), a fixed length m = 11, log Z and
+marginals — and Google's test split at its gold lengths, decoded from numpy (sentences grouped by size, each group
+padded to its own width and launched on its own: a padded width of 200 would copy 30 times the scores).  Beside
+each row compbench's CPU kernels on every core (``jobs=None``: hook-dp / resource-dp through compbench.solve_many,
+compbench.log_partition_many, compbench.marginals_many).  Before anything is timed every GPU answer is checked
+against the CPU's: objectives equal to 1e-9 (they are bit-identical by construction), trees identical; log Z and
+marginals to 1e-9 relative.
+
+Google's scores come from a learned model and are not in the repository: ``--make-google DIR --model MODEL`` builds
+the .npz once from the corpus (``compbench train --corpus google ...``), packed per sentence (scores only, no text).
+The script imports no MIP backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import compbench
+from compbench import ProblemBatch
+from compbench.solver import cores
+
+from machine import machine_line
+
+TOL = 1e-9
+
+
+def gaussian_batch(count: int, n: int, length: int | None, seed: int) -> ProblemBatch:
+    """``count`` random problems of n tokens with token, arc and bigram scores (compbench.generate's gaussian
+    family), as one padded batch."""
+    return ProblemBatch.from_problems([compbench.generate("gaussian", n, seed=seed + k, length=length)
+                                       for k in range(count)])
+
+
+def median_seconds(run: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def on_gpu(array: np.ndarray) -> tuple[Any, Callable[[], None], str]:
+    """The array on the GPU, a function that waits for the GPU, and what holds it (torch, else numba)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.from_numpy(np.ascontiguousarray(array)).cuda(), torch.cuda.synchronize, "torch"
+    except ImportError:
+        pass
+    from numba import cuda
+
+    return cuda.to_device(np.ascontiguousarray(array)), cuda.synchronize, "numba"
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    if hasattr(array, "cpu"):
+        return array.cpu().numpy()
+    if hasattr(array, "copy_to_host"):
+        return array.copy_to_host()
+    return np.asarray(array)
+
+
+def arrays(batch: ProblemBatch) -> tuple:
+    return (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
+            batch.max_length, batch.single_root)
+
+
+def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: str, repeats: int) -> tuple[float, str]:
+    """Every answer against the CPU kernels (hook-dp / resource-dp on every core, the first call the warm-up); the
+    CPU's median time and its solver."""
+    name = "resource-dp" if any(p.length is not None for p in problems) else "hook-dp"
+    cpu = compbench.solve_many(problems, name, jobs=None)
+    seconds = median_seconds(lambda: compbench.solve_many(problems, name, jobs=None), repeats)
+    for b, (p, s) in enumerate(zip(problems, cpu)):
+        expected = s.objective if s.objective is not None else -np.inf
+        if not (value[b] == expected or abs(value[b] - expected) <= TOL * max(1.0, abs(expected))):
+            raise SystemExit(f"{label}: sentence {b}: objective {value[b]} on the GPU, {expected} by {name}")
+        if s.heads is not None and not np.array_equal(heads[b, :p.n + 1], s.heads):
+            raise SystemExit(f"{label}: sentence {b}: a different tree from {name}'s")
+    return seconds, name
+
+
+def check_inference(problems: list, got: tuple, label: str, repeats: int) -> float:
+    """log Z (one array in ``got``) or the marginals against the CPU's on every core; the CPU's median time."""
+    if len(got) == 1:
+        expected_z = compbench.log_partition_many(problems, jobs=None)
+        seconds = median_seconds(lambda: compbench.log_partition_many(problems, jobs=None), repeats)
+        np.testing.assert_allclose(to_numpy(got[0]), expected_z, rtol=TOL, err_msg=label)
+        return seconds
+    cpu = compbench.marginals_many(problems, jobs=None)
+    seconds = median_seconds(lambda: compbench.marginals_many(problems, jobs=None), repeats)
+    log_z, token, arc, bigram = (to_numpy(a) for a in got)
+    for b, (p, m) in enumerate(zip(problems, cpu)):
+        n = p.n
+        np.testing.assert_allclose(log_z[b], m.log_partition, rtol=TOL, err_msg=label)
+        np.testing.assert_allclose(token[b, :n], m.token, rtol=TOL, atol=1e-12, err_msg=label)
+        np.testing.assert_allclose(arc[b, :n + 1, :n + 1], m.arc, rtol=TOL, atol=1e-12, err_msg=label)
+        np.testing.assert_allclose(bigram[b, :n + 2, :n + 2], m.bigram, rtol=TOL, atol=1e-12, err_msg=label)
+    return seconds
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[list[str]] = []
+
+    def add(self, task: str, n: str, batch: int, source: str, gpu_seconds: float, cpu_seconds: float | None,
+            count: int, note: str = "") -> None:
+        gpu = batch / gpu_seconds
+        cpu = count / cpu_seconds if cpu_seconds else None
+        row = [task, n, f"{batch:,}", source, f"{gpu:,.0f}", f"{gpu_seconds * 1e3:.2f}",
+               f"{cpu:,.0f}" if cpu else "", f"{gpu / cpu:.1f}x" if cpu else "", note]
+        self.rows.append(row)
+        print("| " + " | ".join(row) + " |", flush=True)
+
+    HEADER = ["task", "n", "batch", "scores", "GPU sent/s", "GPU ms/batch", "CPU sent/s (all cores)", "GPU/CPU", "note"]
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(self.HEADER) + " |", "|" + "---|" * len(self.HEADER)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in self.rows])
+
+
+def size_groups(sizes: np.ndarray, growth: float = 1.25, slack: int = 1 << 20) -> list[np.ndarray]:
+    """Sentence indices grouped by size so that each group, padded to its own width, copies little padding: sorted,
+    a group grows while n <= growth * its first n + 2; then a group joins the next (wider) one while that adds at
+    most ``slack`` bytes of padding (the few long sentences share one launch, their blocks side by side)."""
+    order = np.argsort(sizes, kind="stable")
+    groups, start = [], 0
+    for k in range(1, len(order) + 1):
+        if k == len(order) or sizes[order[k]] > growth * sizes[order[start]] + 2:
+            groups.append(order[start:k])
+            start = k
+
+    def padded(index: np.ndarray) -> int:  # bytes of arc, token and bigram scores padded to the group's width
+        width = int(sizes[index].max())
+        return 8 * len(index) * ((width + 1) ** 2 + width + (width + 2) ** 2)
+
+    merged = [groups[-1]]
+    for group in reversed(groups[:-1]):
+        joined = np.concatenate([group, merged[-1]])
+        if padded(joined) - padded(group) - padded(merged[-1]) <= slack:
+            merged[-1] = joined
+        else:
+            merged.append(group)
+    return merged[::-1]
+
+
+def padded_groups(data: dict, groups: list[np.ndarray]) -> list[tuple]:
+    """The packed Google arrays as padded numpy batches, one per size group (the layout the decoder reads)."""
+    out = []
+    for index in groups:
+        width = int(data["sizes"][index].max())
+        B = len(index)
+        arc = np.full((B, width + 1, width + 1), -np.inf)
+        token = np.full((B, width), -np.inf)
+        bigram = np.full((B, width + 2, width + 2), -np.inf)
+        for row, k in enumerate(index.tolist()):
+            n = int(data["sizes"][k])
+            arc[row, :n + 1, :n + 1] = data["arc"][
+                data["arc_offsets"][k]:data["arc_offsets"][k + 1]].reshape(n + 1, n + 1)
+            token[row, :n] = data["token"][data["token_offsets"][k]:data["token_offsets"][k + 1]]
+            bigram[row, :n + 2, :n + 2] = data["bigram"][
+                data["bigram_offsets"][k]:data["bigram_offsets"][k + 1]].reshape(n + 2, n + 2)
+        lengths = data["lengths"][index]
+        out.append((arc, token, bigram, data["sizes"][index].copy(), lengths.copy(), lengths.copy()))
+    return out
+
+
+def make_google(directory: str, model_path: str, out: str) -> None:
+    """The Google test split's problems at their gold lengths (the first gold of each aligned sentence) under a
+    trained model, packed per sentence into ``out``."""
+    from compbench.compression.model import CompressionModel
+    from compbench.corpora import read_corpus, split_corpus
+
+    model = CompressionModel.load(model_path)
+    test = [s for s in split_corpus(read_corpus("google", directory))["test"] if s.aligned]
+    problems = [model.problem(s, len(s.golds[0])) for s in test]
+    packed = {name: np.concatenate([getattr(p, f"{name}_scores").reshape(-1) for p in problems])
+              for name in ("token", "arc", "bigram")}
+    for name, size in (("token", lambda n: n), ("arc", lambda n: (n + 1) ** 2), ("bigram", lambda n: (n + 2) ** 2)):
+        packed[f"{name}_offsets"] = np.concatenate([[0], np.cumsum([size(p.n) for p in problems])])
+    np.savez_compressed(out, **packed, sizes=np.array([p.n for p in problems]),
+                        lengths=np.array([p.length.min for p in problems]),
+                        model=np.array(pathlib.Path(model_path).name))
+    print(f"wrote {out}: {len(problems)} sentences of Google's test split at their gold lengths, n up to "
+          f"{max(p.n for p in problems)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a tiny smoke test (runs in numba's CUDA simulator)")
+    parser.add_argument("--n", type=int, default=25)
+    parser.add_argument("--length", type=int, default=11, help="the fixed length m")
+    parser.add_argument("--batches", type=int, nargs="+", default=[4096, 256])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--cpu-repeats", type=int, default=3)
+    parser.add_argument("--google", help="the .npz --make-google wrote (Google's test split at gold lengths)")
+    parser.add_argument("--make-google", metavar="DIR", help="build --google from the corpus directory DIR")
+    parser.add_argument("--model", help="the trained model for --make-google")
+    parser.add_argument("--out", help="write the full table and the machine line here (markdown)")
+    args = parser.parse_args()
+    if args.make_google:
+        make_google(args.make_google, args.model, args.google)
+        return
+    if args.quick:
+        args.n, args.length, args.batches, args.repeats, args.cpu_repeats = 5, 2, [6], 2, 1
+
+    from compbench_solvers.cuda import hook, runtime
+
+    reason = runtime.unavailable()
+    if reason is not None:
+        raise SystemExit(f"no GPU path here: {reason}")
+    from numba import cuda
+
+    machine = machine_line()
+    device = "numba's CUDA simulator" if runtime.simulated() else cuda.get_current_device().name
+    device = device.decode() if isinstance(device, bytes) else device
+    print(machine, flush=True)
+    print(f"# GPU: {device}; CPU kernels on {cores(None)} cores; float64; sentences per second, "
+          f"median of {args.repeats} after a warm-up", flush=True)
+    table = Table()
+    print("| " + " | ".join(Table.HEADER) + " |\n|" + "---|" * len(Table.HEADER), flush=True)
+    compile_seconds: dict[str, float] = {}
+
+    def first_call(name: str, run: Callable[[], Any]) -> Any:
+        """The first call of a kernel (its JIT compile) timed on its own."""
+        start = time.perf_counter()
+        out = run()
+        if name not in compile_seconds:
+            compile_seconds[name] = time.perf_counter() - start
+        return out
+
+    n, m = args.n, args.length
+    for count in args.batches:
+        for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}")):
+            batch = gaussian_batch(count, n, length, seed=1000 * count + (length or 0))
+            given = arrays(batch)
+            heads, value = first_call(f"decode ({'free' if length is None else 'counted'})",
+                                      lambda: hook.decode(*given))
+            cpu, name = check_decode(batch.problems(), heads, value, f"{task}, batch {count}", args.cpu_repeats)
+            gpu_arrays = [on_gpu(a) for a in given[:3]]
+            wait, holder = gpu_arrays[0][1], gpu_arrays[0][2]
+            on_device = (*(a for a, _, _ in gpu_arrays), *given[3:])
+            hook.decode(*on_device)
+            wait()
+            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
+            table.add(task, str(n), count, f"on the GPU ({holder})", seconds, cpu, count, f"CPU: {name}")
+            seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
+            table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")
+        batch = gaussian_batch(count, n, None, seed=7 + count)
+        given = arrays(batch)
+        gpu_arrays = [on_gpu(a) for a in given[:3]]
+        wait, holder = gpu_arrays[0][1], gpu_arrays[0][2]
+        on_device = (*(a for a, _, _ in gpu_arrays), *given[3:])
+        for task, run in (("log Z", hook.log_partition), ("marginals", hook.marginals)):
+            got = first_call(task, lambda: run(*given))
+            got = got if isinstance(got, tuple) else (got,)
+            cpu_seconds = check_inference(batch.problems(), got, f"{task}, batch {count}", args.cpu_repeats)
+            note = "CPU: compbench." + ("log_partition_many" if task == "log Z" else "marginals_many")
+            run(*on_device)
+            wait()
+            seconds = median_seconds(lambda: (run(*on_device), wait()), args.repeats)
+            table.add(task + ", free length", str(n), count, f"on the GPU ({holder}), results left there", seconds,
+                      cpu_seconds, count, note)
+            seconds = median_seconds(lambda: run(*given), args.repeats)
+            table.add(task + ", free length", str(n), count, "numpy (copies timed)", seconds, cpu_seconds, count, note)
+    if args.google or args.quick:
+        if args.google:
+            with np.load(args.google) as data:
+                packed = {key: data[key] for key in data.files}
+            label = "Google test, gold lengths"
+        else:  # the smoke test: a few small problems packed the same way
+            problems = [compbench.generate("gaussian", k, seed=k, length=k // 2) for k in (3, 6, 4, 9, 5)]
+            packed = {name: np.concatenate([getattr(p, f"{name}_scores").reshape(-1) for p in problems])
+                      for name in ("token", "arc", "bigram")}
+            for name, size in (("token", lambda k: k), ("arc", lambda k: (k + 1) ** 2),
+                               ("bigram", lambda k: (k + 2) ** 2)):
+                packed[f"{name}_offsets"] = np.concatenate([[0], np.cumsum([size(p.n) for p in problems])])
+            packed["sizes"] = np.array([p.n for p in problems])
+            packed["lengths"] = np.array([p.length.min for p in problems])
+            label = "mixed sizes, m = n // 2"
+        groups = size_groups(packed["sizes"])
+        padded = padded_groups(packed, groups)
+
+        def decode_all() -> list[tuple[np.ndarray, np.ndarray]]:
+            return [hook.decode(*group) for group in padded]
+
+        answers = first_call("decode (counted)", decode_all)
+        problems, heads, value = [], [], []
+        for group, (group_heads, group_value) in zip(padded, answers):
+            batch = ProblemBatch.from_arrays(group[0], group[1], group[2], group[3], np.stack(group[4:], axis=1))
+            problems += batch.problems()
+            width = group_heads.shape[1]
+            heads += [np.pad(row, (0, 1 + int(packed["sizes"].max()) - width), constant_values=-1)
+                      for row in group_heads]
+            value += group_value.tolist()
+        cpu_seconds = check_decode(problems, np.array(heads), np.array(value), label, args.cpu_repeats)[0]
+        seconds = median_seconds(decode_all, args.repeats)
+        sizes = packed["sizes"]
+        table.add(f"MAP, {label}", f"{sizes.min()}..{sizes.max()} (median {int(np.median(sizes))})", len(sizes),
+                  f"numpy (copies timed), {len(groups)} size groups", seconds, cpu_seconds, len(sizes),
+                  "CPU: resource-dp")
+    compile_line = "first calls (numba's JIT compile included; once per process, numba's cache keeps it): " + ", ".join(
+        f"{name} {seconds:.1f} s" for name, seconds in compile_seconds.items())
+    print(compile_line)
+    print()
+    print(f"{machine}\n# GPU: {device}\n{table.markdown()}\n{compile_line}")
+    if args.out:
+        text = (f"{machine}\n# GPU: {device}; CPU kernels on {cores(None)} cores\n"
+                f"# {' '.join(sys.argv)}\n\n{table.markdown()}\n\n{compile_line}\n")
+        pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(args.out).write_text(text)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,583 @@
+"""Plain dependency parsing on the GPU: first-order Eisner (every token kept) in numba CUDA kernels.
+
+One thread block parses one sentence, the whole batch in one launch: the span widths in order, a barrier
+(``syncthreads``) between widths, the block's threads over the spans of one width and, where a width has fewer
+spans than threads, over their split points too (groups of ``g`` threads per span, each reducing every g-th split;
+the group's partial results meet in shared memory).  The deduction system is the hook-trick chart's
+(:mod:`compbench_solvers.compressive.chart`) with nothing skipped.  Positions 0..n (0 is the root); per sentence two
+(n+1) x (n+1) charts:
+
+    C[h][e]    complete: h with all its dependents on the side of e, reaching e (h < e: the CPU chart's (rtri h e),
+               h > e: (ltri e h)); C[i][i] is both empty halves of i
+    I[h][m]    incomplete: the arc h -> m over two facing halves (h < m: (rtrap h m), h > m: (ltrap m h))
+    box(i, j)  the two facing halves between i < j, shared by I[i][j] and I[j][i]; first order keeps it in registers
+
+THE RULES (each written once below, in the device function that carries its name; ⊕ is max or log-sum-exp, ⊗ is +):
+
+    [complete-0]  C[i][i] = 1                                           the hook-trick chart's [rtri-skip] of (skip i i)
+                                                                        and [ltri-0]: nothing on either side
+    [box]         box(i, j) = ⊕_{i <= r < j}   C[i][r] ⊗ C[j][r+1]      i's right half beside j's left half
+    [rtrap]       I[i][j]   = box(i, j) ⊗ arc(i, j)                     i -> j
+    [ltrap]       I[j][i]   = box(i, j) ⊗ arc(j, i)          i >= 1     j -> i (the root is nobody's dependent)
+    [rtri]        C[i][j]   = ⊕_{i < m <= j}   I[i][m] ⊗ C[m][j]        m is i's outermost right dependent
+                                                                        (single_root: not for i = 0, j < n)
+    [ltri]        C[j][i]   = ⊕_{i <= m < j}   C[m][i] ⊗ I[j][m] i >= 1 m is j's outermost left dependent
+    goal          C[0][n]
+
+  single_root: C[0][j] for j < n has no rule, so the goal's [rtri] takes exactly one root dependent.
+  Outside (log Z's gradient; β below, α the inside values), each rule read backwards by its antecedents, widths in
+  reverse, every item pulling from its consumers (no atomics):
+
+    [rtri]   backwards  β(C[m][j]) ⊕= β(C[i][j]) ⊗ α(I[i][m]),   β(I[i][m]) ⊕= β(C[i][j]) ⊗ α(C[m][j])
+    [ltri]   backwards  β(C[m][i]) ⊕= β(C[j][i]) ⊗ α(I[j][m]),   β(I[j][m]) ⊕= β(C[j][i]) ⊗ α(C[m][i])
+    [box]    backwards  β(C[i][r]) ⊕= β(box(i, j)) ⊗ α(C[j][r+1]), β(C[j][r+1]) ⊕= β(box(i, j)) ⊗ α(C[i][r])
+    [rtrap], [ltrap] backwards  β(box(i, j)) = β(I[i][j]) ⊗ arc(i, j) ⊕ β(I[j][i]) ⊗ arc(j, i)
+    marginal(h, m) = α(I[h][m]) ⊗ β(I[h][m]) / Z,   goal: β(C[0][n]) = 1
+
+Semirings: MAX (the best tree: each item keeps the first split of its best value, scanning splits upwards, as the
+CPU chart's backtrace finds it: the same trees, bit-identical scores, since every candidate is the same sum) and LOG
+(log-sum-exp in float64: log Z, and inside + outside for the arc marginals).
+
+WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
+it fits the static limit of 48 KB per block (:data:`SHARED_BYTES`, less the 2 KB the split reductions use): the
+inside charts (2 (n+1)^2 float64 at the batch's padded n) up to n = 53; the marginals' outside charts beside them up
+to n = 36, in global memory beyond (the inside charts still in shared memory up to n = 53).  Larger charts are rows
+of one global array per launch (cached by L1/L2).  Shared memory beyond 48 KB per block (dynamic, opt-in on the
+H100: up to 227 KB) would take the inside charts to n = 118; numba-cuda 0.30 has no API to opt in.  The arc matrix is read once,
+coalesced, as the initial value of I (I[h][m] starts as arc(h, m)); the MAP's back-pointers (int16) and the
+backtrace's stack are in global memory (written once per item, read once per tree item).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from compbench.problem import check_scores
+
+from . import runtime
+
+cuda = runtime.import_numba_cuda()
+float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target types it
+
+MAX, LOG = 0, 1  # the semirings
+NEG = -math.inf
+SHARED_BYTES = 48 * 1024  # the static shared memory of one block
+MAX_THREADS = 128  # the most threads per block (the split reductions' shared scratch is sized for it)
+REDUCTION = 2 * MAX_THREADS  # the split reductions' scratch: a value and a split per thread (a literal for numba)
+REDUCTION_BYTES = 8 * REDUCTION
+ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
+
+# The phases of one width (what the threads' tasks are).
+BOX, COMPLETE, COMPLETE_OUT, TRAP_OUT = 0, 1, 2, 3
+# Items of the backtrace's stack.
+C_RIGHT, C_LEFT, I_RIGHT, I_LEFT = 0, 1, 2, 3
+
+
+def threads_for(N: int) -> int:
+    """Threads per block for a padded chart of N = n+1 positions: about one per span of the widest phases (2n
+    complete spans of width 1), a multiple of 32."""
+    return 32 if N <= 16 else (64 if N <= 32 else MAX_THREADS)
+
+
+def placement(N: int, charts: int) -> tuple[int, int]:
+    """The shared-memory capacities (in float64, 0: global memory) of the inside charts and of the outside charts
+    (``charts`` = 2: none; 4: inside and outside) for a padded N = n+1: each goes to shared memory when it fits the
+    static 48 KB left beside the reductions' scratch, the inside charts first."""
+    room = (SHARED_BYTES - REDUCTION_BYTES) // 8
+    need = -(-2 * N * N // ROUND) * ROUND
+    inside = need if need <= room else 0
+    outside = need if charts == 4 and inside and 2 * need <= room else 0
+    return inside, outside
+
+
+# ---- the semirings: an accumulator (a, b) per item; MAX: (best value, its first split), LOG: (largest value,
+# sum of exp(value - largest)) ----
+
+@cuda.jit(device=True)
+def _empty(semiring):
+    return (NEG, -1.0) if semiring == MAX else (NEG, 0.0)
+
+
+@cuda.jit(device=True)
+def _accumulate(semiring, a, b, v, split):
+    """⊕ one candidate ``v`` (from split ``split``): MAX keeps the first of equal values (a strict >), LOG sums
+    online, rescaling when a larger value comes."""
+    if semiring == MAX:
+        if v > a:
+            return v, float(split)
+        return a, b
+    if v == NEG:
+        return a, b
+    if v > a:
+        return v, b * math.exp(a - v) + 1.0
+    return a, b + math.exp(v - a)
+
+
+@cuda.jit(device=True)
+def _combine(semiring, a, b, a2, b2):
+    """⊕ of two partial accumulators; MAX: among equal values the smaller split (the first, as one thread finds)."""
+    if semiring == MAX:
+        if a2 > a or (a2 == a and a2 != NEG and b2 < b):
+            return a2, b2
+        return a, b
+    if a2 == NEG:
+        return a, b
+    if a == NEG:
+        return a2, b2
+    if a2 > a:
+        return a2, b2 + b * math.exp(a - a2)
+    return a, b + b2 * math.exp(a2 - a)
+
+
+@cuda.jit(device=True)
+def _value(semiring, a, b):
+    if semiring == MAX or a == NEG:
+        return a
+    return a + math.log(b)
+
+
+@cuda.jit(device=True)
+def _log_add(a, b):
+    if a == NEG:
+        return b
+    if b == NEG:
+        return a
+    if a > b:
+        return a + math.log1p(math.exp(b - a))
+    return b + math.log1p(math.exp(a - b))
+
+
+# ---- the rules: one candidate each (chart A at offset o: C, then I at o + S*S; S = n+1) ----
+
+@cuda.jit(device=True)
+def _box(A, o, S, i, j, r):
+    # [box] box(i, j) <- C[i][r] C[j][r+1]: i's right half up to r beside j's left half from r+1
+    return A[o + i * S + r] + A[o + j * S + r + 1]
+
+
+@cuda.jit(device=True)
+def _trap(box, arc):
+    # [rtrap] I[i][j] <- box(i, j) arc(i, j), and [ltrap] I[j][i] <- box(i, j) arc(j, i) (the CPU chart's sum order)
+    return box + arc
+
+
+@cuda.jit(device=True)
+def _rtri(A, o, S, i, j, m):
+    # [rtri] C[i][j] <- I[i][m] C[m][j]: m is i's outermost right dependent
+    return A[o + S * S + i * S + m] + A[o + m * S + j]
+
+
+@cuda.jit(device=True)
+def _ltri(A, o, S, i, j, m):
+    # [ltri] C[j][i] <- C[m][i] I[j][m]: m is j's outermost left dependent
+    return A[o + m * S + i] + A[o + S * S + j * S + m]
+
+
+# ---- the rules read backwards (outside chart U at offset p: β(C), then at p + S*S β(box) in the upper triangle
+# and, until the width's last phase, β(I) in both) ----
+
+@cuda.jit(device=True)
+def _rtri_back_to_complete(A, o, U, p, S, i, m, j):
+    # [rtri] backwards: β(C[m][j]) ⊕= β(C[i][j]) α(I[i][m])
+    return U[p + i * S + j] + A[o + S * S + i * S + m]
+
+
+@cuda.jit(device=True)
+def _rtri_back_to_trap(A, o, U, p, S, i, m, j):
+    # [rtri] backwards: β(I[i][m]) ⊕= β(C[i][j]) α(C[m][j])
+    return U[p + i * S + j] + A[o + m * S + j]
+
+
+@cuda.jit(device=True)
+def _ltri_back_to_complete(A, o, U, p, S, i, m, j):
+    # [ltri] backwards: β(C[m][i]) ⊕= β(C[j][i]) α(I[j][m])
+    return U[p + j * S + i] + A[o + S * S + j * S + m]
+
+
+@cuda.jit(device=True)
+def _ltri_back_to_trap(A, o, U, p, S, i, m, j):
+    # [ltri] backwards: β(I[j][m]) ⊕= β(C[j][i]) α(C[m][i])
+    return U[p + j * S + i] + A[o + m * S + i]
+
+
+@cuda.jit(device=True)
+def _box_back_to_right(A, o, U, p, S, i, r, j):
+    # [box] backwards: β(C[i][r]) ⊕= β(box(i, j)) α(C[j][r+1])
+    return U[p + S * S + i * S + j] + A[o + j * S + r + 1]
+
+
+@cuda.jit(device=True)
+def _box_back_to_left(A, o, U, p, S, i, r, j):
+    # [box] backwards: β(C[j][r+1]) ⊕= β(box(i, j)) α(C[i][r])
+    return U[p + S * S + i * S + j] + A[o + i * S + r]
+
+
+@cuda.jit(device=True)
+def _traps_back_to_box(right, left, arc_right, arc_left):
+    # [rtrap], [ltrap] backwards: β(box(i, j)) = β(I[i][j]) arc(i, j) ⊕ β(I[j][i]) arc(j, i)
+    return _log_add(right + arc_right, left + arc_left)
+
+
+# ---- one phase of one width: the tasks, each a ⊕ over candidates, spread over groups of g threads ----
+
+@cuda.jit(device=True)
+def _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root):
+    """The accumulator of ``task``'s candidates lane, lane + g, ... (``kind``: which items; a task is a span
+    (i, i + w), the first ``spans`` tasks right-headed items, the next ones left-headed)."""
+    spans = n - w + 1
+    left = task >= spans
+    i = task - spans if left else task
+    j = i + w
+    a, b = _empty(semiring)
+    if kind == BOX:
+        for r in range(i + lane, j, g):
+            a, b = _accumulate(semiring, a, b, _box(A, o, S, i, j, r), r)
+    elif kind == COMPLETE:
+        if not left:
+            if not (single_root and i == 0 and j < n):
+                for m in range(i + 1 + lane, j + 1, g):
+                    a, b = _accumulate(semiring, a, b, _rtri(A, o, S, i, j, m), m)
+        elif i >= 1:
+            for m in range(i + lane, j, g):
+                a, b = _accumulate(semiring, a, b, _ltri(A, o, S, i, j, m), m)
+    elif kind == COMPLETE_OUT:  # β of C[i][j] (right) or C[j][i] (left); i + n - j candidates each
+        for k in range(lane, i + n - j, g):
+            if not left:
+                if k < i:  # C[k][j] <- I[k][i] C[i][j]
+                    if not (single_root and k == 0 and j < n):
+                        a, b = _accumulate(semiring, a, b, _rtri_back_to_complete(A, o, U, p, S, k, i, j), k)
+                else:  # box(i, h) <- C[i][j] C[h][j+1]
+                    h = j + 1 + k - i
+                    a, b = _accumulate(semiring, a, b, _box_back_to_right(A, o, U, p, S, i, j, h), k)
+            elif i >= 1:
+                if k < n - j:  # C[h][i] <- C[j][i] I[h][j]
+                    h = j + 1 + k
+                    a, b = _accumulate(semiring, a, b, _ltri_back_to_complete(A, o, U, p, S, i, j, h), k)
+                else:  # box(h, j) <- C[h][i-1] C[j][i]
+                    h = k - (n - j)
+                    a, b = _accumulate(semiring, a, b, _box_back_to_left(A, o, U, p, S, h, i - 1, j), k)
+    else:  # TRAP_OUT: β of I[i][j] (right) or I[j][i] (left)
+        if not left:
+            for k in range(j + lane, n + 1, g):  # C[i][k] <- I[i][j] C[j][k]
+                if not (single_root and i == 0 and k < n):
+                    a, b = _accumulate(semiring, a, b, _rtri_back_to_trap(A, o, U, p, S, i, j, k), k)
+        else:
+            for k in range(1 + lane, i + 1, g):  # C[j][k] <- C[i][k] I[j][i]
+                a, b = _accumulate(semiring, a, b, _ltri_back_to_trap(A, o, U, p, S, k, i, j), k)
+    return a, b
+
+
+@cuda.jit(device=True)
+def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q):
+    """Write ``task``'s item from its accumulator (and, MAX, its split into the back-pointers at q)."""
+    spans = n - w + 1
+    left = task >= spans
+    i = task - spans if left else task
+    j = i + w
+    value = _value(semiring, a, b)
+    if kind == BOX:
+        A[o + S * S + i * S + j] = _trap(value, A[o + S * S + i * S + j])  # I[i][j] held arc(i, j)
+        A[o + S * S + j * S + i] = _trap(value, A[o + S * S + j * S + i]) if i >= 1 else NEG
+        if semiring == MAX:
+            bp[q + i * S + j] = int(b)
+    elif kind == COMPLETE:
+        if not left:
+            A[o + i * S + j] = value
+            if semiring == MAX:
+                bp[q + S * S + i * S + j] = int(b)
+        else:
+            A[o + j * S + i] = value  # -inf for i = 0: no candidates
+            if semiring == MAX:
+                bp[q + S * S + j * S + i] = int(b)
+    elif kind == COMPLETE_OUT:
+        if not left:
+            U[p + i * S + j] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
+        else:
+            U[p + j * S + i] = value
+    else:
+        U[p + S * S + (j * S + i if left else i * S + j)] = value
+
+
+@cuda.jit(device=True)
+def _group(tasks, most, T):
+    """Threads per task: a power of two up to 32 (one warp), as many as the block has to spare, no more than the
+    candidates."""
+    g = 1
+    while g < 32 and g < most and 2 * g * tasks <= T:
+        g *= 2
+    return g
+
+
+@cuda.jit(device=True)
+def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
+    """Every task of one phase of width w, by all threads of the block (each round: g threads per task, their
+    partial accumulators combined in shared memory by the group's first thread), then a barrier."""
+    tid, T = cuda.threadIdx.x, cuda.blockDim.x
+    spans = n - w + 1
+    tasks = spans if kind == BOX else 2 * spans
+    most = w if kind <= COMPLETE else n - w + 1
+    g = _group(tasks, most, T)
+    per_round = T // g
+    for first in range(0, tasks, per_round):
+        task = first + tid // g
+        lane = tid % g
+        a, b = _empty(semiring)
+        if task < tasks:
+            a, b = _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root)
+        if g > 1:
+            red[tid] = a
+            red[MAX_THREADS + tid] = b
+            cuda.syncthreads()
+            if lane == 0:
+                for other in range(1, g):
+                    a, b = _combine(semiring, a, b, red[tid + other], red[MAX_THREADS + tid + other])
+        if lane == 0 and task < tasks:
+            _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
+        if g > 1:
+            cuda.syncthreads()  # the scratch is read before the next round writes it
+    cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red):
+    """Fill the inside charts: the axioms and the arcs (read once, coalesced, as I's initial value), then the
+    widths in order."""
+    tid, T = cuda.threadIdx.x, cuda.blockDim.x
+    for e in range(tid, S * S, T):
+        h, m = e // S, e % S
+        A[o + e] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
+        A[o + S * S + e] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
+    cuda.syncthreads()
+    for w in range(1, n + 1):
+        _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
+        _phase(COMPLETE, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
+
+
+@cuda.jit(device=True)
+def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red):
+    """Outside values, widths in reverse, and every arc's marginal once its trapezoid's outside value is known."""
+    tid, T = cuda.threadIdx.x, cuda.blockDim.x
+    for w in range(n, 0, -1):
+        _phase(COMPLETE_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
+        _phase(TRAP_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
+        for i in range(tid, n - w + 1, T):
+            j = i + w
+            right = U[p + S * S + i * S + j]
+            left = U[p + S * S + j * S + i]
+            if log_z != NEG:
+                marginals[sentence, i, j] = math.exp(A[o + S * S + i * S + j] + right - log_z)
+                if i >= 1:
+                    marginals[sentence, j, i] = math.exp(A[o + S * S + j * S + i] + left - log_z)
+            arc_left = arc[sentence, j, i] if i >= 1 else NEG
+            U[p + S * S + i * S + j] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _backtrace(bp, q, S, n, heads, sentence, stack, s0):
+    """One thread: the best tree's heads from the back-pointers (box splits at q, complete splits at q + S*S),
+    depth first with a stack of (item, i, j) in global memory."""
+    stack[s0], stack[s0 + 1], stack[s0 + 2] = C_RIGHT, 0, n
+    top = 1
+    while top > 0:
+        top -= 1
+        x, i, j = stack[s0 + 3 * top], stack[s0 + 3 * top + 1], stack[s0 + 3 * top + 2]
+        if i == j:
+            continue
+        if x == C_RIGHT:  # [rtri] C[i][j] <- I[i][m] C[m][j]
+            m = bp[q + S * S + i * S + j]
+            x1, i1, j1, x2, i2, j2 = I_RIGHT, i, m, C_RIGHT, m, j
+        elif x == C_LEFT:  # [ltri] C[j][i] <- C[m][i] I[j][m]
+            m = bp[q + S * S + j * S + i]
+            x1, i1, j1, x2, i2, j2 = C_LEFT, i, m, I_LEFT, m, j
+        else:  # [rtrap] / [ltrap] over [box] box(i, j) <- C[i][r] C[j][r+1]
+            if x == I_RIGHT:
+                heads[sentence, j] = i
+            else:
+                heads[sentence, i] = j
+            r = bp[q + i * S + j]
+            x1, i1, j1, x2, i2, j2 = C_RIGHT, i, r, C_LEFT, r + 1, j
+        stack[s0 + 3 * top], stack[s0 + 3 * top + 1], stack[s0 + 3 * top + 2] = x1, i1, j1
+        stack[s0 + 3 * top + 3], stack[s0 + 3 * top + 4], stack[s0 + 3 * top + 5] = x2, i2, j2
+        top += 2
+
+
+# ---- the kernels: one block per sentence; each made once per (task, shared capacities) ----
+
+@cuda.jit(device=True)
+def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
+    sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    n = sizes[sentence]
+    S = n + 1
+    for k in range(tid, heads.shape[1], T):
+        heads[sentence, k] = -1
+    q = sentence * 2 * heads.shape[1] * heads.shape[1]
+    _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
+    if tid == 0:
+        best = A[o + n]
+        value[sentence] = best
+        if best != NEG:
+            _backtrace(bp, q, S, n, heads, sentence, stack, sentence * 3 * (4 * heads.shape[1] + 4))
+
+
+@cuda.jit(device=True)
+def _run_log_z(arc, sizes, single_root, value, A, o, red):
+    sentence = cuda.blockIdx.x
+    n = sizes[sentence]
+    _inside(LOG, arc, sentence, A, o, n + 1, n, single_root, red, 0, red)
+    if cuda.threadIdx.x == 0:
+        value[sentence] = A[o + n]
+
+
+@cuda.jit(device=True)
+def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
+    sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    n = sizes[sentence]
+    S = n + 1
+    N = marginals.shape[1]
+    for e in range(tid, N * N, T):
+        marginals[sentence, e // N, e % N] = 0.0
+    _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
+    log_z = A[o + n]
+    if tid == 0:
+        value[sentence] = log_z
+    _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red)
+
+
+@functools.cache
+def _kernel(task: str, inside: int, outside: int) -> Any:
+    """The kernel of ``task`` ("map", "log_z", "marginals") with its inside charts in ``inside`` float64 of shared
+    memory (0: rows of the global ``chart`` argument) and likewise the outside charts: one compiled version each."""
+    if task == "map":
+        if inside:
+            @cuda.jit
+            def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
+                red = cuda.shared.array(REDUCTION, float64)
+                A = cuda.shared.array(inside, float64)
+                _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
+        else:
+            @cuda.jit
+            def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
+                red = cuda.shared.array(REDUCTION, float64)
+                o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+                _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
+    elif task == "log_z":
+        if inside:
+            @cuda.jit
+            def kernel(arc, sizes, single_root, value, chart):
+                red = cuda.shared.array(REDUCTION, float64)
+                A = cuda.shared.array(inside, float64)
+                _run_log_z(arc, sizes, single_root, value, A, 0, red)
+        else:
+            @cuda.jit
+            def kernel(arc, sizes, single_root, value, chart):
+                red = cuda.shared.array(REDUCTION, float64)
+                o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+                _run_log_z(arc, sizes, single_root, value, chart, o, red)
+    elif inside and outside:
+        @cuda.jit
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+            red = cuda.shared.array(REDUCTION, float64)
+            A = cuda.shared.array(inside, float64)
+            U = cuda.shared.array(outside, float64)
+            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, U, 0, red)
+    elif inside:
+        @cuda.jit
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+            red = cuda.shared.array(REDUCTION, float64)
+            A = cuda.shared.array(inside, float64)
+            p = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
+    else:
+        @cuda.jit
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+            red = cuda.shared.array(REDUCTION, float64)
+            o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
+    return kernel
+
+
+# ---- the public functions ----
+
+def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
+    """The scores and sizes on the GPU (numpy: checked, then copied; a GPU array: used in place, unchecked), the
+    batch size B and the padded N = n+1."""
+    runtime.cuda()  # a RuntimeError with the one-line reason when there is no GPU (nor the simulator)
+    shape = tuple(arc_scores.shape) if hasattr(arc_scores, "shape") else np.shape(arc_scores)
+    if len(shape) != 3 or shape[1] != shape[2] or shape[1] < 1:
+        raise ValueError(f"arc_scores: expected a (B, N+1, N+1) array, got shape {shape}")
+    B, N = int(shape[0]), int(shape[1])
+    if not runtime.on_gpu(arc_scores):
+        arc_scores = np.ascontiguousarray(arc_scores, dtype=np.float64)
+        check_scores("arc_scores", arc_scores)
+    if sizes is None:
+        sizes = np.full(B, N - 1, np.int64)
+    if runtime.on_gpu(sizes):
+        sizes_device = runtime.on_device(sizes, np.int64)
+    else:
+        sizes = np.asarray(sizes)
+        if sizes.shape != (B,) or sizes.dtype.kind not in "iu" or (sizes < 0).any() or (sizes > N - 1).any():
+            raise ValueError(f"sizes: expected {B} integers in 0..{N - 1}, got {sizes!r}"[:200])
+        sizes_device = runtime.on_device(sizes, np.int64)
+    return runtime.on_device(arc_scores), sizes_device, B, N
+
+
+def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> tuple[Any, Any]:
+    """The best projective tree of each sentence of a padded batch: ``(heads, scores)``.
+
+    ``arc_scores`` (B, N+1, N+1), ``arc_scores[b, h, m]`` scores h -> m (0 is the root), a numpy array (copied to
+    the GPU) or a GPU array (torch, CuPy: used in place); sentence b is its top-left (sizes[b]+1)-square block
+    (``sizes`` default: N for all).  ``heads`` (B, N+1) int64 as :class:`compbench.Solution`'s (heads[b, 0] = -1,
+    -1 past the sentence and for a sentence with no tree), ``scores`` (B,) float64 (-inf: no tree); the same
+    kind of arrays as given.  Ties go to the tree the CPU chart's backtrace finds (the first split of each best item).
+    For example (on a GPU, or under ``NUMBA_ENABLE_CUDASIM=1``), ``tree_map(np.zeros((1, 4, 4)))`` gives the heads
+    ``[[-1, 0, 1, 2]]`` (each token on the one before it: the first split of every tie, as the CPU chart's) and the
+    score ``[0.]``.
+    """
+    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    cu = runtime.cuda()
+    value = cu.device_array(B, np.float64)
+    heads = cu.device_array((B, N), np.int64)
+    if B:
+        inside, _ = placement(N, 2)
+        bp = cu.device_array(B * 2 * N * N, np.int16)
+        stack = cu.device_array(B * 3 * (4 * N + 4), np.int32)
+        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
+        _kernel("map", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, heads, bp, stack,
+                                                     chart)
+    return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
+
+
+def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> Any:
+    """log Z of each sentence's tree-CRF, p(tree) ∝ exp(Σ arc scores) over its projective trees: (B,) float64
+    (-inf: no tree), the kind of array given.  Arguments as :func:`tree_map`'s."""
+    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    cu = runtime.cuda()
+    value = cu.device_array(B, np.float64)
+    if B:
+        inside, _ = placement(N, 2)
+        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
+        _kernel("log_z", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, chart)
+    return runtime.returned_like(arc_scores, value)
+
+
+def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> tuple[Any, Any]:
+    """log Z and the arc marginals p(h -> m) of each sentence's tree-CRF: ``(log_z (B,), marginals (B, N+1,
+    N+1))``, zeros past the sentence and for a sentence with no tree; the kind of arrays given.  Arguments as
+    :func:`tree_map`'s."""
+    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    cu = runtime.cuda()
+    value = cu.device_array(B, np.float64)
+    marginals = cu.device_array((B, N, N), np.float64)
+    if B:
+        inside, outside = placement(N, 4)
+        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
+        outside_chart = cu.device_array(1 if outside else B * 2 * N * N, np.float64)
+        _kernel("marginals", inside, outside)[B, threads_for(N)](arc, sizes_device, bool(single_root), value,
+                                                                 marginals, chart, outside_chart)
+    return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)

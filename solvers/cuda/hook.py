@@ -1,0 +1,740 @@
+"""Compressive parsing on the GPU: the hook-trick chart of :mod:`compbench_solvers.compressive.chart` (first order,
+with bigram scores) as numba CUDA kernels, one thread block per sentence for a whole padded batch in one launch.
+
+The rules are chart.py's, written once below as device functions, one per recurrence (``attach(h, m) = arc(h, m) +
+token(m)``; positions 0..n, 0 the root and ``<s>``, n+1 ``</s>``; every item a span (i, j), i <= j, whose value is a
+vector over a count c = 0..cap of kept or dropped words, as :func:`compbench_solvers.compressive.base.count_plan`
+chooses; cap = 0 when nothing is counted)::
+
+    [skip]        (skip i j)   <- .                          bigram(i, j+1), drops j-i words      0 <= i <= j <= n
+    [rtri-skip]   (rtri i j)   <- (skip i j)                 i takes no right modifier
+    [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)     m = i's outermost right modifier     i < m <= j
+    [ltri-0]      (ltri j j)   <- .
+    [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)     m = j's outermost left modifier      i <= m < j
+    [box]         (box i j)    <- (rtri i r) (ltri r+1 j)                                          i <= r < j
+    [rtrap]       (rtrap h m)  <- (box h m)                  + attach(h, m)
+    [ltrap]       (ltrap m h)  <- (box m h)                  + attach(h, m)                       m >= 1
+  goal: (rtri 0 n).  single_root: (rtri 0 j) with j < n is [rtri-skip] only.
+
+How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per
+width three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles
+(each phase reads only narrower spans and the phases before it); the threads share the (span, count) units of a
+phase.  The semirings:
+
+- max, with backpointers (split and left count of the first offer that reaches the item's value, in chart.py's
+  order: rules as listed, splits ascending, left counts ascending) and, without counts, the kept-word count T of the
+  best derivation among equal scores fewest kept words first (chart.py's ``tie = -1``, what hook-dp and resource-dp
+  use): the backtrace (one thread) then follows exactly the derivation chart.py's ``_backtrace`` finds, so the
+  trees and objectives are bit-identical to the CPU kernels'.  With counts, the goal's count is the best allowed
+  length, the fewest kept words among equal optima.
+- sum-product in log space (log-sum-exp, a running max and a sum of exponentials per item) for inside, and outside
+  in pull form: each item's outside value gathers, over the rules that read it, the conclusion's outside value
+  times the other antecedent's inside value (the rules above read from the antecedent's side: :func:`rtri_outside`
+  and the others below); posteriors exp(outside + inside - log Z) summed over the counts.  No scaling and no fall
+  back: log space is exact at any temperature.
+
+Each sentence's chart is laid out by its own n and cap as items x cells x counts, a cell (i, j) at j (j + 1) / 2 +
+i (only i <= j is stored); a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
+(:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
+dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
+backpointers, stack) up to n = 29 without counts, n = 21 with counts up to 1, n = 15 up to 3; log Z and marginals
+(inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global memory, one work area per
+resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences, the costliest first.
+Second order (sibling scores) is not supported: its rules ([rtrap-first], [rtrap-next], ...) are not written here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import runtime
+
+cuda = runtime.cuda()  # numba.cuda, or a RuntimeError with the one-line reason (callers ask runtime.unavailable)
+
+SKIP, BOX, RTRAP, LTRAP, RTRI, LTRI = 0, 1, 2, 3, 4, 5  # item types, as in chart.py
+ITEMS = 6
+NONE, KEPT, DROPPED = 0, 1, 2  # what the count dimension counts, as in chart.py
+MAX, SUM = 0, 1  # the semirings
+NEG = -math.inf
+SHARED_BYTES = 48 * 1024  # the chart goes to shared memory when its block needs at most this much, else to global
+WORK_BYTES = 2 << 30  # the most the global work areas take (one per resident block)
+
+FLOAT64, INT32 = cuda.float64, cuda.int32  # numba's types, for the shared arrays (module globals: the simulator
+# stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
+device = cuda.jit(device=True)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The semirings' ⊕ and the chart's layout
+# ---------------------------------------------------------------------------------------------------------------
+
+@device
+def _at(x, i, j, cells, caps):
+    """Index of item (x i j) at count 0: items x cells (i <= j, column by column) x counts."""
+    return (x * cells + j * (j + 1) // 2 + i) * caps
+
+
+@device
+def _add(semiring, a, s, t, k, v, vt, vk):
+    """⊕ one offer of value v into the accumulator (a, s, t, k).  MAX: a is the best value, t its kept count (the
+    fewest kept words among equal values: vt < t), k where it came from; an equal offer later does not replace it.
+    SUM: a running max a and s = Σ exp(value - a)."""
+    if v == NEG:
+        return a, s, t, k
+    if semiring == SUM:
+        if v > a:
+            return v, s * math.exp(a - v) + 1.0, t, k
+        return a, s + math.exp(v - a), t, k
+    if v > a or (v == a and vt < t):
+        return v, s, vt, vk
+    return a, s, t, k
+
+
+@device
+def _total(semiring, a, s):
+    """The accumulator's value: the max, or log-sum-exp."""
+    if semiring == SUM and a != NEG:
+        return a + math.log(s)
+    return a
+
+
+@device
+def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept, cap, split, cells, caps,
+            a, s, t, k):
+    """Every offer of one rule instance (x) <- (xa ia ja) (xb ib jb) ⊗ extra to count c: the counts c1 + c2 + shift
+    = c, c1 ascending (a span (i, j) counts at most j - i words).  The value is chart.py's expression, (V[a, c1] +
+    extra) + V[b, c2], so the max semiring's values are bit-identical; ``kept`` words join the kept count."""
+    if extra == NEG:
+        return a, s, t, k
+    pa = _at(xa, ia, ja, cells, caps)
+    pb = _at(xb, ib, jb, cells, caps)
+    rest = c - shift
+    vt = 0
+    if use_t:
+        vt = T[pa // caps] + kept + T[pb // caps]
+    for c1 in range(max(0, rest - min(cap, jb - ib)), min(min(cap, ja - ia), rest) + 1):
+        a, s, t, k = _add(semiring, a, s, t, k, V[pa + c1] + extra + V[pb + rest - c1], vt, split * caps + c1)
+    return a, s, t, k
+
+
+@device
+def _completions(O, V, xo, io, jo, xs, is_, js, c, shift, extra, cap, cells, caps, a, s):
+    """Outside: the completions an antecedent at count c gets from one rule instance, the conclusion (xo io jo)'s
+    outside value at c + c' + shift times the other antecedent (xs is_ js) at c' (log-sum-exp into (a, s))."""
+    if extra == NEG:
+        return a, s
+    po = _at(xo, io, jo, cells, caps)
+    ps = _at(xs, is_, js, cells, caps)
+    for c2 in range(min(min(cap, js - is_), cap - c - shift) + 1):
+        a, s, t, k = _add(SUM, a, s, 0, 0, O[po + c + c2 + shift] + V[ps + c2] + extra, 0, 0)
+    return a, s
+
+
+@device
+def _attach(arc, token, b, h, m):
+    """attach(h, m) = arc(h, m) + token(m): the score of keeping m as a modifier of h."""
+    return arc[b, h, m] + token[b, m - 1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rules (inside; the max semiring and the sums), one per recurrence
+# ---------------------------------------------------------------------------------------------------------------
+
+@device
+def skip_axiom(bigram, b, i, j, c, counting):
+    # [skip]        (skip i j)   <- .      bigram(i, j+1), drops j-i words
+    dropped = j - i if counting == DROPPED else 0
+    return bigram[b, i, j + 1] if c == dropped else NEG
+
+
+@device
+def ltri_axiom(c):
+    # [ltri-0]      (ltri j j)   <- .
+    return 0.0 if c == 0 else NEG
+
+
+@device
+def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, cells, caps):
+    # [rtri-skip]   (rtri i j)   <- (skip i j)
+    a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, cells, caps,
+                         NEG, 0.0, 0, 0)
+    # [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)      i < m <= j   (single_root: not for (rtri 0 j), j < n)
+    if not (single_root and i == 0 and j < n):
+        for m in range(i + 1, j + 1):
+            a, s, t, k = _offers(semiring, use_t, V, T, RTRAP, i, m, RTRI, m, j, c, 0, 0.0, 0, cap, m, cells, caps,
+                                 a, s, t, k)
+    return a, s, t, k
+
+
+@device
+def ltri_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps):
+    # [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)      i <= m < j
+    a, s, t, k = NEG, 0.0, 0, 0
+    for m in range(i, j):
+        a, s, t, k = _offers(semiring, use_t, V, T, LTRI, i, m, LTRAP, m, j, c, 0, 0.0, 0, cap, m, cells, caps,
+                             a, s, t, k)
+    return a, s, t, k
+
+
+@device
+def box_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps):
+    # [box]         (box i j)    <- (rtri i r) (ltri r+1 j)     i <= r < j
+    a, s, t, k = NEG, 0.0, 0, 0
+    for r in range(i, j):
+        a, s, t, k = _offers(semiring, use_t, V, T, RTRI, i, r, LTRI, r + 1, j, c, 0, 0.0, 0, cap, r, cells, caps,
+                             a, s, t, k)
+    return a, s, t, k
+
+
+@device
+def trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps):
+    # [rtrap]       (rtrap h m)  <- (box h m) + attach(h, m)    with (h, m) = (i, j)
+    # [ltrap]       (ltrap m h)  <- (box m h) + attach(h, m)    with (m, h) = (i, j), m >= 1
+    return _offers(semiring, use_t, V, T, BOX, i, j, LTRI, 0, 0, c, shift, attach, 1, cap, 0, cells, caps,
+                   NEG, 0.0, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The same rules read from their antecedents' side: outside in pull form (the sums)
+# ---------------------------------------------------------------------------------------------------------------
+
+@device
+def rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi, cells, caps):
+    """O(rtri i j) at count c."""
+    a, s = NEG, 0.0
+    if i == 0 and j == n and lo <= c <= hi:  # goal: (rtri 0 n), at the allowed counts
+        a, s = 0.0, 1.0
+    # [rtri]  (rtri h j) <- (rtrap h i) (rtri i j)       h < i
+    for h in range(i):
+        if not (single_root and h == 0 and j < n):
+            a, s = _completions(O, V, RTRI, h, j, RTRAP, h, i, c, 0, 0.0, cap, cells, caps, a, s)
+    # [box]   (box i k) <- (rtri i j) (ltri j+1 k)       k > j
+    for k in range(j + 1, n + 1):
+        a, s = _completions(O, V, BOX, i, k, LTRI, j + 1, k, c, 0, 0.0, cap, cells, caps, a, s)
+    return _total(SUM, a, s)
+
+
+@device
+def ltri_outside(O, V, i, j, c, n, cap, cells, caps):
+    """O(ltri i j) at count c, 1 <= i < j."""
+    a, s = NEG, 0.0
+    # [ltri]  (ltri i k) <- (ltri i j) (ltrap j k)       k > j
+    for k in range(j + 1, n + 1):
+        a, s = _completions(O, V, LTRI, i, k, LTRAP, j, k, c, 0, 0.0, cap, cells, caps, a, s)
+    # [box]   (box h j) <- (rtri h i-1) (ltri i j)       h < i
+    for h in range(i):
+        a, s = _completions(O, V, BOX, h, j, RTRI, h, i - 1, c, 0, 0.0, cap, cells, caps, a, s)
+    return _total(SUM, a, s)
+
+
+@device
+def rtrap_outside(O, V, i, j, c, n, cap, single_root, cells, caps):
+    """O(rtrap i j) at count c."""
+    a, s = NEG, 0.0
+    # [rtri]  (rtri i k) <- (rtrap i j) (rtri j k)       k >= j   (single_root: not for (rtri 0 k), k < n)
+    for k in range(j, n + 1):
+        if not (single_root and i == 0 and k < n):
+            a, s = _completions(O, V, RTRI, i, k, RTRI, j, k, c, 0, 0.0, cap, cells, caps, a, s)
+    return _total(SUM, a, s)
+
+
+@device
+def ltrap_outside(O, V, i, j, c, cap, cells, caps):
+    """O(ltrap i j) at count c, 1 <= i < j."""
+    a, s = NEG, 0.0
+    # [ltri]  (ltri h j) <- (ltri h i) (ltrap i j)       1 <= h <= i
+    for h in range(1, i + 1):
+        a, s = _completions(O, V, LTRI, h, j, LTRI, h, i, c, 0, 0.0, cap, cells, caps, a, s)
+    return _total(SUM, a, s)
+
+
+@device
+def skip_outside(O, i, j, c, cells, caps):
+    """O(skip i j) at count c."""
+    # [rtri-skip] (rtri i j) <- (skip i j)
+    return O[_at(RTRI, i, j, cells, caps) + c]
+
+
+@device
+def box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps):
+    """O(box i j) at count c (``right`` = attach(i, j), ``left`` = attach(j, i))."""
+    a, s = NEG, 0.0
+    # [rtrap] (rtrap i j) <- (box i j) + attach(i, j)
+    a, s = _completions(O, V, RTRAP, i, j, LTRI, 0, 0, c, shift, right, cap, cells, caps, a, s)
+    # [ltrap] (ltrap i j) <- (box i j) + attach(j, i)    i >= 1
+    if i >= 1:
+        a, s = _completions(O, V, LTRAP, i, j, LTRI, 0, 0, c, shift, left, cap, cells, caps, a, s)
+    return _total(SUM, a, s)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The passes over one sentence (every thread of the block calls them)
+# ---------------------------------------------------------------------------------------------------------------
+
+@device
+def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps):
+    """Fill the chart of sentence b, span widths in order, three phases per width."""
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+    use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words)
+    shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
+    C = cap + 1
+    for w in range(n + 1):
+        units = (n + 1 - w) * C  # (span, count) pairs of this width
+        for u in range(tid, 2 * units, threads):  # (1) the axioms and the boxes
+            kind, i, c = u // units, (u % units) // C, u % C
+            j = i + w
+            p = _at(SKIP if kind == 0 else (LTRI if w == 0 else BOX), i, j, cells, caps)
+            if kind == 0:
+                V[p + c] = skip_axiom(bigram, b, i, j, c, counting)
+                if use_t:
+                    T[p // caps] = 0
+            elif w == 0:
+                V[p + c] = ltri_axiom(c)
+                if use_t:
+                    T[p // caps] = 0
+            else:
+                a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps)
+                V[p + c] = _total(semiring, a, s)
+                if semiring == MAX:
+                    back[p + c] = k
+                    if use_t:
+                        T[p // caps] = t
+        cuda.syncthreads()
+        if w > 0:
+            for u in range(tid, 2 * units, threads):  # (2) the trapezoids
+                kind, i, c = u // units, (u % units) // C, u % C
+                j = i + w
+                if kind == 1 and i == 0:  # the root is no modifier
+                    continue
+                p = _at(RTRAP + kind, i, j, cells, caps)
+                attach = _attach(arc, token, b, i, j) if kind == 0 else _attach(arc, token, b, j, i)
+                a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps)
+                V[p + c] = _total(semiring, a, s)
+                if use_t:
+                    T[p // caps] = t
+        cuda.syncthreads()
+        for u in range(tid, 2 * units, threads):  # (3) the triangles
+            kind, i, c = u // units, (u % units) // C, u % C
+            j = i + w
+            if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
+                continue
+            p = _at(RTRI + kind, i, j, cells, caps)
+            if kind == 0:
+                a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, cells, caps)
+            else:
+                a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps)
+            V[p + c] = _total(semiring, a, s)
+            if semiring == MAX:
+                back[p + c] = k
+                if use_t:
+                    T[p // caps] = t
+        cuda.syncthreads()
+
+
+@device
+def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, caps):
+    """Outside values of sentence b (log space), span widths from the widest, three phases per width."""
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+    shift = 1 if counting == KEPT else 0
+    C = cap + 1
+    for w in range(n, -1, -1):
+        units = (n + 1 - w) * C
+        for u in range(tid, 2 * units, threads):  # (A) the triangles
+            kind, i, c = u // units, (u % units) // C, u % C
+            j = i + w
+            if kind == 0:
+                O[_at(RTRI, i, j, cells, caps) + c] = rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi,
+                                                                   cells, caps)
+            elif i >= 1 and w > 0:
+                O[_at(LTRI, i, j, cells, caps) + c] = ltri_outside(O, V, i, j, c, n, cap, cells, caps)
+        cuda.syncthreads()
+        for u in range(tid, 3 * units, threads):  # (B) the trapezoids and the skips
+            kind, i, c = u // units, (u % units) // C, u % C
+            j = i + w
+            if kind == 0:
+                O[_at(SKIP, i, j, cells, caps) + c] = skip_outside(O, i, j, c, cells, caps)
+            elif kind == 1 and w > 0:
+                O[_at(RTRAP, i, j, cells, caps) + c] = rtrap_outside(O, V, i, j, c, n, cap, single_root, cells, caps)
+            elif kind == 2 and w > 0 and i >= 1:
+                O[_at(LTRAP, i, j, cells, caps) + c] = ltrap_outside(O, V, i, j, c, cap, cells, caps)
+        cuda.syncthreads()
+        if w > 0:
+            for u in range(tid, units, threads):  # (C) the boxes
+                i, c = u // C, u % C
+                j = i + w
+                right = _attach(arc, token, b, i, j)
+                left = _attach(arc, token, b, j, i) if i >= 1 else NEG
+                O[_at(BOX, i, j, cells, caps) + c] = box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps)
+        cuda.syncthreads()
+
+
+@device
+def _goal_count(V, n, counting, lo, hi, cells, caps):
+    """The goal's count: the best allowed length, the fewest kept words among equal optima (as resource-dp)."""
+    if counting == NONE:
+        return 0
+    p = _at(RTRI, 0, n, cells, caps)
+    count, top = 0, NEG
+    for m in range(lo, hi + 1):
+        c = m if counting == KEPT else n - m
+        if V[p + c] > top or m == lo:
+            count, top = c, V[p + c]
+    return count
+
+
+@device
+def _push(stack, top, x, i, j, c):
+    stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3] = x, i, j, c
+    return top + 1
+
+
+@device
+def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
+    """heads[b] of the goal's derivation at ``count`` that the backpointers name (one thread)."""
+    top = _push(stack, 0, RTRI, 0, n, count)
+    while top > 0:
+        top -= 1
+        x, i, j, c = stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3]
+        if x == SKIP or (x == LTRI and i == j):  # the axioms
+            continue
+        p = _at(x, i, j, cells, caps) + c
+        split, c1 = back[p] // caps, back[p] % caps
+        if x == RTRI:
+            if split != i:  # [rtri]; split = i: [rtri-skip], nothing below it but an axiom
+                top = _push(stack, top, RTRAP, i, split, c1)
+                top = _push(stack, top, RTRI, split, j, c - c1)
+        elif x == LTRI:  # [ltri]
+            top = _push(stack, top, LTRI, i, split, c1)
+            top = _push(stack, top, LTRAP, split, j, c - c1)
+        elif x == BOX:  # [box]
+            top = _push(stack, top, RTRI, i, split, c1)
+            top = _push(stack, top, LTRI, split + 1, j, c - c1)
+        else:  # [rtrap] / [ltrap]
+            if x == RTRAP:
+                heads[b, j] = i
+            else:
+                heads[b, i] = j
+            top = _push(stack, top, BOX, i, j, c - shift)
+
+
+@device
+def _layout(n, cap):
+    """A sentence's own chart: its cells (i <= j <= n) and counts (0..cap), and the values it holds."""
+    cells = (n + 1) * (n + 2) // 2
+    return cells, cap + 1, ITEMS * cells * (cap + 1)
+
+
+@device
+def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, heads, objective):
+    """Every sentence this block is given: fill, goal, backtrace.  The work areas hold the sentence's own chart
+    (floats) and its kept counts, backpointers and backtrace stack (ints)."""
+    for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
+        b = order[q]
+        n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        cells, caps, size = _layout(n, cap)
+        V = floats[:size]
+        T = ints[:ITEMS * cells]
+        back = ints[ITEMS * cells:ITEMS * cells + size]
+        stack = ints[ITEMS * cells + size:]
+        for k in range(cuda.threadIdx.x, heads.shape[1], cuda.blockDim.x):
+            heads[b, k] = -1
+        _inside(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
+        if cuda.threadIdx.x == 0:
+            count = _goal_count(V, n, counting, lo, hi, cells, caps)
+            value = V[_at(RTRI, 0, n, cells, caps) + count]
+            objective[b] = value
+            if value != NEG:
+                _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, cells, caps, stack)
+        cuda.syncthreads()
+
+
+@device
+def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
+                     token_out, arc_out, bigram_out):
+    """log Z (and the marginals) of every sentence this block is given; the work area holds the sentence's inside
+    and outside charts."""
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+    for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
+        b = order[q]
+        n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        cells, caps, size = _layout(n, cap)
+        V = floats[:size]
+        O = floats[size:2 * size]
+        _inside(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
+        # the allowed counts of the goal
+        first, last = 0, 0
+        if counting == KEPT:
+            first, last = lo, hi
+        elif counting == DROPPED:
+            first, last = n - hi, n - lo
+        p = _at(RTRI, 0, n, cells, caps)
+        a, s = NEG, 0.0
+        for c in range(first, last + 1):
+            a, s, t, k = _add(SUM, a, s, 0, 0, V[p + c], 0, 0)
+        z = _total(SUM, a, s)
+        if tid == 0:
+            log_z[b] = z
+        if not with_marginals:
+            cuda.syncthreads()
+            continue
+        if z != NEG:
+            _outside(O, V, arc, token, b, n, counting, cap, single_root, first, last, cells, caps)
+        N = arc_out.shape[1]
+        for u in range(tid, N * N, threads):  # arcs: (rtrap h m) is h -> m, (ltrap m h) is h -> m
+            h, m = u // N, u % N
+            total = 0.0
+            if z != NEG and m >= 1 and h != m and h <= n and m <= n:
+                pi = _at(RTRAP, h, m, cells, caps) if h < m else _at(LTRAP, m, h, cells, caps)
+                for c in range(cap + 1):
+                    total += math.exp(O[pi + c] + V[pi + c] - z)
+            arc_out[b, h, m] = total
+        M = bigram_out.shape[1]
+        for u in range(tid, M * M, threads):  # bigrams: (skip i j) is i and j+1 consecutive
+            i, j1 = u // M, u % M
+            total = 0.0
+            if z != NEG and i < j1 and j1 <= n + 1:
+                pi = _at(SKIP, i, j1 - 1, cells, caps)
+                for c in range(cap + 1):
+                    total += math.exp(O[pi + c] + V[pi + c] - z)
+            bigram_out[b, i, j1] = total
+        cuda.syncthreads()
+        for m in range(tid + 1, N, threads):  # tokens: the sum of their arcs
+            total = 0.0
+            if m <= n:
+                for h in range(n + 1):
+                    total += arc_out[b, h, m]
+            token_out[b, m - 1] = total
+        cuda.syncthreads()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The kernels: the chart in shared memory (one block per sentence) or in global memory (a work area per block)
+# ---------------------------------------------------------------------------------------------------------------
+
+@cuda.jit(cache=True)
+def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, heads, objective):
+    floats = cuda.shared.array(0, FLOAT64)
+    ints = cuda.shared.array(0, INT32)  # the same memory: the int32 part follows the float64 part
+    _decode_sentences(floats[:floats_size], ints[2 * floats_size:], arc, token, bigram, params, order, single_root,
+                      heads, objective)
+
+
+@cuda.jit(cache=True)
+def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, heads, objective):
+    slot = cuda.blockIdx.x
+    _decode_sentences(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, heads, objective)
+
+
+@cuda.jit(cache=True)
+def _infer_shared(arc, token, bigram, params, order, single_root, with_marginals, no_ints, log_z, token_out,
+                  arc_out, bigram_out):
+    floats = cuda.shared.array(0, FLOAT64)
+    _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
+                     token_out, arc_out, bigram_out)
+
+
+@cuda.jit(cache=True)
+def _infer_global(arc, token, bigram, params, order, single_root, with_marginals, no_ints, floats, log_z,
+                  token_out, arc_out, bigram_out):
+    _infer_sentences(floats[cuda.blockIdx.x], no_ints, arc, token, bigram, params, order, single_root,
+                     with_marginals, log_z, token_out, arc_out, bigram_out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Host side
+# ---------------------------------------------------------------------------------------------------------------
+
+class Plan(NamedTuple):
+    """How a batch is launched: per-sentence parameters (n, counting, cap, lo, hi), the order the blocks take the
+    sentences in (the costliest first), the work area of one block (the largest sentence's) and where it lives."""
+
+    params: np.ndarray  # (B, 5) int64
+    order: np.ndarray  # (B,) int64
+    threads: int
+    floats: int  # float64 per block
+    ints: int  # int32 per block
+    shared: bool
+    blocks: int
+
+
+def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What each sentence's chart counts and up to which cap: :func:`compbench_solvers.compressive.base.count_plan`
+    vectorized (nothing for free length; else the cheaper of kept words up to hi and dropped words up to n - lo)."""
+    free = (lo == 0) & (hi == sizes)
+    kept = hi <= sizes - lo
+    counting = np.where(free, NONE, np.where(kept, KEPT, DROPPED))
+    cap = np.where(free, 0, np.where(kept, hi, sizes - lo))
+    return counting.astype(np.int64), cap.astype(np.int64)
+
+
+def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int) -> Plan:
+    """The launch of a batch.  A block's work area holds one sentence's chart, sized for the largest: for MAX the
+    chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts.  THE SWITCH: in
+    shared memory when that takes at most :data:`SHARED_BYTES` (one block per sentence), else in global memory, one
+    area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences."""
+    counting, cap = count_plans(sizes, lo, hi)
+    params = np.stack([sizes, counting, cap, lo, hi], axis=1).astype(np.int64)
+    cells = (sizes + 1) * (sizes + 2) // 2
+    size = ITEMS * cells * (cap + 1)
+    if semiring == MAX:
+        floats, ints = int(size.max()), int((ITEMS * cells + size + 4 * 8 * (sizes + 2)).max())
+    else:
+        floats, ints = int(2 * size.max()), 0
+    nbytes = 8 * floats + 4 * ints
+    units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
+    threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
+    order = np.argsort(-(sizes.astype(np.float64) + 1) ** 3 * (cap + 1) ** 2, kind="stable").astype(np.int64)
+    B = len(sizes)
+    if nbytes <= SHARED_BYTES:
+        return Plan(params, order, threads, floats, ints, True, B)
+    resident = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1) * (2048 // threads)
+    return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)))
+
+
+def _ints(values: Any, name: str, B: int) -> np.ndarray:
+    """A (B,) integer array on the host (a GPU array is copied back: per-sentence sizes and bounds are small)."""
+    if runtime.on_gpu(values):
+        values = values.copy_to_host() if hasattr(values, "copy_to_host") else cuda.as_cuda_array(values).copy_to_host()
+    array = np.asarray(values)
+    if array.shape != (B,) or array.dtype.kind not in "iu":
+        raise ValueError(f"{name}: expected {B} integers, got shape {array.shape} of {array.dtype}")
+    return array.astype(np.int64)
+
+
+class Inputs(NamedTuple):
+    arc: Any
+    token: Any
+    bigram: Any
+    sizes: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any,
+            max_length: Any) -> Inputs:
+    """The scores on the GPU (numpy copied, GPU arrays in place) and the per-sentence sizes and bounds, checked."""
+    arc = runtime.on_device(arc_scores)
+    if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
+        raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")
+    B, width = arc.shape[0], arc.shape[1] - 1
+    token = runtime.on_device(np.zeros((B, width)) if token_scores is None else token_scores)
+    bigram = runtime.on_device(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
+    if token.shape != (B, width):
+        raise ValueError(f"token_scores: expected {(B, width)}, got {token.shape}")
+    if bigram.shape != (B, width + 2, width + 2):
+        raise ValueError(f"bigram_scores: expected {(B, width + 2, width + 2)}, got {bigram.shape}")
+    n = np.full(B, width, np.int64) if sizes is None else _ints(sizes, "sizes", B)
+    lo = np.zeros(B, np.int64) if min_length is None else _ints(min_length, "min_length", B)
+    hi = n.copy() if max_length is None else _ints(max_length, "max_length", B)
+    bad = np.flatnonzero((n < 0) | (n > width) | (lo < 0) | (lo > hi) | (hi > n))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(f"sentence {k}: size {n[k]} and lengths {lo[k]}..{hi[k]} are not 0 <= min <= max <= size "
+                         f"<= {width}")
+    return Inputs(arc, token, bigram, n, lo, hi)
+
+
+_work_areas: dict[str, Any] = {}  # the last global work area of each dtype, used again by a launch of the same shape
+
+
+def _work_area(shape: tuple[int, int], dtype: Any) -> Any:
+    """A global work area (blocks x values): the previous launch's when its shape is the same (a batch launched
+    again costs no allocation), else a new one that replaces it.  Launches run in order on the default stream, so
+    one area is never used by two at once."""
+    key = np.dtype(dtype).name
+    area = _work_areas.get(key)
+    if area is None or area.shape != shape:
+        area = _work_areas[key] = cuda.device_array(shape, dtype)
+    return area
+
+
+def _launch_config(plan: Plan) -> tuple[int, int, int, int]:
+    dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
+    return plan.blocks, plan.threads, 0, dynamic
+
+
+def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
+           min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, Any]:
+    """The best compression and tree of every sentence of a padded batch, exactly as hook-dp (free length) and
+    resource-dp (min_length/max_length per sentence) find them, in one launch.
+
+    ``arc_scores`` (B, N+1, N+1), ``token_scores`` (B, N), ``bigram_scores`` (B, N+2, N+2): sentence b's scores are
+    the top-left blocks for its ``sizes[b]`` tokens (default N), as in :class:`compbench.ProblemBatch`; finite or
+    -inf, not checked here (ProblemBatch checks them).  numpy arrays are copied to the GPU, GPU arrays (torch, CuPy)
+    read in place.  Returns (heads (B, N+1) int64: head of token k or -1 when dropped, -1 at 0 and in the padding;
+    objective (B,) float64, -inf where there is no solution), as the kind of array ``arc_scores`` is.
+
+    >>> import numpy as np
+    >>> heads, value = decode(np.zeros((2, 4, 4)), sizes=np.array([3, 2]), min_length=np.array([3, 2]),
+    ...                       max_length=np.array([3, 2]))
+    >>> (heads >= 0).sum(axis=1).tolist(), value.tolist()
+    ([3, 2], [0.0, 0.0])
+    """
+    inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
+    B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
+    heads = cuda.device_array((B, width + 1), np.int64)
+    objective = cuda.device_array(B, np.float64)
+    if B:
+        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, MAX)
+        params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
+        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root))
+        if plan.shared:
+            _decode_shared[_launch_config(plan)](*args, plan.floats, heads, objective)
+        else:
+            floats = _work_area((plan.blocks, plan.floats), np.float64)
+            ints = _work_area((plan.blocks, plan.ints), np.int32)
+            _decode_global[_launch_config(plan)](*args, floats, ints, heads, objective)
+    return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
+
+
+def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any, max_length: Any,
+           single_root: bool, with_marginals: bool) -> tuple[Any, ...]:
+    inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
+    B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
+    log_z = cuda.device_array(B, np.float64)
+    shape = (B, width + 1, width + 1) if with_marginals else (1, 1, 1)
+    token = cuda.device_array((B, width) if with_marginals else (1, 1), np.float64)
+    arc = cuda.device_array(shape, np.float64)
+    bigram = cuda.device_array((B, width + 2, width + 2) if with_marginals else (1, 1, 1), np.float64)
+    if B:
+        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, SUM)
+        params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
+        no_ints = cuda.device_array(1, np.int32)  # the sums keep no kept counts nor backpointers
+        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
+                no_ints)
+        if plan.shared:
+            _infer_shared[_launch_config(plan)](*args, log_z, token, arc, bigram)
+        else:
+            floats = _work_area((plan.blocks, plan.floats), np.float64)
+            _infer_global[_launch_config(plan)](*args, floats, log_z, token, arc, bigram)
+    out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
+    return tuple(runtime.returned_like(arc_scores, array) for array in out)
+
+
+def log_partition(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
+                  min_length: Any = None, max_length: Any = None, single_root: bool = False) -> Any:
+    """log Z of every sentence of a padded batch (arguments as :func:`decode`): log Σ exp(objective) over its
+    solutions, -inf where there is none; (B,) float64.
+
+    >>> import numpy as np
+    >>> np.exp(log_partition(np.zeros((1, 4, 4)), min_length=np.array([3]), max_length=np.array([3]))).round()
+    array([12.])
+    """
+    return _infer(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length, single_root, False)[0]
+
+
+def marginals(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
+              min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, ...]:
+    """log Z and the posterior marginals of every sentence of a padded batch (arguments as :func:`decode`): (log_z
+    (B,), token (B, N), arc (B, N+1, N+1), bigram (B, N+2, N+2)) in :class:`compbench.Marginals`' layouts, zeros in
+    the padding and where there is no solution.
+
+    >>> import numpy as np
+    >>> log_z, token, arc, bigram = marginals(np.zeros((1, 4, 4)), min_length=np.array([2]), max_length=np.array([2]))
+    >>> float(token.sum().round(12)), bool(np.allclose(arc[0, :, 1:].sum(axis=0), token[0]))
+    (2.0, True)
+    """
+    return _infer(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length, single_root, True)

@@ -1,0 +1,194 @@
+"""cuda-dp and device="cuda" inference (solvers/cuda/hook.py) in numba's CUDA simulator, against brute force and
+the CPU kernels.  The simulator is chosen when numba.cuda is first imported, so these tests run in a pytest of their
+own with it on (.ci/run does):
+
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest -q tests/test_cuda_dp.py
+
+In the main run (no simulator) only the last test runs: without a GPU, cuda-dp answers ``unsupported`` with a one-line
+reason.  The simulator runs each thread in Python: the instances are tiny (n <= 6, then a few of n = 9).
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import compbench
+from compbench import Length, ProblemBatch, Status
+from compbench.testing import check_solver, problems
+from tests.test_marginals import brute_force_marginals
+
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+simulator = pytest.mark.skipif(not SIMULATED, reason="needs numba's CUDA simulator, chosen when numba.cuda is first "
+                               "imported: NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/test_cuda_dp.py")
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+batches = st.lists(problems(max_n=5), min_size=1, max_size=4)
+small_batches = st.lists(problems(max_n=4), min_size=1, max_size=3)  # brute-force marginals try (n+2)^n head lists
+
+
+def cpu_answer(problem):
+    """resource-dp's answer (hook-dp's chart and tie rule; every length mode)."""
+    return compbench.get_solver("resource-dp").solve(problem)
+
+
+def assert_same_answers(got, problems_):
+    for p, solution in zip(problems_, got, strict=True):
+        expected = cpu_answer(p)
+        assert solution.status == expected.status, (p.id, solution, expected)
+        if expected.status == Status.OPTIMAL:
+            assert solution.objective == expected.objective, p.id  # bit-identical: the same sums in the same order
+            assert np.array_equal(solution.heads, expected.heads), (p.id, solution.heads, expected.heads)
+
+
+@simulator
+@pytest.mark.parametrize("name", ["hook", "solver"])
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"compbench_solvers.cuda.{name}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+@simulator
+def test_conformance_kit() -> None:
+    check_solver("cuda-dp", max_n=5, max_examples=40, seed=0)
+
+
+@simulator
+@SETTINGS
+@given(batch=batches)
+def test_a_batch_equals_the_cpu_kernels_exactly(batch) -> None:
+    """One launch per root mode for a padded batch of mixed sizes, lengths and root modes: the trees and objectives
+    of resource-dp (ties broken the same way: the same derivation)."""
+    assert_same_answers(compbench.get_solver("cuda-dp").solve_many(batch), batch)
+
+
+@simulator
+@SETTINGS
+@given(batch=small_batches)
+def test_log_partition_and_marginals_match_brute_force_and_the_cpu(batch) -> None:
+    log_z = compbench.log_partition_many(batch, device="cuda")
+    got = compbench.marginals_many(batch, device="cuda")
+    cpu = compbench.marginals_many(batch)
+    for p, value, m, c in zip(batch, log_z, got, cpu, strict=True):
+        expected_z, token, arc, bigram, _ = brute_force_marginals(p)
+        for answer in (value, m.log_partition, c.log_partition):
+            assert answer == pytest.approx(expected_z, rel=1e-9, abs=1e-9)
+        for name, expected in (("token", token), ("arc", arc), ("bigram", bigram)):
+            np.testing.assert_allclose(getattr(m, name), expected, atol=1e-9, err_msg=name)
+            np.testing.assert_allclose(getattr(m, name), getattr(c, name), rtol=1e-9, atol=1e-12, err_msg=name)
+        assert m.sibling is None
+
+
+@simulator
+def test_a_padded_batch_equals_its_sentences_one_at_a_time() -> None:
+    from compbench_solvers.cuda import hook
+
+    ps = [compbench.generate("gaussian", n, seed=n, length=length) for n, length in
+          ((6, None), (2, 1), (0, None), (5, Length(2, 4)), (4, 3))]
+    batch = ProblemBatch.from_problems(ps)
+    heads, value = hook.decode(batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes,
+                               batch.min_length, batch.max_length)
+    log_z, token, arc, bigram = hook.marginals(batch.arc_scores, batch.token_scores, batch.bigram_scores,
+                                               batch.sizes, batch.min_length, batch.max_length)
+    for b, p in enumerate(ps):
+        one = ProblemBatch.from_problems([p])
+        alone = hook.decode(one.arc_scores, one.token_scores, one.bigram_scores, one.sizes, one.min_length,
+                            one.max_length)
+        assert np.array_equal(heads[b, :p.n + 1], alone[0][0]) and value[b] == alone[1][0]
+        assert (heads[b, p.n + 1:] == -1).all() and heads[b, 0] == -1
+        m = hook.marginals(one.arc_scores, one.token_scores, one.bigram_scores, one.sizes, one.min_length,
+                           one.max_length)
+        n = p.n
+        assert log_z[b] == pytest.approx(m[0][0], rel=1e-12)
+        np.testing.assert_allclose(token[b, :n], m[1][0], atol=1e-12)
+        np.testing.assert_allclose(arc[b, :n + 1, :n + 1], m[2][0], atol=1e-12)
+        np.testing.assert_allclose(bigram[b, :n + 2, :n + 2], m[3][0], atol=1e-12)
+        # the padding holds zeros
+        assert not token[b, n:].any() and not arc[b, n + 1:].any() and not arc[b, :, n + 1:].any()
+        assert not bigram[b, n + 2:].any() and not bigram[b, :, n + 2:].any()
+
+
+@simulator
+@pytest.mark.parametrize("single_root", [False, True])
+def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_root) -> None:
+    """Shared memory too small for any chart: every launch takes the global work areas, a few blocks looping over
+    the sentences."""
+    from compbench_solvers.cuda import hook
+
+    ps = [compbench.generate("gaussian", n, seed=n, length=length, single_root=single_root)
+          for n, length in ((5, None), (3, 2), (6, Length(1, 4)), (4, None), (2, 0))]
+    shared = compbench.get_solver("cuda-dp").solve_many(ps)
+    z_shared = compbench.log_partition_many(ps, device="cuda")
+    monkeypatch.setattr(hook, "SHARED_BYTES", 0)
+    # room for three work areas of the largest sentence's inside and outside charts (n = 6, kept words up to 4)
+    monkeypatch.setattr(hook, "WORK_BYTES", 3 * 8 * 2 * hook.ITEMS * 28 * 5)
+    plan = hook._plan(np.array([5, 3, 6, 4, 2]), np.array([0, 2, 1, 0, 0]), np.array([5, 2, 4, 4, 0]), hook.SUM)
+    assert not plan.shared and plan.blocks == 3
+    assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
+    for a, b in zip(shared, ps):
+        assert a.objective == cpu_answer(b).objective
+    got = compbench.marginals_many(ps, device="cuda")
+    for p, m, z in zip(ps, got, z_shared):
+        assert m.log_partition == pytest.approx(z, rel=1e-12)
+        c = compbench.marginals(p)
+        np.testing.assert_allclose(m.arc, c.arc, atol=1e-12)
+        np.testing.assert_allclose(m.bigram, c.bigram, atol=1e-12)
+
+
+@simulator
+def test_larger_sentences_against_the_cpu_kernels() -> None:
+    ps = [compbench.generate("gaussian", 9, seed=s, length=length, single_root=s % 2 == 1)
+          for s, length in enumerate((None, 4, Length(3, 6), 7))]
+    assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
+    np.testing.assert_allclose(compbench.log_partition_many(ps, device="cuda"), compbench.log_partition_many(ps),
+                               rtol=1e-12)
+
+
+@simulator
+def test_log_space_holds_at_a_low_temperature() -> None:
+    """Scores 300 times larger (the CPU's scaled chart leaves its range and falls back to log space): the same log Z
+    and marginals."""
+    p = compbench.generate("gaussian", 5, seed=3, length=2)
+    cold = p.replace(token_scores=300 * p.token_scores, arc_scores=300 * p.arc_scores,
+                     bigram_scores=300 * p.bigram_scores)
+    got, expected = compbench.marginals_many([cold], device="cuda")[0], compbench.marginals(cold)
+    assert got.log_partition == pytest.approx(expected.log_partition, rel=1e-12)
+    np.testing.assert_allclose(got.arc, expected.arc, atol=1e-9)
+
+
+@simulator
+def test_what_the_gpu_path_refuses() -> None:
+    second = compbench.generate("gaussian", 3, seed=0, second_order=True)
+    assert compbench.get_solver("cuda-dp").solve(second).status == Status.UNSUPPORTED
+    with pytest.raises(ValueError, match="second-order"):
+        compbench.marginals_many([second], device="cuda")
+    with pytest.raises(ValueError, match="device='tpu'"):
+        compbench.log_partition_many([second], device="tpu")
+    batch = ProblemBatch.from_problems([second])
+    assert [s.status for s in compbench.get_solver("cuda-dp").solve_many(batch)] == [Status.UNSUPPORTED]
+
+
+def test_without_a_gpu_cuda_dp_is_unsupported_with_a_one_line_reason() -> None:
+    """In a process without the simulator: the reason, and every answer unsupported with it (how the harness and
+    ``compbench solvers`` show it)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    code = ("import json, compbench\n"
+            "s = compbench.get_solver('cuda-dp')\n"
+            "p = compbench.generate('gaussian', 3, seed=0)\n"
+            "a = s.solve(p); b = s.solve_many(compbench.ProblemBatch.from_problems([p, p]))\n"
+            "print(json.dumps([s.unavailable(), a.status.value, a.message, [x.status.value for x in b]]))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    reason, status, message, batch = json.loads(out.stdout.strip().splitlines()[-1])
+    if reason is None:
+        pytest.skip("a CUDA GPU is visible here")
+    assert "\n" not in reason and reason.startswith(("numba-cuda is not installed", "no CUDA GPU", "the CUDA driver"))
+    assert status == "unsupported" and message == f"cuda-dp: {reason}"
+    assert batch == ["unsupported", "unsupported"]

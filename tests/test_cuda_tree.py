@@ -1,0 +1,188 @@
+"""Plain parsing on the GPU (compbench_solvers/cuda/eisner.py) against brute-force enumeration of projective trees and
+against the CPU kernels.
+
+Without a GPU these run in numba's CUDA simulator, which must be switched on before numba.cuda is first imported,
+so they run as a pytest invocation of their own (.ci/run):
+
+    NUMBA_ENABLE_CUDASIM=1 python -m pytest -q tests/test_cuda_tree.py
+
+In the main run (no simulator, no GPU) the kernel tests skip with that reason; the missing-GPU error and the
+placement rule are tested there too.  The simulator interprets every thread in Python: instances stay tiny.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import compbench
+from compbench import Problem
+from compbench_solvers.cuda import runtime
+
+REASON = runtime.unavailable()
+needs_kernels = pytest.mark.skipif(REASON is not None, reason=f"the GPU kernels cannot run here: {REASON}; run "
+                                   "NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/test_cuda_tree.py")
+
+
+def projective_trees(n: int, single_root: bool) -> list[np.ndarray]:
+    """Every projective dependency tree over tokens 1..n (heads, heads[0] = -1): every head vector whose heads lead
+    to the root without a cycle and whose arcs do not cross (the root is position 0)."""
+    found = []
+    for choice in itertools.product(range(n + 1), repeat=n):
+        heads = np.array((-1, *choice))
+        if single_root and n > 0 and int((heads[1:] == 0).sum()) != 1:  # n = 0: the empty tree, as the CPU chart
+            continue
+        if all(_reaches_root(heads, m) for m in range(1, n + 1)) and not _crossing(heads):
+            found.append(heads)
+    return found
+
+
+def _reaches_root(heads: np.ndarray, m: int) -> bool:
+    for _ in range(len(heads)):
+        m = int(heads[m])
+        if m == 0:
+            return True
+    return False
+
+
+def _crossing(heads: np.ndarray) -> bool:
+    arcs = [(min(h, m), max(h, m)) for m, h in enumerate(heads.tolist()) if m > 0]
+    return any(a < c < b < d for (a, b), (c, d) in itertools.permutations(arcs, 2))
+
+
+def brute_force(arc: np.ndarray, single_root: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    n = len(arc) - 1
+    trees = projective_trees(n, single_root)
+    return trees, np.array([sum(arc[t[m], m] for m in range(1, n + 1)) for t in trees], dtype=np.float64)
+
+
+def tie_batch(seed: int, sizes: list[int]) -> np.ndarray:
+    """Padded arc scores with many ties (a few integer values), some -inf arcs, sentence 1 without any tree."""
+    rng = np.random.default_rng(seed)
+    N = max(sizes) + 1
+    arc = rng.integers(-1, 2, (len(sizes), N, N)).astype(np.float64)
+    arc[rng.random(arc.shape) < 0.15] = -np.inf
+    arc[1] = -np.inf
+    return arc
+
+
+@needs_kernels
+@pytest.mark.parametrize("single_root", [False, True])
+def test_brute_force_on_tiny_padded_batches(single_root):
+    from compbench_solvers.cuda import eisner
+
+    sizes = [5, 3, 0, 1, 4, 2]
+    arc = tie_batch(3 + single_root, sizes)
+    heads, scores = eisner.tree_map(arc, sizes, single_root)
+    log_z = eisner.tree_log_partition(arc, sizes, single_root)
+    log_z2, marginals = eisner.tree_marginals(arc, sizes, single_root)
+    assert heads.dtype == np.int64 and heads.shape == (6, 6) and scores.shape == log_z.shape == (6,)
+    for b, n in enumerate(sizes):
+        block = arc[b, :n + 1, :n + 1]
+        trees, values = brute_force(block, single_root)
+        assert (heads[b, n + 1:] == -1).all() and (marginals[b, n + 1:] == 0).all()
+        assert (marginals[b, :, n + 1:] == 0).all()
+        if not np.isfinite(values).any():  # no tree (sentence 1): -inf, heads -1, marginals 0
+            assert scores[b] == log_z[b] == log_z2[b] == -np.inf
+            assert (heads[b] == -1).all() and (marginals[b] == 0).all()
+            continue
+        best = values.max()
+        assert scores[b] == best
+        assert any(np.array_equal(heads[b, :n + 1], t) for t, v in zip(trees, values) if v == best)
+        expected = np.logaddexp.reduce(values)
+        assert np.isclose(log_z[b], expected, rtol=1e-12, atol=1e-12) and log_z2[b] == log_z[b]
+        mu = np.zeros((n + 1, n + 1))
+        for t, v in zip(trees, values):
+            mu[t[1:], np.arange(1, n + 1)] += np.exp(v - expected)
+        np.testing.assert_allclose(marginals[b, :n + 1, :n + 1], mu, rtol=1e-9, atol=1e-12)
+
+
+def cpu_trees(arcs: list[np.ndarray], single_root: bool) -> list:
+    """The CPU chart's best trees (resource-dp at length n, as benchmarks/bench_peers.py measures it)."""
+    problems = [Problem(np.zeros(len(a) - 1), a, np.zeros((len(a) + 1, len(a) + 1)), length=len(a) - 1,
+                        single_root=single_root) for a in arcs]
+    return compbench.get_solver("resource-dp").solve_many(problems, jobs=1)
+
+
+@needs_kernels
+@pytest.mark.parametrize("single_root", [False, True])
+def test_same_answers_as_the_cpu_kernels(single_root):
+    """Mixed sizes up to n = 8 with ties: the same trees (the CPU's tie rule), log Z and marginals to 1e-9, through
+    compbench's API with device="cuda" (a list of matrices: padded into one launch)."""
+    from compbench_solvers.cuda import eisner
+
+    sizes = [8, 6, 7, 2]
+    padded = tie_batch(11 + single_root, sizes)
+    padded[1] = np.random.default_rng(5).standard_normal(padded[1].shape)  # one without ties
+    arcs = [padded[b, :n + 1, :n + 1] for b, n in enumerate(sizes)]
+    heads, scores = eisner.tree_map(padded, sizes, single_root)
+    for b, solution in enumerate(cpu_trees(arcs, single_root)):
+        assert solution.status.value == "optimal"
+        np.testing.assert_array_equal(heads[b, :sizes[b] + 1], solution.heads)
+        assert scores[b] == solution.objective
+    log_z = compbench.tree_log_partition_many(arcs, single_root, device="cuda")
+    assert isinstance(log_z, np.ndarray)
+    np.testing.assert_allclose(log_z, compbench.tree_log_partition_many(arcs, single_root), rtol=1e-9)
+    for gpu, cpu in zip(compbench.tree_marginals_many(arcs, single_root, device="cuda"),
+                        compbench.tree_marginals_many(arcs, single_root)):
+        assert np.isclose(gpu.log_partition, cpu.log_partition, rtol=1e-9)
+        np.testing.assert_allclose(gpu.arc, cpu.arc, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(gpu.token, cpu.token)
+        np.testing.assert_array_equal(gpu.bigram, cpu.bigram)
+
+
+@needs_kernels
+def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
+    """A GPU array is used in place and the answers come back on the GPU; the charts in global memory, and the
+    marginals' inside charts in shared memory beside outside charts in global memory, give the same answers."""
+    from compbench_solvers.cuda import eisner
+
+    sizes = [4, 3]
+    arc = tie_batch(7, sizes)
+    arc[1] = np.random.default_rng(2).standard_normal(arc[1].shape)
+    device_arc = runtime.cuda().to_device(arc)
+    log_z = compbench.tree_log_partition_many(device_arc, device="cuda")
+    assert runtime.on_gpu(log_z)
+    reference = compbench.tree_log_partition_many(arc)
+    np.testing.assert_allclose(log_z.copy_to_host(), reference, rtol=1e-12)
+    marginals = compbench.tree_marginals_many(device_arc, device="cuda")
+    assert runtime.on_gpu(marginals[0].arc) and np.isclose(marginals[1].log_partition, reference[1], rtol=1e-12)
+    expected = [eisner.tree_map(arc, sizes), eisner.tree_log_partition(arc, sizes), eisner.tree_marginals(arc, sizes)]
+    N = arc.shape[1]
+    need = eisner.placement(N, 4)[0]
+    for shared_bytes in (eisner.REDUCTION_BYTES + 8 * need, 0):  # outside charts in global memory; then all
+        monkeypatch.setattr(eisner, "SHARED_BYTES", shared_bytes)
+        assert eisner.placement(N, 4) == ((need, 0) if shared_bytes else (0, 0))
+        got = [eisner.tree_map(arc, sizes), eisner.tree_log_partition(arc, sizes), eisner.tree_marginals(arc, sizes)]
+        for a, b in zip(np.hstack([np.ravel(x) for x in expected[0]]), np.hstack([np.ravel(x) for x in got[0]])):
+            assert a == b
+        np.testing.assert_array_equal(got[1], expected[1])
+        np.testing.assert_allclose(got[2][1], expected[2][1], rtol=1e-12, atol=1e-15)
+
+
+def test_placement_switch():
+    """The charts' shared/global switch as docs/gpu.md states it (N = n+1): inside charts in shared memory up to
+    n = 53, the marginals' outside charts beside them up to n = 36."""
+    from compbench_solvers.cuda import eisner
+
+    assert eisner.placement(54, 2)[0] > 0 and eisner.placement(55, 2) == (0, 0)
+    assert eisner.placement(37, 4)[1] > 0 and eisner.placement(38, 4)[1] == 0 and eisner.placement(38, 4)[0] > 0
+    assert eisner.placement(101, 4) == (0, 0)
+    for N in (11, 26, 51):
+        inside, outside = eisner.placement(N, 4)
+        assert 8 * (inside + outside) + eisner.REDUCTION_BYTES <= 48 * 1024
+
+
+def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
+    """device="cuda" without a GPU (nor the simulator): a RuntimeError whose one line is runtime.unavailable()'s."""
+    reason = REASON or "no CUDA GPU is visible (a stand-in reason)"
+    monkeypatch.setattr(runtime, "unavailable", lambda: reason)
+    for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
+        with pytest.raises(RuntimeError) as error:
+            call(np.zeros((1, 3, 3)), device="cuda")
+        message = str(error.value)
+        assert reason in message and "\n" not in message
+    with pytest.raises(ValueError, match="device='tpu'"):
+        compbench.tree_log_partition_many(np.zeros((1, 3, 3)), device="tpu")
