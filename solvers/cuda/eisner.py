@@ -72,9 +72,9 @@ float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target type
 MAX, LOG = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
-MAX_THREADS = 128  # the most threads per block (the split reductions' shared scratch is sized for it)
-REDUCTION = 2 * MAX_THREADS  # the split reductions' scratch: a value and a split per thread (a literal for numba)
-REDUCTION_BYTES = 8 * REDUCTION
+MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 53)
+GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
+REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the split reductions' scratch beside shared charts: a value and a split a thread
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
 
 # The phases of one width (what the threads' tasks are).
@@ -85,8 +85,9 @@ C_RIGHT, C_LEFT, I_RIGHT, I_LEFT = 0, 1, 2, 3
 
 def threads_for(N: int) -> int:
     """Threads per block for a padded chart of N = n+1 positions: about one per span of the widest phases (2n
-    complete spans of width 1), a multiple of 32."""
-    return 32 if N <= 16 else (64 if N <= 32 else MAX_THREADS)
+    complete spans of width 1), a multiple of 32; beyond n = 63 (every chart in global memory) twice that many, so
+    that the split points of the long spans are shared by more threads (a small batch fills more of the GPU)."""
+    return 32 if N <= 16 else (64 if N <= 32 else (MAX_THREADS if N <= 64 else GLOBAL_THREADS))
 
 
 def placement(N: int, charts: int) -> tuple[int, int]:
@@ -356,12 +357,12 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
             a, b = _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root)
         if g > 1:
             red[tid] = a
-            red[MAX_THREADS + tid] = b
+            red[T + tid] = b
             cuda.syncthreads()
             if lane == 0:
                 for other in range(1, g):
                     slot = tid + other * per_round
-                    a, b = _combine(semiring, a, b, red[slot], red[MAX_THREADS + slot])
+                    a, b = _combine(semiring, a, b, red[slot], red[T + slot])
         if lane == 0 and task < tasks:
             _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
         if g > 1:
@@ -476,53 +477,55 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
 
 
 @functools.cache
-def _kernel(task: str, inside: int, outside: int) -> Any:
+def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
     """The kernel of ``task`` ("map", "log_z", "marginals") with its inside charts in ``inside`` float64 of shared
-    memory (0: rows of the global ``chart`` argument) and likewise the outside charts: one compiled version each."""
+    memory (0: rows of the global ``chart`` argument) and likewise the outside charts, for blocks of ``threads``
+    threads (the reductions' scratch: 2 float64 a thread): one compiled version each."""
+    scratch = 2 * threads  # the reductions' scratch in float64, a constant of the kernel
     if task == "map":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
     elif task == "log_z":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_log_z(arc, sizes, single_root, value, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_log_z(arc, sizes, single_root, value, chart, o, red)
     elif inside and outside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             A = cuda.shared.array(inside, float64)
             U = cuda.shared.array(outside, float64)
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, U, 0, red)
     elif inside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             A = cuda.shared.array(inside, float64)
             p = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
     else:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
     return kernel
@@ -574,7 +577,7 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         bp = cu.device_array(B * 2 * N * N, np.int16)
         stack = cu.device_array(B * 3 * (4 * N + 4), np.int32)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("map", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, heads, bp, stack,
+        _kernel("map", inside, 0, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value, heads, bp, stack,
                                                      chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
@@ -588,7 +591,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     if B:
         inside, _ = placement(N, 2)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("log_z", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, chart)
+        _kernel("log_z", inside, 0, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
 
 
@@ -604,6 +607,6 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         inside, outside = placement(N, 4)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
         outside_chart = cu.device_array(1 if outside else B * 2 * N * N, np.float64)
-        _kernel("marginals", inside, outside)[B, threads_for(N)](arc, sizes_device, bool(single_root), value,
+        _kernel("marginals", inside, outside, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value,
                                                                  marginals, chart, outside_chart)
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
