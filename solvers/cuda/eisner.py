@@ -365,7 +365,7 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
                     a, b = _combine(semiring, a, b, red[slot], red[T + slot])
         if lane == 0 and task < tasks:
             _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
-        if g > 1:
+        if g > 1 and first + per_round < tasks:
             cuda.syncthreads()  # the scratch is read before the next round writes it
     cuda.syncthreads()
 
