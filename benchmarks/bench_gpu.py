@@ -148,6 +148,19 @@ def on_host(task: str, answer, count: int):
     return host(answer[0])[:count], host(answer[1])[:count]
 
 
+def numba_cache_folder() -> str:
+    """Where numba caches the CPU kernels (beside their sources when that folder is writable, else in
+    NUMBA_CACHE_DIR or the user's cache folder): the warm-up process and this one share it."""
+    from compbench_solvers.compressive import marginals
+
+    for value in vars(marginals).values():
+        path = getattr(getattr(value, "_cache", None), "_cache_path", None)  # numba's own attribute: may move
+        if path:
+            writable = os.access(path, os.W_OK) or os.access(os.path.dirname(path), os.W_OK)
+            return f"{path} ({'writable' if writable else 'NOT writable: each process compiles its own'})"
+    return "not found (numba's cache attributes moved)"
+
+
 def start_cpu_warm_up() -> tuple[subprocess.Popen, float]:
     """The CPU kernels' compilation in a background process (numba's cache, shared through its files, hands them
     to this process): the process and when it started."""
@@ -235,7 +248,7 @@ def main() -> int:
     header = [machine_line(), f"# GPU: {gpu}; {versions}",
               f"# peers on {args.peer_device if peers else 'none'}: {', '.join(peers) or 'not installed or no CUDA torch'}"
               f"; GPU input as {'torch tensors' if torch_gpu else 'numba device arrays'}; CPU: jobs=None "
-              f"({cores(None)} cores); numba's cache: {os.environ.get('NUMBA_CACHE_DIR') or 'beside the sources'}"]
+              f"({cores(None)} cores); numba's cache of the CPU kernels: {numba_cache_folder()}"]
     for line in header:
         print(line, flush=True)
 
