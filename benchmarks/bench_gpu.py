@@ -246,7 +246,8 @@ def main() -> int:
                          ("numpy", "numba", "numba-cuda", "torch", "supar", "torch-struct")
                          if _installed(name))
     header = [machine_line(), f"# GPU: {gpu}; {versions}",
-              f"# peers on {args.peer_device if peers else 'none'}: {', '.join(peers) or 'not installed or no CUDA torch'}"
+              f"# peers on {args.peer_device if peers else 'none'}: "
+              f"{', '.join(peers) or 'not installed or no CUDA torch'}"
               f"; GPU input as {'torch tensors' if torch_gpu else 'numba device arrays'}; CPU: jobs=None "
               f"({cores(None)} cores); numba's cache of the CPU kernels: {numba_cache_folder()}"]
     for line in header:
@@ -308,7 +309,8 @@ def main() -> int:
                     budget.record(key, n, batch, time.perf_counter() - started)
                 verdict = ""
                 if task == "log Z" and (batch, n) in references:  # the same model: the same log Z (as float32 allows)
-                    verdict = f"log Z sum {relative_error(float(answer), references[(batch, n)]):.0e} relative to cuda's"
+                    error = relative_error(float(answer), references[(batch, n)])
+                    verdict = f"log Z sum {error:.0e} relative to cuda's"
                 row(batch, n, task, name, dtype, first, median, runs, verdict)
 
     for batch in args.batches:
@@ -365,7 +367,6 @@ def main() -> int:
                     if count < batch:
                         entry["check"] += f" ({count} of {batch} checked)"
                     failed |= not entry["check"].startswith("ok")
-            del arcs, pending
             _write(args.out, header, notes, rows, peers, began)
     if "torch-struct" in peers:  # the slowest peer last, as the budget allows (its time grows about as n^2)
         for batch in args.batches:

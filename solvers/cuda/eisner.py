@@ -74,7 +74,7 @@ NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
 MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 53)
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
-REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the split reductions' scratch beside shared charts: a value and a split a thread
+REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
 
 # The phases of one width (what the threads' tasks are).
@@ -577,8 +577,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         bp = cu.device_array(B * 2 * N * N, np.int16)
         stack = cu.device_array(B * 3 * (4 * N + 4), np.int32)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("map", inside, 0, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value, heads, bp, stack,
-                                                     chart)
+        threads = threads_for(N)
+        _kernel("map", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, heads, bp, stack,
+                                                       chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
 
@@ -591,7 +592,8 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     if B:
         inside, _ = placement(N, 2)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("log_z", inside, 0, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value, chart)
+        threads = threads_for(N)
+        _kernel("log_z", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
 
 
@@ -607,6 +609,7 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         inside, outside = placement(N, 4)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
         outside_chart = cu.device_array(1 if outside else B * 2 * N * N, np.float64)
-        _kernel("marginals", inside, outside, threads_for(N))[B, threads_for(N)](arc, sizes_device, bool(single_root), value,
-                                                                 marginals, chart, outside_chart)
+        threads = threads_for(N)
+        _kernel("marginals", inside, outside, threads)[B, threads](arc, sizes_device, bool(single_root), value,
+                                                                   marginals, chart, outside_chart)
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
