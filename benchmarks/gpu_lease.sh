@@ -22,16 +22,14 @@ numpy.__version__, 'numba', numba.__version__, 'torch', torch.__version__, 'cuda
     nproc
 } 2>&1 | tee "$out/machine.txt"
 cd benchmarks
-# the CPU kernels compile in the background while the GPU's do (numba caches them for the benchmarks' processes)
+# the compressive benchmarks' CPU kernels compile in the background meanwhile (numba caches them for their processes);
+# bench_gpu.py compiles the ones it needs itself, in a process of its own, while it compiles its GPU kernels
 python3 -c "
 import numpy as np, compbench
-for name in ('hook-dp', 'resource-dp'):
-    compbench.get_solver(name).warm_up()
-compbench.tree_marginals_many(np.zeros((2, 4, 4)), jobs=1)
+compbench.get_solver('hook-dp').warm_up()
 compbench.marginals_many([compbench.generate('gaussian', 4, seed=0)] * 2, jobs=1)
 " > "$out/cpu_warmup.log" 2>&1 &
-timeout 250 python3 bench_gpu.py --budget 170 --repeats 3 --row-seconds 0.8 --out "$out/gpu_plain.txt" \
-    2>&1 | tee "$out/gpu_plain.log"
+timeout 290 python3 bench_gpu.py --budget 250 --out "$out/gpu_plain.txt" 2>&1 | tee "$out/gpu_plain.log"
 timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
     --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
 timeout 110 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 10 --out "$out/gpu_curve.json" \

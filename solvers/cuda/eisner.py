@@ -12,6 +12,11 @@ the group's partial results meet in shared memory).  The deduction system is the
     I[h][m]    incomplete: the arc h -> m over two facing halves (h < m: (rtrap h m), h > m: (ltrap m h))
     box(i, j)  the two facing halves between i < j, shared by I[i][j] and I[j][i]; first order keeps it in registers
 
+  Item [h][e] lives in row (e - h) mod (n+1), column h of its chart (:func:`_at`): the threads of a phase take its
+  spans in order of their first position and, at each split offset, read consecutive places (coalesced in global
+  memory, no bank conflicts in shared memory); the outside pass counts its candidates from the item outwards so
+  that its reads line up the same way.
+
 THE RULES (each written once below, in the device function that carries its name; ⊕ is max or log-sum-exp, ⊗ is +):
 
     [complete-0]  C[i][i] = 1                                           the hook-trick chart's [rtri-skip] of (skip i i)
@@ -67,9 +72,9 @@ float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target type
 MAX, LOG = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
-MAX_THREADS = 128  # the most threads per block (the split reductions' shared scratch is sized for it)
-REDUCTION = 2 * MAX_THREADS  # the split reductions' scratch: a value and a split per thread (a literal for numba)
-REDUCTION_BYTES = 8 * REDUCTION
+MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 53)
+GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
+REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
 
 # The phases of one width (what the threads' tasks are).
@@ -80,8 +85,9 @@ C_RIGHT, C_LEFT, I_RIGHT, I_LEFT = 0, 1, 2, 3
 
 def threads_for(N: int) -> int:
     """Threads per block for a padded chart of N = n+1 positions: about one per span of the widest phases (2n
-    complete spans of width 1), a multiple of 32."""
-    return 32 if N <= 16 else (64 if N <= 32 else MAX_THREADS)
+    complete spans of width 1), a multiple of 32; beyond n = 63 (every chart in global memory) twice that many, so
+    that the split points of the long spans are shared by more threads (a small batch fills more of the GPU)."""
+    return 32 if N <= 16 else (64 if N <= 32 else (MAX_THREADS if N <= 64 else GLOBAL_THREADS))
 
 
 def placement(N: int, charts: int) -> tuple[int, int]:
@@ -152,12 +158,26 @@ def _log_add(a, b):
     return b + math.log1p(math.exp(a - b))
 
 
+# ---- where an item lives ----
+
+@cuda.jit(device=True)
+def _at(S, h, e):
+    """The place of item [h][e] in an S x S chart: row (e - h) mod S, column h.  The items of one width and one
+    direction are consecutive in h, and so are the antecedents that a phase's threads (one per span, in order of
+    its first position) read at the same split offset: a warp's reads are coalesced in global memory, free of bank
+    conflicts in shared memory."""
+    d = e - h
+    if d < 0:
+        d += S
+    return d * S + h
+
+
 # ---- the rules: one candidate each (chart A at offset o: C, then I at o + S*S; S = n+1) ----
 
 @cuda.jit(device=True)
 def _box(A, o, S, i, j, r):
     # [box] box(i, j) <- C[i][r] C[j][r+1]: i's right half up to r beside j's left half from r+1
-    return A[o + i * S + r] + A[o + j * S + r + 1]
+    return A[o + _at(S, i, r)] + A[o + _at(S, j, r + 1)]
 
 
 @cuda.jit(device=True)
@@ -169,13 +189,13 @@ def _trap(box, arc):
 @cuda.jit(device=True)
 def _rtri(A, o, S, i, j, m):
     # [rtri] C[i][j] <- I[i][m] C[m][j]: m is i's outermost right dependent
-    return A[o + S * S + i * S + m] + A[o + m * S + j]
+    return A[o + S * S + _at(S, i, m)] + A[o + _at(S, m, j)]
 
 
 @cuda.jit(device=True)
 def _ltri(A, o, S, i, j, m):
     # [ltri] C[j][i] <- C[m][i] I[j][m]: m is j's outermost left dependent
-    return A[o + m * S + i] + A[o + S * S + j * S + m]
+    return A[o + _at(S, m, i)] + A[o + S * S + _at(S, j, m)]
 
 
 # ---- the rules read backwards (outside chart U at offset p: β(C), then at p + S*S β(box) in the upper triangle
@@ -184,37 +204,37 @@ def _ltri(A, o, S, i, j, m):
 @cuda.jit(device=True)
 def _rtri_back_to_complete(A, o, U, p, S, i, m, j):
     # [rtri] backwards: β(C[m][j]) ⊕= β(C[i][j]) α(I[i][m])
-    return U[p + i * S + j] + A[o + S * S + i * S + m]
+    return U[p + _at(S, i, j)] + A[o + S * S + _at(S, i, m)]
 
 
 @cuda.jit(device=True)
 def _rtri_back_to_trap(A, o, U, p, S, i, m, j):
     # [rtri] backwards: β(I[i][m]) ⊕= β(C[i][j]) α(C[m][j])
-    return U[p + i * S + j] + A[o + m * S + j]
+    return U[p + _at(S, i, j)] + A[o + _at(S, m, j)]
 
 
 @cuda.jit(device=True)
 def _ltri_back_to_complete(A, o, U, p, S, i, m, j):
     # [ltri] backwards: β(C[m][i]) ⊕= β(C[j][i]) α(I[j][m])
-    return U[p + j * S + i] + A[o + S * S + j * S + m]
+    return U[p + _at(S, j, i)] + A[o + S * S + _at(S, j, m)]
 
 
 @cuda.jit(device=True)
 def _ltri_back_to_trap(A, o, U, p, S, i, m, j):
     # [ltri] backwards: β(I[j][m]) ⊕= β(C[j][i]) α(C[m][i])
-    return U[p + j * S + i] + A[o + m * S + i]
+    return U[p + _at(S, j, i)] + A[o + _at(S, m, i)]
 
 
 @cuda.jit(device=True)
 def _box_back_to_right(A, o, U, p, S, i, r, j):
     # [box] backwards: β(C[i][r]) ⊕= β(box(i, j)) α(C[j][r+1])
-    return U[p + S * S + i * S + j] + A[o + j * S + r + 1]
+    return U[p + S * S + _at(S, i, j)] + A[o + _at(S, j, r + 1)]
 
 
 @cuda.jit(device=True)
 def _box_back_to_left(A, o, U, p, S, i, r, j):
     # [box] backwards: β(C[j][r+1]) ⊕= β(box(i, j)) α(C[i][r])
-    return U[p + S * S + i * S + j] + A[o + i * S + r]
+    return U[p + S * S + _at(S, i, j)] + A[o + _at(S, i, r)]
 
 
 @cuda.jit(device=True)
@@ -245,30 +265,33 @@ def _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root):
         elif i >= 1:
             for m in range(i + lane, j, g):
                 a, b = _accumulate(semiring, a, b, _ltri(A, o, S, i, j, m), m)
-    elif kind == COMPLETE_OUT:  # β of C[i][j] (right) or C[j][i] (left); i + n - j candidates each
-        for k in range(lane, i + n - j, g):
+    elif kind == COMPLETE_OUT:  # β of C[i][j] (right) or C[j][i] (left); i + n - j candidates each, counted
+        for t in range(lane, i + n - j, g):  # outwards from the item (t-th nearest first)
             if not left:
-                if k < i:  # C[k][j] <- I[k][i] C[i][j]
+                if t < i:  # C[k][j] <- I[k][i] C[i][j]
+                    k = i - 1 - t
                     if not (single_root and k == 0 and j < n):
-                        a, b = _accumulate(semiring, a, b, _rtri_back_to_complete(A, o, U, p, S, k, i, j), k)
+                        a, b = _accumulate(semiring, a, b, _rtri_back_to_complete(A, o, U, p, S, k, i, j), t)
                 else:  # box(i, h) <- C[i][j] C[h][j+1]
-                    h = j + 1 + k - i
-                    a, b = _accumulate(semiring, a, b, _box_back_to_right(A, o, U, p, S, i, j, h), k)
+                    h = j + 1 + t - i
+                    a, b = _accumulate(semiring, a, b, _box_back_to_right(A, o, U, p, S, i, j, h), t)
             elif i >= 1:
-                if k < n - j:  # C[h][i] <- C[j][i] I[h][j]
-                    h = j + 1 + k
-                    a, b = _accumulate(semiring, a, b, _ltri_back_to_complete(A, o, U, p, S, i, j, h), k)
+                if t < n - j:  # C[h][i] <- C[j][i] I[h][j]
+                    h = j + 1 + t
+                    a, b = _accumulate(semiring, a, b, _ltri_back_to_complete(A, o, U, p, S, i, j, h), t)
                 else:  # box(h, j) <- C[h][i-1] C[j][i]
-                    h = k - (n - j)
-                    a, b = _accumulate(semiring, a, b, _box_back_to_left(A, o, U, p, S, h, i - 1, j), k)
-    else:  # TRAP_OUT: β of I[i][j] (right) or I[j][i] (left)
+                    h = i - 1 - (t - (n - j))
+                    a, b = _accumulate(semiring, a, b, _box_back_to_left(A, o, U, p, S, h, i - 1, j), t)
+    else:  # TRAP_OUT: β of I[i][j] (right) or I[j][i] (left), the candidates counted outwards from the item
         if not left:
-            for k in range(j + lane, n + 1, g):  # C[i][k] <- I[i][j] C[j][k]
+            for t in range(lane, n + 1 - j, g):  # C[i][k] <- I[i][j] C[j][k]
+                k = j + t
                 if not (single_root and i == 0 and k < n):
-                    a, b = _accumulate(semiring, a, b, _rtri_back_to_trap(A, o, U, p, S, i, j, k), k)
+                    a, b = _accumulate(semiring, a, b, _rtri_back_to_trap(A, o, U, p, S, i, j, k), t)
         else:
-            for k in range(1 + lane, i + 1, g):  # C[j][k] <- C[i][k] I[j][i]
-                a, b = _accumulate(semiring, a, b, _ltri_back_to_trap(A, o, U, p, S, k, i, j), k)
+            for t in range(lane, i, g):  # C[j][k] <- C[i][k] I[j][i]
+                k = i - t
+                a, b = _accumulate(semiring, a, b, _ltri_back_to_trap(A, o, U, p, S, k, i, j), t)
     return a, b
 
 
@@ -281,26 +304,27 @@ def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q):
     j = i + w
     value = _value(semiring, a, b)
     if kind == BOX:
-        A[o + S * S + i * S + j] = _trap(value, A[o + S * S + i * S + j])  # I[i][j] held arc(i, j)
-        A[o + S * S + j * S + i] = _trap(value, A[o + S * S + j * S + i]) if i >= 1 else NEG
+        right, left_trap = o + S * S + _at(S, i, j), o + S * S + _at(S, j, i)
+        A[right] = _trap(value, A[right])  # I[i][j] held arc(i, j)
+        A[left_trap] = _trap(value, A[left_trap]) if i >= 1 else NEG
         if semiring == MAX:
-            bp[q + i * S + j] = int(b)
+            bp[q + _at(S, i, j)] = int(b)
     elif kind == COMPLETE:
         if not left:
-            A[o + i * S + j] = value
+            A[o + _at(S, i, j)] = value
             if semiring == MAX:
-                bp[q + S * S + i * S + j] = int(b)
+                bp[q + S * S + _at(S, i, j)] = int(b)
         else:
-            A[o + j * S + i] = value  # -inf for i = 0: no candidates
+            A[o + _at(S, j, i)] = value  # -inf for i = 0: no candidates
             if semiring == MAX:
-                bp[q + S * S + j * S + i] = int(b)
+                bp[q + S * S + _at(S, j, i)] = int(b)
     elif kind == COMPLETE_OUT:
         if not left:
-            U[p + i * S + j] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
+            U[p + _at(S, i, j)] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
         else:
-            U[p + j * S + i] = value
+            U[p + _at(S, j, i)] = value
     else:
-        U[p + S * S + (j * S + i if left else i * S + j)] = value
+        U[p + S * S + (_at(S, j, i) if left else _at(S, i, j))] = value
 
 
 @cuda.jit(device=True)
@@ -316,7 +340,9 @@ def _group(tasks, most, T):
 @cuda.jit(device=True)
 def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
     """Every task of one phase of width w, by all threads of the block (each round: g threads per task, their
-    partial accumulators combined in shared memory by the group's first thread), then a barrier."""
+    partial accumulators combined in shared memory by the task's first thread), then a barrier.  Consecutive
+    threads take consecutive tasks (the g threads of a task are T/g apart), so that a warp reads consecutive places
+    of the charts (:func:`_at`)."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
     spans = n - w + 1
     tasks = spans if kind == BOX else 2 * spans
@@ -324,21 +350,22 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
     g = _group(tasks, most, T)
     per_round = T // g
     for first in range(0, tasks, per_round):
-        task = first + tid // g
-        lane = tid % g
+        task = first + tid % per_round
+        lane = tid // per_round
         a, b = _empty(semiring)
         if task < tasks:
             a, b = _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root)
         if g > 1:
             red[tid] = a
-            red[MAX_THREADS + tid] = b
+            red[T + tid] = b
             cuda.syncthreads()
             if lane == 0:
                 for other in range(1, g):
-                    a, b = _combine(semiring, a, b, red[tid + other], red[MAX_THREADS + tid + other])
+                    slot = tid + other * per_round
+                    a, b = _combine(semiring, a, b, red[slot], red[T + slot])
         if lane == 0 and task < tasks:
             _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
-        if g > 1:
+        if g > 1 and first + per_round < tasks:
             cuda.syncthreads()  # the scratch is read before the next round writes it
     cuda.syncthreads()
 
@@ -350,8 +377,8 @@ def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red):
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
     for e in range(tid, S * S, T):
         h, m = e // S, e % S
-        A[o + e] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
-        A[o + S * S + e] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
+        A[o + _at(S, h, m)] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
+        A[o + S * S + _at(S, h, m)] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
     cuda.syncthreads()
     for w in range(1, n + 1):
         _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
@@ -367,14 +394,14 @@ def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red
         _phase(TRAP_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
         for i in range(tid, n - w + 1, T):
             j = i + w
-            right = U[p + S * S + i * S + j]
-            left = U[p + S * S + j * S + i]
+            right = U[p + S * S + _at(S, i, j)]
+            left = U[p + S * S + _at(S, j, i)]
             if log_z != NEG:
-                marginals[sentence, i, j] = math.exp(A[o + S * S + i * S + j] + right - log_z)
+                marginals[sentence, i, j] = math.exp(A[o + S * S + _at(S, i, j)] + right - log_z)
                 if i >= 1:
-                    marginals[sentence, j, i] = math.exp(A[o + S * S + j * S + i] + left - log_z)
+                    marginals[sentence, j, i] = math.exp(A[o + S * S + _at(S, j, i)] + left - log_z)
             arc_left = arc[sentence, j, i] if i >= 1 else NEG
-            U[p + S * S + i * S + j] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
+            U[p + S * S + _at(S, i, j)] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
         cuda.syncthreads()
 
 
@@ -390,17 +417,17 @@ def _backtrace(bp, q, S, n, heads, sentence, stack, s0):
         if i == j:
             continue
         if x == C_RIGHT:  # [rtri] C[i][j] <- I[i][m] C[m][j]
-            m = bp[q + S * S + i * S + j]
+            m = bp[q + S * S + _at(S, i, j)]
             x1, i1, j1, x2, i2, j2 = I_RIGHT, i, m, C_RIGHT, m, j
         elif x == C_LEFT:  # [ltri] C[j][i] <- C[m][i] I[j][m]
-            m = bp[q + S * S + j * S + i]
+            m = bp[q + S * S + _at(S, j, i)]
             x1, i1, j1, x2, i2, j2 = C_LEFT, i, m, I_LEFT, m, j
         else:  # [rtrap] / [ltrap] over [box] box(i, j) <- C[i][r] C[j][r+1]
             if x == I_RIGHT:
                 heads[sentence, j] = i
             else:
                 heads[sentence, i] = j
-            r = bp[q + i * S + j]
+            r = bp[q + _at(S, i, j)]
             x1, i1, j1, x2, i2, j2 = C_RIGHT, i, r, C_LEFT, r + 1, j
         stack[s0 + 3 * top], stack[s0 + 3 * top + 1], stack[s0 + 3 * top + 2] = x1, i1, j1
         stack[s0 + 3 * top + 3], stack[s0 + 3 * top + 4], stack[s0 + 3 * top + 5] = x2, i2, j2
@@ -419,7 +446,7 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
     q = sentence * 2 * heads.shape[1] * heads.shape[1]
     _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
     if tid == 0:
-        best = A[o + n]
+        best = A[o + _at(S, 0, n)]
         value[sentence] = best
         if best != NEG:
             _backtrace(bp, q, S, n, heads, sentence, stack, sentence * 3 * (4 * heads.shape[1] + 4))
@@ -431,7 +458,7 @@ def _run_log_z(arc, sizes, single_root, value, A, o, red):
     n = sizes[sentence]
     _inside(LOG, arc, sentence, A, o, n + 1, n, single_root, red, 0, red)
     if cuda.threadIdx.x == 0:
-        value[sentence] = A[o + n]
+        value[sentence] = A[o + _at(n + 1, 0, n)]
 
 
 @cuda.jit(device=True)
@@ -443,60 +470,62 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
     for e in range(tid, N * N, T):
         marginals[sentence, e // N, e % N] = 0.0
     _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
-    log_z = A[o + n]
+    log_z = A[o + _at(S, 0, n)]
     if tid == 0:
         value[sentence] = log_z
     _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red)
 
 
 @functools.cache
-def _kernel(task: str, inside: int, outside: int) -> Any:
+def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
     """The kernel of ``task`` ("map", "log_z", "marginals") with its inside charts in ``inside`` float64 of shared
-    memory (0: rows of the global ``chart`` argument) and likewise the outside charts: one compiled version each."""
+    memory (0: rows of the global ``chart`` argument) and likewise the outside charts, for blocks of ``threads``
+    threads (the reductions' scratch: 2 float64 a thread): one compiled version each."""
+    scratch = 2 * threads  # the reductions' scratch in float64, a constant of the kernel
     if task == "map":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
     elif task == "log_z":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 A = cuda.shared.array(inside, float64)
                 _run_log_z(arc, sizes, single_root, value, A, 0, red)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
-                red = cuda.shared.array(REDUCTION, float64)
+                red = cuda.shared.array(scratch, float64)
                 o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
                 _run_log_z(arc, sizes, single_root, value, chart, o, red)
     elif inside and outside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             A = cuda.shared.array(inside, float64)
             U = cuda.shared.array(outside, float64)
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, U, 0, red)
     elif inside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             A = cuda.shared.array(inside, float64)
             p = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
     else:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
-            red = cuda.shared.array(REDUCTION, float64)
+            red = cuda.shared.array(scratch, float64)
             o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
             _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
     return kernel
@@ -548,8 +577,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         bp = cu.device_array(B * 2 * N * N, np.int16)
         stack = cu.device_array(B * 3 * (4 * N + 4), np.int32)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("map", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, heads, bp, stack,
-                                                     chart)
+        threads = threads_for(N)
+        _kernel("map", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, heads, bp, stack,
+                                                       chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
 
@@ -562,7 +592,8 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     if B:
         inside, _ = placement(N, 2)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        _kernel("log_z", inside, 0)[B, threads_for(N)](arc, sizes_device, bool(single_root), value, chart)
+        threads = threads_for(N)
+        _kernel("log_z", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
 
 
@@ -578,6 +609,7 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         inside, outside = placement(N, 4)
         chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
         outside_chart = cu.device_array(1 if outside else B * 2 * N * N, np.float64)
-        _kernel("marginals", inside, outside)[B, threads_for(N)](arc, sizes_device, bool(single_root), value,
-                                                                 marginals, chart, outside_chart)
+        threads = threads_for(N)
+        _kernel("marginals", inside, outside, threads)[B, threads](arc, sizes_device, bool(single_root), value,
+                                                                   marginals, chart, outside_chart)
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
