@@ -78,6 +78,19 @@ def _at(x, i, j, cells, caps):
 
 
 @device
+def _unit(u, units, C):
+    """Work unit u of a phase as (kind, i, c): kinds one after another, each (n + 1 - w) spans x C counts.  No
+    integer division without counts (C = 1): a 64-bit division is a long instruction sequence on the GPU."""
+    kind, r = 0, u
+    while r >= units:
+        r -= units
+        kind += 1
+    if C == 1:
+        return kind, r, 0
+    return kind, r // C, r % C
+
+
+@device
 def _add(semiring, a, s, t, k, v, vt, vk):
     """⊕ one offer of value v into the accumulator (a, s, t, k).  MAX: a is the best value, t its kept count (the
     fewest kept words among equal values: vt < t), k where it came from; an equal offer later does not replace it.
@@ -114,7 +127,7 @@ def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept
     rest = c - shift
     vt = 0
     if use_t:
-        vt = T[pa // caps] + kept + T[pb // caps]
+        vt = T[pa] + kept + T[pb]  # use_t: no counts (caps = 1), an item's index is its cell's
     for c1 in range(max(0, rest - min(cap, jb - ib)), min(min(cap, ja - ia), rest) + 1):
         a, s, t, k = _add(semiring, a, s, t, k, V[pa + c1] + extra + V[pb + rest - c1], vt, split * caps + c1)
     return a, s, t, k
@@ -278,34 +291,35 @@ def box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps):
 def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps):
     """Fill the chart of sentence b, span widths in order, three phases per width."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words)
+    use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words); T[p]
+    # is item p's kept count (caps = 1)
     shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
     C = cap + 1
     for w in range(n + 1):
         units = (n + 1 - w) * C  # (span, count) pairs of this width
         for u in range(tid, 2 * units, threads):  # (1) the axioms and the boxes
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             p = _at(SKIP if kind == 0 else (LTRI if w == 0 else BOX), i, j, cells, caps)
             if kind == 0:
                 V[p + c] = skip_axiom(bigram, b, i, j, c, counting)
                 if use_t:
-                    T[p // caps] = 0
+                    T[p] = 0
             elif w == 0:
                 V[p + c] = ltri_axiom(c)
                 if use_t:
-                    T[p // caps] = 0
+                    T[p] = 0
             else:
                 a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps)
                 V[p + c] = _total(semiring, a, s)
                 if semiring == MAX:
                     back[p + c] = k
                     if use_t:
-                        T[p // caps] = t
+                        T[p] = t
         cuda.syncthreads()
         if w > 0:
             for u in range(tid, 2 * units, threads):  # (2) the trapezoids
-                kind, i, c = u // units, (u % units) // C, u % C
+                kind, i, c = _unit(u, units, C)
                 j = i + w
                 if kind == 1 and i == 0:  # the root is no modifier
                     continue
@@ -314,10 +328,10 @@ def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, singl
                 a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps)
                 V[p + c] = _total(semiring, a, s)
                 if use_t:
-                    T[p // caps] = t
+                    T[p] = t
         cuda.syncthreads()
         for u in range(tid, 2 * units, threads):  # (3) the triangles
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
                 continue
@@ -330,7 +344,7 @@ def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, singl
             if semiring == MAX:
                 back[p + c] = k
                 if use_t:
-                    T[p // caps] = t
+                    T[p] = t
         cuda.syncthreads()
 
 
@@ -343,7 +357,7 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, 
     for w in range(n, -1, -1):
         units = (n + 1 - w) * C
         for u in range(tid, 2 * units, threads):  # (A) the triangles
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
                 O[_at(RTRI, i, j, cells, caps) + c] = rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi,
@@ -352,7 +366,7 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, 
                 O[_at(LTRI, i, j, cells, caps) + c] = ltri_outside(O, V, i, j, c, n, cap, cells, caps)
         cuda.syncthreads()
         for u in range(tid, 3 * units, threads):  # (B) the trapezoids and the skips
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
                 O[_at(SKIP, i, j, cells, caps) + c] = skip_outside(O, i, j, c, cells, caps)
@@ -401,7 +415,9 @@ def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
         p = _at(x, i, j, cells, caps) + c
-        split, c1 = back[p] // caps, back[p] % caps
+        split, c1 = back[p], 0
+        if caps > 1:
+            split, c1 = back[p] // caps, back[p] % caps
         if x == RTRI:
             if split != i:  # [rtri]; split = i: [rtri-skip], nothing below it but an axiom
                 top = _push(stack, top, RTRAP, i, split, c1)
@@ -613,15 +629,21 @@ class Inputs(NamedTuple):
     hi: np.ndarray
 
 
+def _on_host(array: Any) -> np.ndarray:
+    """A numpy array of float64 (no copy when it is one already, C-contiguous)."""
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
 def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any,
-            max_length: Any) -> Inputs:
-    """The scores on the GPU (numpy copied, GPU arrays in place) and the per-sentence sizes and bounds, checked."""
-    arc = runtime.on_device(arc_scores)
+            max_length: Any, place: Any = runtime.on_device) -> Inputs:
+    """The scores where ``place`` puts them (by default on the GPU: numpy copied, GPU arrays in place) and the
+    per-sentence sizes and bounds, checked."""
+    arc = place(arc_scores)
     if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
         raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")
     B, width = arc.shape[0], arc.shape[1] - 1
-    token = runtime.on_device(np.zeros((B, width)) if token_scores is None else token_scores)
-    bigram = runtime.on_device(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
+    token = place(np.zeros((B, width)) if token_scores is None else token_scores)
+    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
     if token.shape != (B, width):
         raise ValueError(f"token_scores: expected {(B, width)}, got {token.shape}")
     if bigram.shape != (B, width + 2, width + 2):
@@ -637,23 +659,99 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
-_work_areas: dict[str, Any] = {}  # the last global work area of each dtype, used again by a launch of the same shape
+_work_areas: dict[tuple[str, str, int], Any] = {}  # the last device array of each use, dtype and slot, used again
+# by a launch of the same shape
 
 
-def _work_area(shape: tuple[int, int], dtype: Any) -> Any:
-    """A global work area (blocks x values): the previous launch's when its shape is the same (a batch launched
-    again costs no allocation), else a new one that replaces it.  Launches run in order on the default stream, so
-    one area is never used by two at once."""
-    key = np.dtype(dtype).name
+def _work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
+    """A device array the launches keep (a global work area, blocks x values, or a staging buffer of
+    :func:`_decode_from_host`): the previous launch's in this slot when its shape is the same (a batch launched
+    again costs no allocation), else a new one that replaces it.  Launches on the default stream take slot 0 and
+    run in order; the chunks of :func:`_decode_from_host`, on streams of their own at once, take one slot each and
+    are waited for before it returns, so one array is never used by two launches at once."""
+    key = (use, np.dtype(dtype).name, slot)
     area = _work_areas.get(key)
     if area is None or area.shape != shape:
         area = _work_areas[key] = cuda.device_array(shape, dtype)
     return area
 
 
-def _launch_config(plan: Plan) -> tuple[int, int, int, int]:
+def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
     dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
-    return plan.blocks, plan.threads, 0, dynamic
+    return plan.blocks, plan.threads, stream, dynamic
+
+
+def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                   single_root: bool, heads: Any, objective: Any, stream: Any = 0, slot: int = 0) -> None:
+    """One launch of the decoder over a batch already on the GPU, on ``stream`` (its global work area in ``slot``)."""
+    plan = _plan(sizes, lo, hi, MAX)
+    params, order = cuda.to_device(plan.params, stream=stream), cuda.to_device(plan.order, stream=stream)
+    args = (arc, token, bigram, params, order, bool(single_root))
+    if plan.shared:
+        _decode_shared[_launch_config(plan, stream)](*args, plan.floats, heads, objective)
+    else:
+        floats = _work_area((plan.blocks, plan.floats), np.float64, slot)
+        ints = _work_area((plan.blocks, plan.ints), np.int32, slot)
+        _decode_global[_launch_config(plan, stream)](*args, floats, ints, heads, objective)
+
+
+CHUNK = 512  # the fewest sentences of a chunk of a batch decoded from numpy (a smaller batch is one chunk)
+_streams: list[Any] = []  # the chunks' streams, made once
+
+
+def host_chunks(sizes: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
+    """The chunks a batch decoded from numpy is copied and launched in (sentence indices), the costliest sentences
+    first: a chunk ends at max(:data:`CHUNK`, a quarter of the batch) sentences, so that one chunk is copied while
+    the one before it runs, or where the sizes fall below 3/4 of its first (each chunk is copied at its own width:
+    little padding).  Equal costs keep their order: a batch of one size is cut into contiguous ranges."""
+    order = np.argsort(-cost, kind="stable")
+    target = max(CHUNK, -(-len(order) // 4))
+    chunks, start = [], 0
+    for k in range(1, len(order) + 1):
+        if k == len(order) or k - start >= target or 4 * sizes[order[k]] < 3 * sizes[order[start]]:
+            chunks.append(order[start:k])
+            start = k
+    return chunks
+
+
+def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode` of numpy scores: the batch in chunks (:func:`host_chunks`), each on a stream of its own, its
+    scores copied at its own width while the chunks before it run; the answers copied back once all have run."""
+    B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
+    heads = np.full((B, width + 1), -1, np.int64)
+    objective = np.full(B, -np.inf)
+    counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
+    chunks = host_chunks(inputs.sizes, (inputs.sizes + 1.0) ** 3 * (cap + 1.0) ** 2)
+    while len(_streams) < len(chunks):
+        _streams.append(cuda.stream())
+    with cuda.defer_cleanup():  # no memory freed (a device-wide wait) while the chunks run
+        host, device = [], []
+        for index in chunks:
+            w = int(inputs.sizes[index].max())
+            if w == width and np.all(np.diff(index) == 1):
+                cut = slice(int(index[0]), int(index[-1]) + 1)  # a contiguous range at full width: views, no copy
+                scores = (inputs.arc[cut], inputs.token[cut], inputs.bigram[cut])
+            else:
+                scores = tuple(np.ascontiguousarray(a) for a in (
+                    inputs.arc[index, :w + 1, :w + 1], inputs.token[index, :w], inputs.bigram[index, :w + 2, :w + 2]))
+            slot = 1 + len(host)
+            host.append(scores)
+            device.append(tuple(_work_area(a.shape, np.float64, slot, use) for a, use in zip(
+                scores, ("arc", "token", "bigram"))) + (_work_area((len(index), w + 1), np.int64, slot, "heads"),
+                                                        _work_area((len(index),), np.float64, slot, "objective")))
+        for k, (index, scores, (arc, token, bigram, chunk_heads, chunk_objective)) in enumerate(
+                zip(chunks, host, device)):
+            stream = _streams[k]
+            for source, target in zip(scores, (arc, token, bigram)):
+                target.copy_to_device(source, stream=stream)
+            _launch_decode(arc, token, bigram, inputs.sizes[index], inputs.lo[index], inputs.hi[index], single_root,
+                           chunk_heads, chunk_objective, stream, slot=1 + k)
+        for stream in _streams[:len(chunks)]:
+            stream.synchronize()
+        for index, (*_, chunk_heads, chunk_objective) in zip(chunks, device):
+            heads[index, :chunk_heads.shape[1]] = chunk_heads.copy_to_host()
+            objective[index] = chunk_objective.copy_to_host()
+    return heads, objective
 
 
 def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
@@ -673,20 +771,16 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     >>> (heads >= 0).sum(axis=1).tolist(), value.tolist()
     ([3, 2], [0.0, 0.0])
     """
+    if not any(runtime.on_gpu(a) for a in (arc_scores, token_scores, bigram_scores)):
+        return _decode_from_host(_inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length,
+                                         place=_on_host), single_root)
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
     heads = cuda.device_array((B, width + 1), np.int64)
     objective = cuda.device_array(B, np.float64)
     if B:
-        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, MAX)
-        params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
-        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root))
-        if plan.shared:
-            _decode_shared[_launch_config(plan)](*args, plan.floats, heads, objective)
-        else:
-            floats = _work_area((plan.blocks, plan.floats), np.float64)
-            ints = _work_area((plan.blocks, plan.ints), np.int32)
-            _decode_global[_launch_config(plan)](*args, floats, ints, heads, objective)
+        _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
+                       heads, objective)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
 
 
