@@ -781,7 +781,9 @@ def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np
 def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
            min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, Any]:
     """The best compression and tree of every sentence of a padded batch, exactly as hook-dp (free length) and
-    resource-dp (min_length/max_length per sentence) find them, in one launch.
+    resource-dp (min_length/max_length per sentence) find them: in one launch when the scores are on the GPU; from
+    numpy in chunks on streams of their own, each copied at its own width while the ones before it run
+    (:func:`host_chunks`).
 
     ``arc_scores`` (B, N+1, N+1), ``token_scores`` (B, N), ``bigram_scores`` (B, N+2, N+2): sentence b's scores are
     the top-left blocks for its ``sizes[b]`` tokens (default N), as in :class:`compbench.ProblemBatch`; finite or
