@@ -11,7 +11,9 @@ copies to the GPU and back included; hook-dp: ``jobs=None``, every core; the ILP
 core, a time limit per problem), the wall time of the whole call, the median of ``--repeats`` calls after a warm-up
 call (the ILP: one call, on fewer sentences).  A solver's rate counts only optimal answers: every answer is checked
 against hook-dp's (objective to 1e-9, the same tree for cuda-dp); a wrong answer stops the run, and an ILP answer
-that is not optimal within its limit is reported as such and not counted as solved.
+that is not optimal within its limit is reported as such and not counted as solved.  Beside cuda-dp, hook.decode
+alone on the same sentences' padded numpy arrays (``decode_seconds``: the copies and the kernel; the rest of
+cuda-dp's time is the Python around it: packing the problems, building the answers).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -31,6 +34,8 @@ from machine import machine_line
 
 TOL = 1e-9
 ILP = "ilp-dp-rcfix-highs"
+# numba warns when a launch has fewer blocks than the GPU has multiprocessors: not news here
+warnings.filterwarnings("ignore", message=r".*will likely result in GPU under-utilization")
 
 
 def timed(run, repeats: int) -> tuple[list, float]:
@@ -65,6 +70,7 @@ def measure(sizes: list[int], batch: int, ilp_count: int, ilp_limit: float, repe
         reference, cpu_seconds = timed(lambda: compbench.solve_many(problems, "hook-dp", jobs=None), repeats)
         answers, gpu_seconds = timed(lambda: compbench.solve_many(problems, "cuda-dp"), repeats)
         gpu_solved = checked(reference, answers, "cuda-dp", same_tree=True)
+        decode_seconds = decode_only(problems, repeats)
         sample = problems[:ilp_count]
         start = time.perf_counter()
         ilp = compbench.solve_many(sample, ILP, jobs=None, time_limit=ilp_limit)
@@ -72,16 +78,29 @@ def measure(sizes: list[int], batch: int, ilp_count: int, ilp_limit: float, repe
         ilp_solved = checked(reference, ilp, ILP, same_tree=False)
         statuses = sorted({a.status.value for a in ilp})
         rows.append({"n": n, "batch": batch,
-                     "cuda-dp": {"seconds": gpu_seconds, "solved": gpu_solved, "count": batch},
+                     "cuda-dp": {"seconds": gpu_seconds, "solved": gpu_solved, "count": batch,
+                                 "decode_seconds": decode_seconds},
                      "hook-dp": {"seconds": cpu_seconds, "solved": batch, "count": batch},
                      ILP: {"seconds": ilp_seconds, "solved": ilp_solved, "count": len(sample),
                            "time_limit": ilp_limit, "statuses": statuses}})
-        print(f"n = {n:3d}: cuda-dp {gpu_solved / gpu_seconds:12,.0f}/s   hook-dp (all cores) "
+        print(f"n = {n:3d}: cuda-dp {gpu_solved / gpu_seconds:12,.0f}/s (hook.decode alone "
+              f"{batch / decode_seconds:,.0f}/s)   hook-dp (all cores) "
               f"{batch / cpu_seconds:10,.0f}/s   {ILP} {ilp_solved / ilp_seconds:8,.1f}/s "
               f"({ilp_solved} of {len(sample)} optimal within {ilp_limit:g} s)", flush=True)
     return {"machine": machine_line(), "gpu": gpu_name(), "rows": rows,
             "what": "free length, several roots, gaussian problems with bigram scores; wall time of one "
                     "compbench.solve_many call per solver (median of repeats after a warm-up; ILP: one call)"}
+
+
+def decode_only(problems: list, repeats: int) -> float:
+    """The median seconds of hook.decode alone on the problems' padded numpy arrays (the copies and the kernel,
+    no Problem read, no Solution built): what the rest of cuda-dp's solve_many costs is the difference."""
+    from compbench_solvers.cuda import hook
+
+    batch = compbench.ProblemBatch.from_problems(problems)
+    given = (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
+             batch.max_length, batch.single_root)
+    return timed(lambda: hook.decode(*given), repeats)[1]
 
 
 def gpu_name() -> str:

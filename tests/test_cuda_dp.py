@@ -117,6 +117,33 @@ def test_a_padded_batch_equals_its_sentences_one_at_a_time() -> None:
 
 
 @simulator
+def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkeypatch) -> None:
+    """Scores from numpy are copied and launched in chunks (the costliest first, each at its own width, each on a
+    stream of its own): the same heads and objectives as one launch over the batch already on the GPU."""
+    from numba import cuda
+
+    from compbench_solvers.cuda import hook
+
+    ps = [compbench.generate("gaussian", n, seed=n, length=length) for n, length in
+          ((6, None), (2, 1), (0, None), (5, Length(2, 4)), (4, 3), (6, 2), (3, None))]
+    batch = ProblemBatch.from_problems(ps)
+    bounds = (batch.sizes, batch.min_length, batch.max_length)
+    scores = (batch.arc_scores, batch.token_scores, batch.bigram_scores)
+    heads, value = (a.copy_to_host() for a in hook.decode(*(cuda.to_device(a) for a in scores), *bounds))
+    assert [c.tolist() for c in hook.host_chunks(np.array([4, 4, 4, 4, 4]), np.ones(5))] == [[0, 1, 2, 3, 4]]
+    monkeypatch.setattr(hook, "CHUNK", 2)
+    assert [c.tolist() for c in hook.host_chunks(np.array([4, 4, 4, 4, 4]), np.ones(5))] == [[0, 1], [2, 3], [4]]
+    counting, cap = hook.count_plans(*bounds)
+    chunks = hook.host_chunks(batch.sizes, (batch.sizes + 1.0) ** 3 * (cap + 1.0) ** 2)
+    assert len(chunks) >= 3 and sorted(np.concatenate(chunks).tolist()) == list(range(len(ps)))
+    for shared_bytes in (hook.SHARED_BYTES, 0):  # the shared and the global kernels
+        monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)
+        got_heads, got_value = hook.decode(*scores, *bounds)
+        assert np.array_equal(got_heads, heads) and np.array_equal(got_value, value)
+    assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
+
+
+@simulator
 @pytest.mark.parametrize("single_root", [False, True])
 def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_root) -> None:
     """Shared memory too small for any chart: every launch takes the global work areas, a few blocks looping over

@@ -33,8 +33,9 @@ phase.  The semirings:
   and the others below); posteriors exp(outside + inside - log Z) summed over the counts.  No scaling and no fall
   back: log space is exact at any temperature.
 
-Each sentence's chart is laid out by its own n and cap as items x cells x counts, a cell (i, j) at j (j + 1) / 2 +
-i (only i <= j is stored); a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
+Each sentence's chart is laid out by its own n and cap as items x cells x counts, the cells (i <= j, only those
+stored) diagonal by diagonal (:func:`_at`: the spans of one width side by side, as the threads of a phase take them);
+a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
 (:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
 dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
 backpointers, stack) up to n = 29 without counts, n = 21 with counts up to 1, n = 15 up to 3; log Z and marginals
@@ -72,9 +73,26 @@ device = cuda.jit(device=True)
 # ---------------------------------------------------------------------------------------------------------------
 
 @device
-def _at(x, i, j, cells, caps):
-    """Index of item (x i j) at count 0: items x cells (i <= j, column by column) x counts."""
-    return (x * cells + j * (j + 1) // 2 + i) * caps
+def _at(x, i, j, positions, caps):
+    """Index of item (x i j) at count 0 in a chart over ``positions`` = n + 1 positions: items x cells x counts, the
+    cells (i <= j) diagonal by diagonal (width w = j - i, then i).  The spans a phase's threads take side by side
+    have one width, and so have the antecedents they read at one split: side by side in memory too (coalesced global
+    reads, no shared-memory bank conflicts)."""
+    w = j - i
+    return (x * (positions * (positions + 1) // 2) + w * positions - w * (w - 1) // 2 + i) * caps
+
+
+@device
+def _unit(u, units, C):
+    """Work unit u of a phase as (kind, i, c): kinds one after another, each (n + 1 - w) spans x C counts.  No
+    integer division without counts (C = 1): a 64-bit division is a long instruction sequence on the GPU."""
+    kind, r = 0, u
+    while r >= units:
+        r -= units
+        kind += 1
+    if C == 1:
+        return kind, r, 0
+    return kind, r // C, r % C
 
 
 @device
@@ -102,32 +120,32 @@ def _total(semiring, a, s):
 
 
 @device
-def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept, cap, split, cells, caps,
+def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept, cap, split, positions, caps,
             a, s, t, k):
     """Every offer of one rule instance (x) <- (xa ia ja) (xb ib jb) ⊗ extra to count c: the counts c1 + c2 + shift
     = c, c1 ascending (a span (i, j) counts at most j - i words).  The value is chart.py's expression, (V[a, c1] +
     extra) + V[b, c2], so the max semiring's values are bit-identical; ``kept`` words join the kept count."""
     if extra == NEG:
         return a, s, t, k
-    pa = _at(xa, ia, ja, cells, caps)
-    pb = _at(xb, ib, jb, cells, caps)
+    pa = _at(xa, ia, ja, positions, caps)
+    pb = _at(xb, ib, jb, positions, caps)
     rest = c - shift
     vt = 0
     if use_t:
-        vt = T[pa // caps] + kept + T[pb // caps]
+        vt = T[pa] + kept + T[pb]  # use_t: no counts (caps = 1), an item's index is its cell's
     for c1 in range(max(0, rest - min(cap, jb - ib)), min(min(cap, ja - ia), rest) + 1):
         a, s, t, k = _add(semiring, a, s, t, k, V[pa + c1] + extra + V[pb + rest - c1], vt, split * caps + c1)
     return a, s, t, k
 
 
 @device
-def _completions(O, V, xo, io, jo, xs, is_, js, c, shift, extra, cap, cells, caps, a, s):
+def _completions(O, V, xo, io, jo, xs, is_, js, c, shift, extra, cap, positions, caps, a, s):
     """Outside: the completions an antecedent at count c gets from one rule instance, the conclusion (xo io jo)'s
     outside value at c + c' + shift times the other antecedent (xs is_ js) at c' (log-sum-exp into (a, s))."""
     if extra == NEG:
         return a, s
-    po = _at(xo, io, jo, cells, caps)
-    ps = _at(xs, is_, js, cells, caps)
+    po = _at(xo, io, jo, positions, caps)
+    ps = _at(xs, is_, js, positions, caps)
     for c2 in range(min(min(cap, js - is_), cap - c - shift) + 1):
         a, s, t, k = _add(SUM, a, s, 0, 0, O[po + c + c2 + shift] + V[ps + c2] + extra, 0, 0)
     return a, s
@@ -157,43 +175,43 @@ def ltri_axiom(c):
 
 
 @device
-def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, cells, caps):
+def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps):
     # [rtri-skip]   (rtri i j)   <- (skip i j)
-    a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, cells, caps,
+    a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, positions, caps,
                          NEG, 0.0, 0, 0)
     # [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)      i < m <= j   (single_root: not for (rtri 0 j), j < n)
     if not (single_root and i == 0 and j < n):
         for m in range(i + 1, j + 1):
-            a, s, t, k = _offers(semiring, use_t, V, T, RTRAP, i, m, RTRI, m, j, c, 0, 0.0, 0, cap, m, cells, caps,
+            a, s, t, k = _offers(semiring, use_t, V, T, RTRAP, i, m, RTRI, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
                                  a, s, t, k)
     return a, s, t, k
 
 
 @device
-def ltri_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps):
+def ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps):
     # [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)      i <= m < j
     a, s, t, k = NEG, 0.0, 0, 0
     for m in range(i, j):
-        a, s, t, k = _offers(semiring, use_t, V, T, LTRI, i, m, LTRAP, m, j, c, 0, 0.0, 0, cap, m, cells, caps,
+        a, s, t, k = _offers(semiring, use_t, V, T, LTRI, i, m, LTRAP, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
                              a, s, t, k)
     return a, s, t, k
 
 
 @device
-def box_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps):
+def box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps):
     # [box]         (box i j)    <- (rtri i r) (ltri r+1 j)     i <= r < j
     a, s, t, k = NEG, 0.0, 0, 0
     for r in range(i, j):
-        a, s, t, k = _offers(semiring, use_t, V, T, RTRI, i, r, LTRI, r + 1, j, c, 0, 0.0, 0, cap, r, cells, caps,
+        a, s, t, k = _offers(semiring, use_t, V, T, RTRI, i, r, LTRI, r + 1, j, c, 0, 0.0, 0, cap, r, positions, caps,
                              a, s, t, k)
     return a, s, t, k
 
 
 @device
-def trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps):
+def trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, positions, caps):
     # [rtrap]       (rtrap h m)  <- (box h m) + attach(h, m)    with (h, m) = (i, j)
     # [ltrap]       (ltrap m h)  <- (box m h) + attach(h, m)    with (m, h) = (i, j), m >= 1
-    return _offers(semiring, use_t, V, T, BOX, i, j, LTRI, 0, 0, c, shift, attach, 1, cap, 0, cells, caps,
+    return _offers(semiring, use_t, V, T, BOX, i, j, LTRI, 0, 0, c, shift, attach, 1, cap, 0, positions, caps,
                    NEG, 0.0, 0, 0)
 
 
@@ -202,7 +220,7 @@ def trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps):
 # ---------------------------------------------------------------------------------------------------------------
 
 @device
-def rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi, cells, caps):
+def rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi, positions, caps):
     """O(rtri i j) at count c."""
     a, s = NEG, 0.0
     if i == 0 and j == n and lo <= c <= hi:  # goal: (rtri 0 n), at the allowed counts
@@ -210,63 +228,63 @@ def rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi, cells, caps):
     # [rtri]  (rtri h j) <- (rtrap h i) (rtri i j)       h < i
     for h in range(i):
         if not (single_root and h == 0 and j < n):
-            a, s = _completions(O, V, RTRI, h, j, RTRAP, h, i, c, 0, 0.0, cap, cells, caps, a, s)
+            a, s = _completions(O, V, RTRI, h, j, RTRAP, h, i, c, 0, 0.0, cap, positions, caps, a, s)
     # [box]   (box i k) <- (rtri i j) (ltri j+1 k)       k > j
     for k in range(j + 1, n + 1):
-        a, s = _completions(O, V, BOX, i, k, LTRI, j + 1, k, c, 0, 0.0, cap, cells, caps, a, s)
+        a, s = _completions(O, V, BOX, i, k, LTRI, j + 1, k, c, 0, 0.0, cap, positions, caps, a, s)
     return _total(SUM, a, s)
 
 
 @device
-def ltri_outside(O, V, i, j, c, n, cap, cells, caps):
+def ltri_outside(O, V, i, j, c, n, cap, positions, caps):
     """O(ltri i j) at count c, 1 <= i < j."""
     a, s = NEG, 0.0
     # [ltri]  (ltri i k) <- (ltri i j) (ltrap j k)       k > j
     for k in range(j + 1, n + 1):
-        a, s = _completions(O, V, LTRI, i, k, LTRAP, j, k, c, 0, 0.0, cap, cells, caps, a, s)
+        a, s = _completions(O, V, LTRI, i, k, LTRAP, j, k, c, 0, 0.0, cap, positions, caps, a, s)
     # [box]   (box h j) <- (rtri h i-1) (ltri i j)       h < i
     for h in range(i):
-        a, s = _completions(O, V, BOX, h, j, RTRI, h, i - 1, c, 0, 0.0, cap, cells, caps, a, s)
+        a, s = _completions(O, V, BOX, h, j, RTRI, h, i - 1, c, 0, 0.0, cap, positions, caps, a, s)
     return _total(SUM, a, s)
 
 
 @device
-def rtrap_outside(O, V, i, j, c, n, cap, single_root, cells, caps):
+def rtrap_outside(O, V, i, j, c, n, cap, single_root, positions, caps):
     """O(rtrap i j) at count c."""
     a, s = NEG, 0.0
     # [rtri]  (rtri i k) <- (rtrap i j) (rtri j k)       k >= j   (single_root: not for (rtri 0 k), k < n)
     for k in range(j, n + 1):
         if not (single_root and i == 0 and k < n):
-            a, s = _completions(O, V, RTRI, i, k, RTRI, j, k, c, 0, 0.0, cap, cells, caps, a, s)
+            a, s = _completions(O, V, RTRI, i, k, RTRI, j, k, c, 0, 0.0, cap, positions, caps, a, s)
     return _total(SUM, a, s)
 
 
 @device
-def ltrap_outside(O, V, i, j, c, cap, cells, caps):
+def ltrap_outside(O, V, i, j, c, cap, positions, caps):
     """O(ltrap i j) at count c, 1 <= i < j."""
     a, s = NEG, 0.0
     # [ltri]  (ltri h j) <- (ltri h i) (ltrap i j)       1 <= h <= i
     for h in range(1, i + 1):
-        a, s = _completions(O, V, LTRI, h, j, LTRI, h, i, c, 0, 0.0, cap, cells, caps, a, s)
+        a, s = _completions(O, V, LTRI, h, j, LTRI, h, i, c, 0, 0.0, cap, positions, caps, a, s)
     return _total(SUM, a, s)
 
 
 @device
-def skip_outside(O, i, j, c, cells, caps):
+def skip_outside(O, i, j, c, positions, caps):
     """O(skip i j) at count c."""
     # [rtri-skip] (rtri i j) <- (skip i j)
-    return O[_at(RTRI, i, j, cells, caps) + c]
+    return O[_at(RTRI, i, j, positions, caps) + c]
 
 
 @device
-def box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps):
+def box_outside(O, V, i, j, c, right, left, shift, cap, positions, caps):
     """O(box i j) at count c (``right`` = attach(i, j), ``left`` = attach(j, i))."""
     a, s = NEG, 0.0
     # [rtrap] (rtrap i j) <- (box i j) + attach(i, j)
-    a, s = _completions(O, V, RTRAP, i, j, LTRI, 0, 0, c, shift, right, cap, cells, caps, a, s)
+    a, s = _completions(O, V, RTRAP, i, j, LTRI, 0, 0, c, shift, right, cap, positions, caps, a, s)
     # [ltrap] (ltrap i j) <- (box i j) + attach(j, i)    i >= 1
     if i >= 1:
-        a, s = _completions(O, V, LTRAP, i, j, LTRI, 0, 0, c, shift, left, cap, cells, caps, a, s)
+        a, s = _completions(O, V, LTRAP, i, j, LTRI, 0, 0, c, shift, left, cap, positions, caps, a, s)
     return _total(SUM, a, s)
 
 
@@ -275,67 +293,68 @@ def box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps):
 # ---------------------------------------------------------------------------------------------------------------
 
 @device
-def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps):
+def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps):
     """Fill the chart of sentence b, span widths in order, three phases per width."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words)
+    use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words); T[p]
+    # is item p's kept count (caps = 1)
     shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
     C = cap + 1
     for w in range(n + 1):
         units = (n + 1 - w) * C  # (span, count) pairs of this width
         for u in range(tid, 2 * units, threads):  # (1) the axioms and the boxes
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
-            p = _at(SKIP if kind == 0 else (LTRI if w == 0 else BOX), i, j, cells, caps)
+            p = _at(SKIP if kind == 0 else (LTRI if w == 0 else BOX), i, j, positions, caps)
             if kind == 0:
                 V[p + c] = skip_axiom(bigram, b, i, j, c, counting)
                 if use_t:
-                    T[p // caps] = 0
+                    T[p] = 0
             elif w == 0:
                 V[p + c] = ltri_axiom(c)
                 if use_t:
-                    T[p // caps] = 0
+                    T[p] = 0
             else:
-                a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps)
+                a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps)
                 V[p + c] = _total(semiring, a, s)
                 if semiring == MAX:
                     back[p + c] = k
                     if use_t:
-                        T[p // caps] = t
+                        T[p] = t
         cuda.syncthreads()
         if w > 0:
             for u in range(tid, 2 * units, threads):  # (2) the trapezoids
-                kind, i, c = u // units, (u % units) // C, u % C
+                kind, i, c = _unit(u, units, C)
                 j = i + w
                 if kind == 1 and i == 0:  # the root is no modifier
                     continue
-                p = _at(RTRAP + kind, i, j, cells, caps)
+                p = _at(RTRAP + kind, i, j, positions, caps)
                 attach = _attach(arc, token, b, i, j) if kind == 0 else _attach(arc, token, b, j, i)
-                a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, cells, caps)
+                a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, positions, caps)
                 V[p + c] = _total(semiring, a, s)
                 if use_t:
-                    T[p // caps] = t
+                    T[p] = t
         cuda.syncthreads()
         for u in range(tid, 2 * units, threads):  # (3) the triangles
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
                 continue
-            p = _at(RTRI + kind, i, j, cells, caps)
+            p = _at(RTRI + kind, i, j, positions, caps)
             if kind == 0:
-                a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, cells, caps)
+                a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps)
             else:
-                a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, cells, caps)
+                a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps)
             V[p + c] = _total(semiring, a, s)
             if semiring == MAX:
                 back[p + c] = k
                 if use_t:
-                    T[p // caps] = t
+                    T[p] = t
         cuda.syncthreads()
 
 
 @device
-def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, caps):
+def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, positions, caps):
     """Outside values of sentence b (log space), span widths from the widest, three phases per width."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     shift = 1 if counting == KEPT else 0
@@ -343,23 +362,24 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, 
     for w in range(n, -1, -1):
         units = (n + 1 - w) * C
         for u in range(tid, 2 * units, threads):  # (A) the triangles
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
-                O[_at(RTRI, i, j, cells, caps) + c] = rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi,
-                                                                   cells, caps)
+                O[_at(RTRI, i, j, positions, caps) + c] = rtri_outside(O, V, i, j, c, n, cap, single_root, lo, hi,
+                                                                   positions, caps)
             elif i >= 1 and w > 0:
-                O[_at(LTRI, i, j, cells, caps) + c] = ltri_outside(O, V, i, j, c, n, cap, cells, caps)
+                O[_at(LTRI, i, j, positions, caps) + c] = ltri_outside(O, V, i, j, c, n, cap, positions, caps)
         cuda.syncthreads()
         for u in range(tid, 3 * units, threads):  # (B) the trapezoids and the skips
-            kind, i, c = u // units, (u % units) // C, u % C
+            kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
-                O[_at(SKIP, i, j, cells, caps) + c] = skip_outside(O, i, j, c, cells, caps)
+                O[_at(SKIP, i, j, positions, caps) + c] = skip_outside(O, i, j, c, positions, caps)
             elif kind == 1 and w > 0:
-                O[_at(RTRAP, i, j, cells, caps) + c] = rtrap_outside(O, V, i, j, c, n, cap, single_root, cells, caps)
+                O[_at(RTRAP, i, j, positions, caps) + c] = rtrap_outside(O, V, i, j, c, n, cap, single_root,
+                                                                         positions, caps)
             elif kind == 2 and w > 0 and i >= 1:
-                O[_at(LTRAP, i, j, cells, caps) + c] = ltrap_outside(O, V, i, j, c, cap, cells, caps)
+                O[_at(LTRAP, i, j, positions, caps) + c] = ltrap_outside(O, V, i, j, c, cap, positions, caps)
         cuda.syncthreads()
         if w > 0:
             for u in range(tid, units, threads):  # (C) the boxes
@@ -367,16 +387,17 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, cells, 
                 j = i + w
                 right = _attach(arc, token, b, i, j)
                 left = _attach(arc, token, b, j, i) if i >= 1 else NEG
-                O[_at(BOX, i, j, cells, caps) + c] = box_outside(O, V, i, j, c, right, left, shift, cap, cells, caps)
+                O[_at(BOX, i, j, positions, caps) + c] = box_outside(O, V, i, j, c, right, left, shift, cap,
+                                                                     positions, caps)
         cuda.syncthreads()
 
 
 @device
-def _goal_count(V, n, counting, lo, hi, cells, caps):
+def _goal_count(V, n, counting, lo, hi, positions, caps):
     """The goal's count: the best allowed length, the fewest kept words among equal optima (as resource-dp)."""
     if counting == NONE:
         return 0
-    p = _at(RTRI, 0, n, cells, caps)
+    p = _at(RTRI, 0, n, positions, caps)
     count, top = 0, NEG
     for m in range(lo, hi + 1):
         c = m if counting == KEPT else n - m
@@ -392,7 +413,7 @@ def _push(stack, top, x, i, j, c):
 
 
 @device
-def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
+def _backtrace(V, back, heads, b, n, count, shift, positions, caps, stack):
     """heads[b] of the goal's derivation at ``count`` that the backpointers name (one thread)."""
     top = _push(stack, 0, RTRI, 0, n, count)
     while top > 0:
@@ -400,8 +421,10 @@ def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
         x, i, j, c = stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        p = _at(x, i, j, cells, caps) + c
-        split, c1 = back[p] // caps, back[p] % caps
+        p = _at(x, i, j, positions, caps) + c
+        split, c1 = back[p], 0
+        if caps > 1:
+            split, c1 = back[p] // caps, back[p] % caps
         if x == RTRI:
             if split != i:  # [rtri]; split = i: [rtri-skip], nothing below it but an axiom
                 top = _push(stack, top, RTRAP, i, split, c1)
@@ -422,9 +445,9 @@ def _backtrace(V, back, heads, b, n, count, shift, cells, caps, stack):
 
 @device
 def _layout(n, cap):
-    """A sentence's own chart: its cells (i <= j <= n) and counts (0..cap), and the values it holds."""
-    cells = (n + 1) * (n + 2) // 2
-    return cells, cap + 1, ITEMS * cells * (cap + 1)
+    """A sentence's own chart: its positions (0..n), counts (0..cap) and the values it holds (items x cells (i <= j
+    <= n) x counts)."""
+    return n + 1, cap + 1, ITEMS * ((n + 1) * (n + 2) // 2) * (cap + 1)
 
 
 @device
@@ -434,20 +457,21 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
-        cells, caps, size = _layout(n, cap)
+        positions, caps, size = _layout(n, cap)
         V = floats[:size]
-        T = ints[:ITEMS * cells]
-        back = ints[ITEMS * cells:ITEMS * cells + size]
-        stack = ints[ITEMS * cells + size:]
+        items = size // caps  # items x cells
+        T = ints[:items]
+        back = ints[items:items + size]
+        stack = ints[items + size:]
         for k in range(cuda.threadIdx.x, heads.shape[1], cuda.blockDim.x):
             heads[b, k] = -1
-        _inside(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
+        _inside(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps)
         if cuda.threadIdx.x == 0:
-            count = _goal_count(V, n, counting, lo, hi, cells, caps)
-            value = V[_at(RTRI, 0, n, cells, caps) + count]
+            count = _goal_count(V, n, counting, lo, hi, positions, caps)
+            value = V[_at(RTRI, 0, n, positions, caps) + count]
             objective[b] = value
             if value != NEG:
-                _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, cells, caps, stack)
+                _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
         cuda.syncthreads()
 
 
@@ -460,17 +484,17 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
-        cells, caps, size = _layout(n, cap)
+        positions, caps, size = _layout(n, cap)
         V = floats[:size]
         O = floats[size:2 * size]
-        _inside(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, cells, caps)
+        _inside(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, positions, caps)
         # the allowed counts of the goal
         first, last = 0, 0
         if counting == KEPT:
             first, last = lo, hi
         elif counting == DROPPED:
             first, last = n - hi, n - lo
-        p = _at(RTRI, 0, n, cells, caps)
+        p = _at(RTRI, 0, n, positions, caps)
         a, s = NEG, 0.0
         for c in range(first, last + 1):
             a, s, t, k = _add(SUM, a, s, 0, 0, V[p + c], 0, 0)
@@ -481,13 +505,13 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
             cuda.syncthreads()
             continue
         if z != NEG:
-            _outside(O, V, arc, token, b, n, counting, cap, single_root, first, last, cells, caps)
+            _outside(O, V, arc, token, b, n, counting, cap, single_root, first, last, positions, caps)
         N = arc_out.shape[1]
         for u in range(tid, N * N, threads):  # arcs: (rtrap h m) is h -> m, (ltrap m h) is h -> m
             h, m = u // N, u % N
             total = 0.0
             if z != NEG and m >= 1 and h != m and h <= n and m <= n:
-                pi = _at(RTRAP, h, m, cells, caps) if h < m else _at(LTRAP, m, h, cells, caps)
+                pi = _at(RTRAP, h, m, positions, caps) if h < m else _at(LTRAP, m, h, positions, caps)
                 for c in range(cap + 1):
                     total += math.exp(O[pi + c] + V[pi + c] - z)
             arc_out[b, h, m] = total
@@ -496,7 +520,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
             i, j1 = u // M, u % M
             total = 0.0
             if z != NEG and i < j1 and j1 <= n + 1:
-                pi = _at(SKIP, i, j1 - 1, cells, caps)
+                pi = _at(SKIP, i, j1 - 1, positions, caps)
                 for c in range(cap + 1):
                     total += math.exp(O[pi + c] + V[pi + c] - z)
             bigram_out[b, i, j1] = total
@@ -613,15 +637,21 @@ class Inputs(NamedTuple):
     hi: np.ndarray
 
 
+def _on_host(array: Any) -> np.ndarray:
+    """A numpy array of float64 (no copy when it is one already, C-contiguous)."""
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
 def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any,
-            max_length: Any) -> Inputs:
-    """The scores on the GPU (numpy copied, GPU arrays in place) and the per-sentence sizes and bounds, checked."""
-    arc = runtime.on_device(arc_scores)
+            max_length: Any, place: Any = runtime.on_device) -> Inputs:
+    """The scores where ``place`` puts them (by default on the GPU: numpy copied, GPU arrays in place) and the
+    per-sentence sizes and bounds, checked."""
+    arc = place(arc_scores)
     if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
         raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")
     B, width = arc.shape[0], arc.shape[1] - 1
-    token = runtime.on_device(np.zeros((B, width)) if token_scores is None else token_scores)
-    bigram = runtime.on_device(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
+    token = place(np.zeros((B, width)) if token_scores is None else token_scores)
+    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
     if token.shape != (B, width):
         raise ValueError(f"token_scores: expected {(B, width)}, got {token.shape}")
     if bigram.shape != (B, width + 2, width + 2):
@@ -637,29 +667,123 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
-_work_areas: dict[str, Any] = {}  # the last global work area of each dtype, used again by a launch of the same shape
+_work_areas: dict[tuple[str, str, int], Any] = {}  # the last device array of each use, dtype and slot, used again
+# by a launch of the same shape
 
 
-def _work_area(shape: tuple[int, int], dtype: Any) -> Any:
-    """A global work area (blocks x values): the previous launch's when its shape is the same (a batch launched
-    again costs no allocation), else a new one that replaces it.  Launches run in order on the default stream, so
-    one area is never used by two at once."""
-    key = np.dtype(dtype).name
+def _work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
+    """A device array the launches keep (a global work area, blocks x values, or a staging buffer of
+    :func:`_decode_from_host`): the previous launch's in this slot when its shape is the same (a batch launched
+    again costs no allocation), else a new one that replaces it.  Launches on the default stream take slot 0 and
+    run in order; the chunks of :func:`_decode_from_host`, on streams of their own at once, take one slot each and
+    are waited for before it returns, so one array is never used by two launches at once."""
+    key = (use, np.dtype(dtype).name, slot)
     area = _work_areas.get(key)
     if area is None or area.shape != shape:
         area = _work_areas[key] = cuda.device_array(shape, dtype)
     return area
 
 
-def _launch_config(plan: Plan) -> tuple[int, int, int, int]:
+def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
     dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
-    return plan.blocks, plan.threads, 0, dynamic
+    return plan.blocks, plan.threads, stream, dynamic
+
+
+def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                   single_root: bool, heads: Any, objective: Any, stream: Any = 0, slot: int = 0) -> None:
+    """One launch of the decoder over a batch already on the GPU, on ``stream`` (its global work area in ``slot``)."""
+    plan = _plan(sizes, lo, hi, MAX)
+    params, order = cuda.to_device(plan.params, stream=stream), cuda.to_device(plan.order, stream=stream)
+    args = (arc, token, bigram, params, order, bool(single_root))
+    if plan.shared:
+        _decode_shared[_launch_config(plan, stream)](*args, plan.floats, heads, objective)
+    else:
+        floats = _work_area((plan.blocks, plan.floats), np.float64, slot)
+        ints = _work_area((plan.blocks, plan.ints), np.int32, slot)
+        _decode_global[_launch_config(plan, stream)](*args, floats, ints, heads, objective)
+
+
+CHUNK = 512  # the fewest sentences of a chunk of a batch decoded from numpy (a smaller batch is one chunk)
+_streams: list[Any] = []  # the chunks' streams, made once
+_staging: dict[tuple[str, int], np.ndarray] = {}  # the chunks' pinned host buffers, kept like the work areas
+
+
+def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
+    """A page-locked host buffer of float64 for one chunk's scores (a copy from it to the GPU is asynchronous and
+    at the bus's full speed, unlike one from pageable memory), kept for the next call as :func:`_work_area` keeps
+    device arrays."""
+    buffer = _staging.get((use, slot))
+    if buffer is None or buffer.shape != shape:
+        pinned = all(shape)  # nothing to page-lock in an empty buffer (no sentence has a word)
+        buffer = _staging[(use, slot)] = cuda.pinned_array(shape, np.float64) if pinned else np.empty(shape)
+    return buffer
+
+
+def host_chunks(sizes: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
+    """The chunks a batch decoded from numpy is copied and launched in (sentence indices), the costliest sentences
+    first: a chunk ends at max(:data:`CHUNK`, a quarter of the batch) sentences, so that one chunk is copied while
+    the one before it runs, or where the sizes fall below 3/4 of its first (each chunk is copied at its own width:
+    little padding).  Equal costs keep their order: a batch of one size is cut into contiguous ranges."""
+    order = np.argsort(-cost, kind="stable")
+    target = max(CHUNK, -(-len(order) // 4))
+    chunks, start = [], 0
+    for k in range(1, len(order) + 1):
+        if k == len(order) or k - start >= target or 4 * sizes[order[k]] < 3 * sizes[order[start]]:
+            chunks.append(order[start:k])
+            start = k
+    return chunks
+
+
+def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decode` of numpy scores: the batch in chunks (:func:`host_chunks`), each on a stream of its own, its
+    scores staged in pinned memory and copied at its own width while the chunks before it are copied and run; the
+    answers copied back once all have run."""
+    B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
+    heads = np.full((B, width + 1), -1, np.int64)
+    objective = np.full(B, -np.inf)
+    counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
+    chunks = host_chunks(inputs.sizes, (inputs.sizes + 1.0) ** 3 * (cap + 1.0) ** 2)
+    while len(_streams) < len(chunks):
+        _streams.append(cuda.stream())
+    with cuda.defer_cleanup():  # no memory freed (a device-wide wait) while the chunks run
+        device = []
+        for slot, index in enumerate(chunks, start=1):  # every buffer first: nothing allocated while chunks run
+            w = int(inputs.sizes[index].max())
+            shapes = {"arc": (len(index), w + 1, w + 1), "token": (len(index), w), "bigram": (len(index), w + 2, w + 2)}
+            device.append({**{use: (_work_area(shape, np.float64, slot, use), _pinned(shape, slot, use))
+                              for use, shape in shapes.items()},
+                           "heads": _work_area((len(index), w + 1), np.int64, slot, "heads"),
+                           "objective": _work_area((len(index),), np.float64, slot, "objective")})
+        for k, (index, chunk) in enumerate(zip(chunks, device)):
+            stream = _streams[k]
+            w = chunk["heads"].shape[1] - 1
+            if w == width and np.all(np.diff(index) == 1):  # a contiguous range at full width: plain copies
+                cut = slice(int(index[0]), int(index[-1]) + 1)
+                scores = (inputs.arc[cut], inputs.token[cut], inputs.bigram[cut])
+            else:  # the chunk's sentences at its own width
+                scores = (inputs.arc[index, :w + 1, :w + 1], inputs.token[index, :w],
+                          inputs.bigram[index, :w + 2, :w + 2])
+            for source, use in zip(scores, ("arc", "token", "bigram")):
+                target, staging = chunk[use]
+                np.copyto(staging, source)  # while the chunks before this one are copied and run
+                target.copy_to_device(staging, stream=stream)  # from pinned memory: asynchronous, at full speed
+            _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
+                           inputs.lo[index], inputs.hi[index], single_root, chunk["heads"], chunk["objective"], stream,
+                           slot=1 + k)
+        for stream in _streams[:len(chunks)]:
+            stream.synchronize()
+        for index, chunk in zip(chunks, device):
+            heads[index, :chunk["heads"].shape[1]] = chunk["heads"].copy_to_host()
+            objective[index] = chunk["objective"].copy_to_host()
+    return heads, objective
 
 
 def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
            min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, Any]:
     """The best compression and tree of every sentence of a padded batch, exactly as hook-dp (free length) and
-    resource-dp (min_length/max_length per sentence) find them, in one launch.
+    resource-dp (min_length/max_length per sentence) find them: in one launch when the scores are on the GPU; from
+    numpy in chunks on streams of their own, each copied at its own width while the ones before it run
+    (:func:`host_chunks`).
 
     ``arc_scores`` (B, N+1, N+1), ``token_scores`` (B, N), ``bigram_scores`` (B, N+2, N+2): sentence b's scores are
     the top-left blocks for its ``sizes[b]`` tokens (default N), as in :class:`compbench.ProblemBatch`; finite or
@@ -673,20 +797,16 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     >>> (heads >= 0).sum(axis=1).tolist(), value.tolist()
     ([3, 2], [0.0, 0.0])
     """
+    if not any(runtime.on_gpu(a) for a in (arc_scores, token_scores, bigram_scores)):
+        return _decode_from_host(_inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length,
+                                         place=_on_host), single_root)
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
     heads = cuda.device_array((B, width + 1), np.int64)
     objective = cuda.device_array(B, np.float64)
     if B:
-        plan = _plan(inputs.sizes, inputs.lo, inputs.hi, MAX)
-        params, order = cuda.to_device(plan.params), cuda.to_device(plan.order)
-        args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root))
-        if plan.shared:
-            _decode_shared[_launch_config(plan)](*args, plan.floats, heads, objective)
-        else:
-            floats = _work_area((plan.blocks, plan.floats), np.float64)
-            ints = _work_area((plan.blocks, plan.ints), np.int32)
-            _decode_global[_launch_config(plan)](*args, floats, ints, heads, objective)
+        _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
+                       heads, objective)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
 
 

@@ -89,8 +89,9 @@ def _decode_batch(batch: ProblemBatch) -> list[Solution]:
     counting, cap = hook.count_plans(batch.sizes, batch.min_length, batch.max_length)
     names = ("none", "kept", "dropped")
     solutions = []
-    for b, (n, value) in enumerate(zip(batch.sizes.tolist(), objective.tolist())):
-        solution = _answer(heads[b, :n + 1], value)
-        solution.stats.update(counting=names[counting[b]], cap=int(cap[b]))
+    for row, n, value, code, top in zip(heads, batch.sizes.tolist(), objective.tolist(), counting.tolist(),
+                                        cap.tolist()):  # plain Python values: no numpy scalar per problem
+        solution = _answer(row[:n + 1], value)
+        solution.stats.update(counting=names[code], cap=top)
         solutions.append(solution)
     return solutions
