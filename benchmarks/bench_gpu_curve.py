@@ -64,6 +64,9 @@ def checked(reference: list, answers: list, name: str, same_tree: bool) -> int:
 
 
 def measure(sizes: list[int], batch: int, ilp_count: int, ilp_limit: float, repeats: int) -> dict:
+    # compiled once here before any timing: each worker process of the ILP's solve_many then loads it from numba's
+    # cache instead of compiling it within its first problem's time limit
+    compbench.get_solver(ILP).warm_up()
     rows = []
     for n in sizes:
         problems = [compbench.generate("gaussian", n, seed=1000 * n + k) for k in range(batch)]

@@ -29,8 +29,8 @@ import numpy as np, compbench
 compbench.get_solver('hook-dp').warm_up()
 compbench.marginals_many([compbench.generate('gaussian', 4, seed=0)] * 2, jobs=1)
 " > "$out/cpu_warmup.log" 2>&1 &
-timeout 290 python3 bench_gpu.py --budget 250 --out "$out/gpu_plain.txt" 2>&1 | tee "$out/gpu_plain.log"
-timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
+timeout 250 python3 bench_gpu.py --budget 210 --out "$out/gpu_plain.txt" 2>&1 | tee "$out/gpu_plain.log"
+timeout 150 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
     --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
-timeout 110 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 10 --out "$out/gpu_curve.json" \
+timeout 95 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 8 --out "$out/gpu_curve.json" \
     2>&1 | tee "$out/gpu_curve.log"
