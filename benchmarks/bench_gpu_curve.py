@@ -116,25 +116,43 @@ def gpu_name() -> str:
 
 
 def plot(data: dict, figure: str) -> None:
-    """Sentences per second (optimal answers per wall second) against n, one line per solver, log scale."""
+    """Sentences per second (optimal answers per wall second) against n, one line per solver, log scale; the ILP's
+    points say how many of its problems were solved, a size where none was is a hollow marker on the lower edge."""
     from pathlib import Path
 
     from compbench.harness.styles import new_figure, save_figure
 
     fig, (ax,) = new_figure(f"Free-length compression, batch {data['rows'][0]['batch']:,}: {data['gpu']}")
-    sizes = [row["n"] for row in data["rows"]]
-    for name, label, marker in (("cuda-dp", "cuda-dp (GPU, transfers included)", "o"),
-                                ("hook-dp", "hook-dp (every CPU core)", "s"),
-                                (ILP, f"{ILP} (every CPU core)", "^")):
-        rates = [row[name]["solved"] / row[name]["seconds"] for row in data["rows"]]
-        ax.plot(sizes, rates, marker=marker, label=label)
+    rows = data["rows"]
+    sizes = [row["n"] for row in rows]
+    decode = [row for row in rows if "decode_seconds" in row["cuda-dp"]]
+    if decode:
+        ax.plot([row["n"] for row in decode], [row["batch"] / row["cuda-dp"]["decode_seconds"] for row in decode],
+                marker="o", linestyle="--", color="C0", alpha=0.6,
+                label="cuda-dp's kernels alone (hook.decode on arrays)")
+    for name, label, marker, colour in (("cuda-dp", "cuda-dp (GPU, through solve_many)", "o", "C0"),
+                                        ("hook-dp", "hook-dp (every CPU core)", "s", "C1")):
+        ax.plot(sizes, [row[name]["solved"] / row[name]["seconds"] for row in rows], marker=marker, color=colour,
+                label=label)
+    ilp = [(row["n"], row[ILP]["solved"] / row[ILP]["seconds"], row[ILP]) for row in rows]
+    solved = [(n, rate) for n, rate, _ in ilp if rate > 0]
+    ax.plot([n for n, _ in solved], [rate for _, rate in solved], marker="^", color="C2",
+            label=f"{ILP} (every CPU core; time limit {rows[0][ILP]['time_limit']:g} s)")
+    bottom = min(rate for _, rate in solved) / 10 if solved else 0.1
+    for n, rate, info in ilp:
+        ax.annotate(f"{info['solved']} of {info['count']}", (n, rate if rate > 0 else bottom),
+                    textcoords="offset points", xytext=(6, 4), fontsize=8, color="C2")
+        if rate == 0:
+            ax.plot([n], [bottom], marker="^", markerfacecolor="none", color="C2", linestyle="none")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(bottom=bottom / 2)
     ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.set_xlabel("n (tokens)")
     ax.set_ylabel("sentences per second (optimal answers)")
-    ax.legend()
-    ax.text(0.0, -0.16, data["machine"].lstrip("# "), transform=ax.transAxes, fontsize=7)
+    ax.legend(fontsize=8)
+    ax.text(0.0, -0.16, data["machine"].lstrip("# ") + "; hollow: no ILP answer optimal within the limit",
+            transform=ax.transAxes, fontsize=7)
     save_figure(fig, Path(figure).parent, Path(figure).stem)
 
 
