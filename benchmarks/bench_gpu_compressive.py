@@ -1,6 +1,6 @@
 """Compressive parsing on the GPU (cuda-dp, device="cuda") against compbench's CPU kernels on every core.
 
-    python benchmarks/bench_gpu_compressive.py --google .gpu-data/google-test.npz --out reports/gpu-compressive.md
+    python benchmarks/bench_gpu_compressive.py --google .gpu-data/google-test.npz --out gpu_compressive.md
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu_compressive.py --quick     (a smoke test without a GPU)
 
 In one run, sentences per second (the median of ``--repeats`` timed runs after a warm-up call; numba's JIT compile
