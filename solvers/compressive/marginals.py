@@ -44,8 +44,9 @@ from .chart import (COUNTING, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, Scale
 NEG = -np.inf
 
 
-@njit(cache=True)
-def _log_add(a, b):
+def log_add(a: float, b: float) -> float:
+    """log(exp(a) + exp(b)) without overflow, -inf the semiring's zero: plain Python, compiled for the CPU here
+    (:func:`_log_add`) and for the GPU in :mod:`compbench_solvers.cuda.eisner`."""
     if a == NEG:
         return b
     if b == NEG:
@@ -53,6 +54,9 @@ def _log_add(a, b):
     if a > b:
         return a + math.log1p(math.exp(b - a))
     return b + math.log1p(math.exp(a - b))
+
+
+_log_add = njit(cache=True)(log_add)
 
 
 RANGE = 300.0  # a count vector whose finite values spread wider than this is convolved in log space

@@ -64,6 +64,8 @@ import numpy as np
 
 from compbench.problem import check_scores
 
+from ..compressive.marginals import log_add
+
 from . import runtime
 
 cuda = runtime.import_numba_cuda()
@@ -147,15 +149,7 @@ def _value(semiring, a, b):
     return a + math.log(b)
 
 
-@cuda.jit(device=True)
-def _log_add(a, b):
-    if a == NEG:
-        return b
-    if b == NEG:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
+_log_add = cuda.jit(device=True)(log_add)  # the CPU's (compbench_solvers.compressive.marginals), compiled for the GPU
 
 
 # ---- where an item lives ----
