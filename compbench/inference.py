@@ -131,6 +131,24 @@ def _batches(problems: Iterable[Problem] | ProblemBatch,
     return ProblemBatch.grouped(problems)
 
 
+def _tree_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None, single_root: bool) -> Problem:
+    """The compression problem of plain parsing: every token kept, no token or bigram scores."""
+    n = len(arc_scores) - 1
+    return Problem(np.zeros(n), arc_scores, np.zeros((n + 2, n + 2)), length=n, single_root=single_root,
+                   sibling_scores=sibling_scores)
+
+
+def tree_log_partition(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,
+                       single_root: bool = False) -> float:
+    """log Z of :func:`tree_marginals`'s tree-CRF, without the marginals.
+
+    >>> import numpy as np
+    >>> round(float(np.exp(tree_log_partition(np.zeros((4, 4))))))    # 3 tokens: 12 projective trees
+    12
+    """
+    return log_partition(_tree_problem(arc_scores, sibling_scores, single_root))
+
+
 def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = None,
                    single_root: bool = False) -> Marginals:
     """A tree-CRF for plain dependency parsing: every token kept, p(tree) ∝ exp(Σ arc scores (+ sibling scores))
@@ -141,10 +159,7 @@ def tree_marginals(arc_scores: np.ndarray, sibling_scores: np.ndarray | None = N
     >>> round(float(np.exp(m.log_partition))), np.allclose(m.arc[:, 1:].sum(axis=0), 1.0)
     (12, True)
     """
-    n = len(arc_scores) - 1
-    problem = Problem(np.zeros(n), arc_scores, np.zeros((n + 2, n + 2)), length=n, single_root=single_root,
-                      sibling_scores=sibling_scores)
-    return marginals(problem)
+    return marginals(_tree_problem(arc_scores, sibling_scores, single_root))
 
 
 def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool = False, *,

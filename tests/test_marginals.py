@@ -155,6 +155,7 @@ def test_tree_crf_for_parsing_matches_enumeration(single_root):
     everything_kept = compbench.Problem(np.zeros(5), arc, np.zeros((7, 7)), length=5, single_root=single_root)
     log_z, _, arcs, _, _ = brute_force_marginals(everything_kept)
     assert got.log_partition == pytest.approx(log_z)
+    assert compbench.tree_log_partition(arc, single_root=single_root) == pytest.approx(log_z)
     np.testing.assert_allclose(got.arc, arcs, atol=1e-9)
 
 
