@@ -434,10 +434,10 @@ class ProblemBatch:
         return cls(token, arc, bigram, sizes, lo, hi, free, single_root, sibling)
 
     @classmethod
-    def grouped(cls, problems: Sequence[Problem]) -> list[tuple[np.ndarray, ProblemBatch]]:
-        """Any problems as batches, with the positions each one's sentences had: one per root mode and order, split
-        where a sentence is more than a quarter longer than the shortest of its batch (padding at most about twice
-        the scores a sentence has).
+    def grouped(cls, problems: Sequence[Problem], by_size: bool = True) -> list[tuple[np.ndarray, ProblemBatch]]:
+        """Any problems as batches, with the positions each one's sentences had: one per root mode and order, and
+        with ``by_size`` split where a sentence is more than a quarter longer than the shortest of its batch (padding
+        at most about twice the scores a sentence has).
 
         >>> import compbench
         >>> ps = [compbench.generate("gaussian", n, seed=n) for n in (3, 12, 4)]
@@ -450,7 +450,8 @@ class ProblemBatch:
         first = None
         for k in sorted(range(len(problems)), key=keys.__getitem__):
             root, order, n = keys[k]
-            if first is not None and first[:2] == (root, order) and n <= first[2] + max(1, first[2] // 4):
+            same = first is not None and first[:2] == (root, order)
+            if same and (not by_size or n <= first[2] + max(1, first[2] // 4)):
                 groups[-1].append(k)
             else:
                 groups.append([k])

@@ -77,6 +77,7 @@ class Solver:
     supports: Capabilities = Capabilities()
     requires: tuple[str, ...] = ()  # modules it imports that may be missing (a MIP backend's Python package)
     install: str = ""  # the command that installs them, named when they are missing
+    batch_by_size: bool = True  # solve_many splits a list's batches by size (False: one per root mode and order)
 
     def unavailable(self) -> str | None:
         """Why this solver cannot run here (a required module is not installed, with the command that installs
@@ -151,7 +152,7 @@ class Solver:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
         answers: list[Solution | None] = [None] * len(problems)
-        for index, batch in ProblemBatch.grouped(problems):
+        for index, batch in ProblemBatch.grouped(problems, by_size=self.batch_by_size):
             for k, answer in zip(index.tolist(), self._solve_checked(batch, time_limit, cores(jobs), options)):
                 answers[k] = answer
         return answers  # type: ignore[return-value]

@@ -67,17 +67,13 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
     return log_z, [arcs[b, :n + 1, :n + 1] for b, n in enumerate(sizes.tolist())]
 
 
-def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[list[int], ProblemBatch]]:
-    """The batches to launch (one per root mode) and the positions of their sentences; first order only."""
+def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[np.ndarray, ProblemBatch]]:
+    """The batches to launch (one per root mode: :meth:`ProblemBatch.grouped` without splitting by size) and the
+    positions of their sentences; first order only."""
     if isinstance(problems, ProblemBatch):
-        batches = [(list(range(len(problems))), problems)]
+        batches = [(np.arange(len(problems)), problems)]
     else:
-        problems = list(problems)
-        batches = []
-        for single_root in (False, True):
-            index = [k for k, p in enumerate(problems) if p.single_root == single_root]
-            if index:
-                batches.append((index, ProblemBatch.from_problems([problems[k] for k in index])))
+        batches = ProblemBatch.grouped(list(problems), by_size=False)
     if any(batch.second_order for _, batch in batches):
         raise ValueError("device='cuda': second-order (sibling) scores are not supported on the GPU (use device='cpu')")
     return batches
@@ -108,7 +104,7 @@ def marginals_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> lis
         if not len(batch):
             continue
         log_z, token, arc, bigram = hook.marginals(*_arguments(batch))
-        for b, (k, n) in enumerate(zip(index, batch.sizes.tolist())):
+        for b, (k, n) in enumerate(zip(index.tolist(), batch.sizes.tolist())):
             answers[k] = Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
                                    bigram[b, :n + 2, :n + 2].copy())
     return answers  # type: ignore[return-value]
