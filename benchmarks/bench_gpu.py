@@ -80,15 +80,6 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", message=r".*does not define `arg_constraints`", category=UserWarning)
 
 
-def host(array) -> np.ndarray:
-    """A result as a numpy array, wherever it lives."""
-    if hasattr(array, "detach"):
-        return array.detach().cpu().numpy()
-    if hasattr(array, "copy_to_host"):
-        return array.copy_to_host()
-    return np.asarray(array)
-
-
 def measure(run, sync, repeats: int, seconds: float) -> tuple[object, float, float, int]:
     """(the first call's answer, its time (compilation included), the median of the next calls, their number):
     ``repeats`` calls, fewer when they pass ``seconds``; none when the first call took longer than ``seconds``
@@ -144,8 +135,8 @@ def check(task: str, got, reference) -> str:
 def on_host(task: str, answer, count: int):
     """A cuda answer's first ``count`` sentences as numpy arrays (what :func:`check` compares)."""
     if task == "log Z":
-        return host(answer)[:count]
-    return host(answer[0])[:count], host(answer[1])[:count]
+        return runtime.to_host(answer)[:count]
+    return runtime.to_host(answer[0])[:count], runtime.to_host(answer[1])[:count]
 
 
 def numba_cache_folder() -> str:
@@ -332,7 +323,7 @@ def main() -> int:
                     entry = row(batch, n, task, f"cuda ({given} in)", "float64", first, median, runs, "not checked")
                     pending[task].append((entry, on_host(task, answer, counts[task])))
                     if task == "log Z" and given == "GPU":
-                        references[(batch, n)] = float(host(answer).sum())
+                        references[(batch, n)] = float(runtime.to_host(answer).sum())
                     del answer
                     budget.record(key, n, batch, time.perf_counter() - started)
             if "supar" in peers:

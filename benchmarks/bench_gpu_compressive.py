@@ -35,6 +35,7 @@ import numpy as np
 import compbench
 from compbench import ProblemBatch
 from compbench.solver import cores
+from compbench_solvers.cuda.runtime import to_host
 
 from machine import machine_line
 
@@ -73,19 +74,6 @@ def on_gpu(array: np.ndarray) -> tuple[Any, Callable[[], None], str]:
     return cuda.to_device(np.ascontiguousarray(array)), cuda.synchronize, "numba"
 
 
-def to_numpy(array: Any) -> np.ndarray:
-    if hasattr(array, "cpu"):
-        return array.cpu().numpy()
-    if hasattr(array, "copy_to_host"):
-        return array.copy_to_host()
-    return np.asarray(array)
-
-
-def arrays(batch: ProblemBatch) -> tuple:
-    return (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
-            batch.max_length, batch.single_root)
-
-
 def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: str, repeats: int) -> tuple[float, str]:
     """Every answer against the CPU kernels (hook-dp / resource-dp on every core, the first call the warm-up); the
     CPU's median time and its solver."""
@@ -106,11 +94,11 @@ def check_inference(problems: list, got: tuple, label: str, repeats: int) -> flo
     if len(got) == 1:
         expected_z = compbench.log_partition_many(problems, jobs=None)
         seconds = median_seconds(lambda: compbench.log_partition_many(problems, jobs=None), repeats)
-        np.testing.assert_allclose(to_numpy(got[0]), expected_z, rtol=TOL, err_msg=label)
+        np.testing.assert_allclose(to_host(got[0]), expected_z, rtol=TOL, err_msg=label)
         return seconds
     cpu = compbench.marginals_many(problems, jobs=None)
     seconds = median_seconds(lambda: compbench.marginals_many(problems, jobs=None), repeats)
-    log_z, token, arc, bigram = (to_numpy(a) for a in got)
+    log_z, token, arc, bigram = (to_host(a) for a in got)
     for b, (p, m) in enumerate(zip(problems, cpu)):
         n = p.n
         np.testing.assert_allclose(log_z[b], m.log_partition, rtol=TOL, err_msg=label)
@@ -225,7 +213,7 @@ def main() -> None:
     for count in args.batches:
         for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}")):
             batch = gaussian_batch(count, n, length, seed=1000 * count + (length or 0))
-            given = arrays(batch)
+            given = hook.batch_arguments(batch)
             heads, value = first_call(f"decode ({'free' if length is None else 'counted'})",
                                       lambda: hook.decode(*given))
             cpu, name = check_decode(batch.problems(), heads, value, f"{task}, batch {count}", args.cpu_repeats)
@@ -239,7 +227,7 @@ def main() -> None:
             seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
             table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")
         batch = gaussian_batch(count, n, None, seed=7 + count)
-        given = arrays(batch)
+        given = hook.batch_arguments(batch)
         gpu_arrays = [on_gpu(a) for a in given[:3]]
         wait, holder = gpu_arrays[0][1], gpu_arrays[0][2]
         on_device = (*(a for a, _, _ in gpu_arrays), *given[3:])

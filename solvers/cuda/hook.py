@@ -778,6 +778,13 @@ def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np
     return heads, objective
 
 
+def batch_arguments(batch: Any) -> tuple:
+    """A :class:`compbench.ProblemBatch` as the arguments :func:`decode`, :func:`log_partition` and :func:`marginals`
+    take: (arc, token and bigram scores, sizes, min_length, max_length, single_root)."""
+    return (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
+            batch.max_length, batch.single_root)
+
+
 def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
            min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, Any]:
     """The best compression and tree of every sentence of a padded batch, exactly as hook-dp (free length) and

@@ -79,11 +79,6 @@ def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[np.ndarra
     return batches
 
 
-def _arguments(batch: ProblemBatch) -> tuple:
-    return (batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes, batch.min_length,
-            batch.max_length, batch.single_root)
-
-
 def log_partition_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> np.ndarray:
     """log Z of every problem, in order (``jobs`` is the CPU's thread count: unused here)."""
     hook = _kernels("hook")
@@ -91,7 +86,7 @@ def log_partition_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) ->
     out = np.empty(sum(len(index) for index, _ in batches))
     for index, batch in batches:
         if len(batch):
-            out[index] = hook.log_partition(*_arguments(batch))
+            out[index] = hook.log_partition(*hook.batch_arguments(batch))
     return out
 
 
@@ -103,7 +98,7 @@ def marginals_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> lis
     for index, batch in batches:
         if not len(batch):
             continue
-        log_z, token, arc, bigram = hook.marginals(*_arguments(batch))
+        log_z, token, arc, bigram = hook.marginals(*hook.batch_arguments(batch))
         for b, (k, n) in enumerate(zip(index.tolist(), batch.sizes.tolist())):
             answers[k] = Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
                                    bigram[b, :n + 2, :n + 2].copy())

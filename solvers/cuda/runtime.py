@@ -101,3 +101,13 @@ def returned_like(reference: Any, device: Any) -> Any:
 
         return cupy.asarray(device)
     return device
+
+
+def to_host(array: Any) -> np.ndarray:
+    """A result as a numpy array, wherever it lives: a torch tensor or a numba device array copied back, anything
+    else through ``np.asarray``."""
+    if hasattr(array, "detach"):
+        return array.detach().cpu().numpy()
+    if hasattr(array, "copy_to_host"):
+        return array.copy_to_host()
+    return np.asarray(array)

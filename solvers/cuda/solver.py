@@ -52,8 +52,7 @@ def _decode_batch(batch: ProblemBatch) -> list[Solution]:
     """Every sentence of ``batch`` decoded in one launch, as proven answers (heads cut to each sentence's n + 1)."""
     from . import hook
 
-    heads, objective = hook.decode(batch.arc_scores, batch.token_scores, batch.bigram_scores, batch.sizes,
-                                   batch.min_length, batch.max_length, batch.single_root)
+    heads, objective = hook.decode(*hook.batch_arguments(batch))
     counting, cap = hook.count_plans(batch.sizes, batch.min_length, batch.max_length)
     names = ("none", "kept", "dropped")
     solutions = []
