@@ -73,7 +73,9 @@ def check_scores(name: str, array: np.ndarray) -> None:
                                  f"[-{MAX_SCORE:g}, {MAX_SCORE:g}] (see compbench.limits)")
 
 
-def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n: int | None = None) -> np.ndarray:
+def _real_array(name: str, values: Any) -> np.ndarray:
+    """``values`` as a new float64 array (a copy: a problem or batch owns its arrays), or a ProblemError naming the
+    field when they are not real numbers."""
     try:
         given = np.asarray(values)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -81,9 +83,13 @@ def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n
     if given.dtype.kind not in "iuf":  # booleans, complex numbers, strings, objects, ragged lists
         raise ProblemError(name, f"expected real numbers, got an array of {given.dtype}")
     try:
-        array = np.array(given, dtype=np.float64)  # copies: a Problem owns its arrays
+        return np.array(given, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ProblemError(name, f"not an array of numbers ({exc})") from None
+
+
+def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n: int | None = None) -> np.ndarray:
+    array = _real_array(name, values)
     if shape is None:  # the arc matrix defines n: (n+1) x (n+1)
         if array.ndim != 2 or array.shape[0] < 1:
             raise ProblemError(name, f"expected an (n+1) x (n+1) matrix, got shape {array.shape}")
@@ -525,13 +531,7 @@ def _padded(problems: list[Problem], width: int, second_order: bool) -> tuple[np
 
 def _score_array_batch(name: str, values: Any, shape: tuple[int, ...] | None) -> np.ndarray:
     """A batch's score array, copied to contiguous float64 (checked once its padding is masked)."""
-    try:
-        given = np.asarray(values)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ProblemError(name, f"not an array of numbers ({exc})") from None
-    if given.dtype.kind not in "iuf":
-        raise ProblemError(name, f"expected real numbers, got an array of {given.dtype}")
-    array = np.array(given, dtype=np.float64)
+    array = _real_array(name, values)
     if shape is None:
         if array.ndim != 3 or array.shape[1] != array.shape[2] or array.shape[1] < 1:
             raise ProblemError(name, f"expected a (B, N+1, N+1) array, got shape {array.shape}")
