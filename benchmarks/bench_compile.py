@@ -35,8 +35,14 @@ imported = time.perf_counter() - start
 group = sys.argv[1]
 p = generate("gaussian", 8, seed=1, length=4)
 free = generate("gaussian", 8, seed=1)
-if group == "decode (hook-dp solve)":
+if group == "decode first order (hook-dp solve)":
     call = lambda: compbench.get_solver("hook-dp").solve(free)
+elif group == "decode second order (hook-dp solve)":
+    q = generate("gaussian", 8, seed=1, second_order=True)
+    call = lambda: compbench.get_solver("hook-dp").solve(q)
+elif group == "hyperedge listing (hypergraph)":
+    from compbench_solvers.compressive.chart import hypergraph
+    call = lambda: hypergraph(free)
 elif group == "resource-dp solve (counted chart)":
     call = lambda: compbench.get_solver("resource-dp").solve(p)
 elif group == "pruned-dp solve (pruned chart fill and backtrace)":
@@ -58,9 +64,9 @@ t = time.perf_counter(); call(); second = time.perf_counter() - t
 print(json.dumps({"import": imported, "first": first, "second": second}))
 '''
 
-GROUPS = ["decode (hook-dp solve)", "resource-dp solve (counted chart)",
+GROUPS = ["decode first order (hook-dp solve)", "decode second order (hook-dp solve)", "resource-dp solve (counted chart)",
           "pruned-dp solve (pruned chart fill and backtrace)", "resource-dp all_lengths", "marginals first order",
-          "marginals second order", "tree_marginals_many", "signature-dp solve"]
+          "marginals second order", "hyperedge listing (hypergraph)", "tree_marginals_many", "signature-dp solve"]
 
 
 def fresh_env(cache: str) -> dict[str, str]:

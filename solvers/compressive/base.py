@@ -12,30 +12,41 @@ import numpy as np
 from compbench import Problem, ProblemBatch, Solution, Solver, Status
 
 from .batch import _decode_many, decode, decode_one
-from .chart import COUNTING, Chart, _backtrace, _fill_max, announce_compile
+from .chart import _DERIVES, COUNTING, FILL_MAX, FIND, ORDER_NAMES, Chart, announce_compile
 
-_loaded: set[str] = set()
+_loaded: set[tuple[str, int]] = set()  # (kernels, order) loaded in this process
+COMPILE_SECONDS = {1: "5-10 s", 2: "5-10 s"}  # what compiling them took, in reports/performance/compile.txt
 
 
-def load_kernels(kernels: tuple[str, ...] = ("decode", "chart")) -> float:
+def load_kernels(kernels: tuple[str, ...] = ("decode", "chart"), orders: Iterable[int] = (1, 2)) -> float:
     """Compile (or load from numba's cache) the chart's kernels once per process: "decode" (:func:`decode_one`, the
     one compiled call per solve of ``hook-dp`` and ``resource-dp`` and per multiplier of ``bisection``) and "chart"
     (:meth:`Chart.fill` and its backtrace, called from Python by ``pruned-dp`` and by ``resource-dp``'s
-    ``all_lengths``), first and second order; the seconds it took.  Each is a library of its own to load
-    (about 0.03 s warm), so a solver loads only those it calls."""
-    wanted = [kernel for kernel in kernels if kernel not in _loaded]
+    ``all_lengths``), for first- and/or second-order problems (``orders``: each order's kernels are compiled apart);
+    the seconds it took.  Each is a library of its own to load (about 0.03 s warm), so a solver loads only those it
+    calls."""
+    wanted = [(kernel, order) for kernel in kernels for order in orders if (kernel, order) not in _loaded]
     if not wanted:
         return 0.0
     start = time.perf_counter()
-    announce_compile((_fill_max, _backtrace, _decode_many), "the hook-trick chart's max fill and backtrace", "30-40 s")
+    for order in sorted({order for _, order in wanted}):
+        announce_compile((_DERIVES[FILL_MAX, order], _DERIVES[FIND, order], _decode_many),
+                         f"the hook-trick chart's {ORDER_NAMES[order]} max fill and backtrace", COMPILE_SECONDS[order])
     tiny = Problem(np.zeros(1), np.zeros((2, 2)), np.zeros((3, 3)))
-    for problem in (tiny, tiny.replace(sibling_scores=np.zeros((2, 2, 2)))):
-        if "decode" in wanted:
+    for kernel, order in wanted:
+        problem = tiny if order == 1 else tiny.replace(sibling_scores=np.zeros((2, 2, 2)))
+        if kernel == "decode":
             decode_one(problem, COUNTING["kept"], 1, 0, 1)
-        if "chart" in wanted:
+        else:
             Chart.fill(problem, counting="kept", cap=1).heads(0)
     _loaded.update(wanted)
     return time.perf_counter() - start
+
+
+def orders_of(problems: Iterable[Problem] | ProblemBatch) -> set[int]:
+    """The orders (1, 2) among ``problems``."""
+    problems = [problems] if isinstance(problems, ProblemBatch) else problems
+    return {2 if problem.second_order else 1 for problem in problems}
 
 
 class ChartSolver(Solver):
@@ -46,7 +57,7 @@ class ChartSolver(Solver):
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
-        setup = load_kernels(("chart",) if all_lengths else self.kernels)
+        setup = load_kernels(("chart",) if all_lengths else self.kernels, orders_of([problem]))
         solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
                                  all_lengths=all_lengths, **options)
         solution.seconds["setup"] = solution.seconds.get("setup", 0.0) + setup
@@ -55,7 +66,8 @@ class ChartSolver(Solver):
 
     def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
                    jobs: int | None = None, **options: Any) -> list[Solution]:
-        setup = load_kernels(self.kernels)  # the batch path's compiled call is decode_one's (a batch of one)
+        problems = problems if isinstance(problems, ProblemBatch) else list(problems)
+        setup = load_kernels(self.kernels, orders_of(problems))  # the batch path's compiled call is decode_one's
         solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
             solutions[0].seconds["setup"] = solutions[0].seconds.get("setup", 0.0) + setup

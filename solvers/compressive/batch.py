@@ -20,12 +20,11 @@ import numpy as np
 from compbench import Problem, ProblemBatch
 
 from ..jit import kernel
-from .chart import (ITEMS, KEPT, LTRAP, NEG, NO_SIBLINGS, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
-                    _fill_max, _inside_sum, _outside_sum)
+from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace, _fill_max,
+                    _inside_sum, _outside_sum)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
 OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
-_FIRST_ORDER = NO_SIBLINGS.reshape((1, 0, 0, 0))  # a batch's sibling scores in first order (read-only, empty)
 
 
 @kernel
@@ -44,8 +43,8 @@ def best_count(goal, counting, n, lo, hi):
 
 
 @kernel(nogil=True)
-def _decode_many(token, arc, bigram, sibling, sizes, single_root, second_order, params, kept_bonus, tie, V_flat,
-                 T_flat, attach_flat, zeros, stack, heads, out, order):
+def _decode_many(token, arc, bigram, sibling, sizes, single_root, params, kept_bonus, tie, V_flat, T_flat, attach_flat,
+                 zeros, stack, heads, out, order):
     """Fill and backtrace the charts of the sentences ``order`` lists (a batch's padded arrays, ``sizes`` per
     sentence; ``params`` per sentence: what it counts up to which cap, and its lengths lo..hi; ``kept_bonus`` added
     to each kept word): ``heads`` (B x (N+1) flat, all -1) gets each sentence's best derivation among the counts of
@@ -70,8 +69,8 @@ def _decode_many(token, arc, bigram, sibling, sizes, single_root, second_order, 
         ones = zeros[:N]
         chart = Cells(V=V, T=T, window=None, outside=None, mass=None, edges=None, n_edges=None)
         scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=kept_bonus[k],
-                        sibling=sibling[k if second_order else 0], ones=ones, gap=ones, scale=None,
-                        second_order=second_order, single_root=single_root, counting=counting, cap=cap, tie=tie)
+                        sibling=None if sibling is None else sibling[k], ones=ones, gap=ones, scale=None,
+                        single_root=single_root, counting=counting, cap=cap, tie=tie)
         _fill_max(chart, scores)
         count = best_count(V[RTRI, 0, n], counting, n, lo, hi)
         out[k, 0] = count
@@ -120,15 +119,11 @@ def decode_one(problem: Problem, counting: int = NONE, cap: int = 0, lo: int = 0
     sizes = np.array((n,))
     sizes.flags.writeable = False  # as a batch's: one compiled version
     _decode_many(problem.token_scores[None], problem.arc_scores[None], problem.bigram_scores[None],
-                 _FIRST_ORDER if sibling is None else sibling[None], sizes, problem.single_root,
-                 sibling is not None, np.array(((counting, cap, lo, hi),)),
+                 None if sibling is None else sibling[None], sizes, problem.single_root,
+                 np.array(((counting, cap, lo, hi),)),
                  np.array((kept_bonus,)) if kept_bonus else _NO_BONUS, np.int64(tie),
                  *_work(ITEMS * N * N * (cap + 1), N), heads, out, _ONE)
     return heads, float(out[0, 1]), int(out[0, 2])
-
-
-def _siblings(batch: ProblemBatch) -> np.ndarray:
-    return _FIRST_ORDER if batch.sibling_scores is None else batch.sibling_scores
 
 
 def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | None = None, tie: int = -1,
@@ -151,8 +146,8 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
         bonus = np.zeros(B) if kept_bonus is None else np.ascontiguousarray(kept_bonus, np.float64)
         N = batch.sizes + 1
         cells = ITEMS * N ** 2 * (params[:, 1] + 1)
-        arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, _siblings(batch), batch.sizes,
-                  batch.single_root, batch.second_order, params, bonus, np.int64(tie))
+        arrays = (batch.token_scores, batch.arc_scores, batch.bigram_scores, batch.sibling_scores, batch.sizes,
+                  batch.single_root, params, bonus, np.int64(tie))
 
         def run(part: np.ndarray) -> None:
             _decode_many(*arrays, *_new_work(int(cells[part].max()), int(N[part].max())), heads, out, part)
@@ -217,9 +212,9 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
                 largest = max(largest, attach[h, m])
         for j in range(N):
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
-        scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=1.0, sibling=bigram[:0], ones=ones[:N],
-                        gap=gap[:N], scale=scale[:N], second_order=np.bool_(False), single_root=single_root,
-                        counting=counting, cap=cap, tie=np.int64(0))  # first order: no sibling scores (empty)
+        scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=1.0, sibling=None, ones=ones[:N], gap=gap[:N],
+                        scale=scale[:N], single_root=single_root, counting=counting, cap=cap,
+                        tie=np.int64(0))  # first order: no sibling scores
         _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None, edges=None, n_edges=None), scores)
         z, top = 0.0, 0.0
         for c in range(cap + 1):

@@ -63,10 +63,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import FunctionType
 from typing import NamedTuple
 
 import numpy as np
 from numba import types
+from numba.extending import overload
 
 from compbench import Problem
 
@@ -88,10 +90,9 @@ MAX_N = 32000  # kept counts are stored as int16
 NEG = -np.inf
 
 # The modes the rules run in.  Each mode has an entry kernel of its own (the ``_fill_*``, ``_emit``, ``_outside_*``
-# and ``_backtrace`` kernels below), in which the mode is a constant: numba drops the other modes' code before it
-# types anything, so each kernel holds one mode's code and a first solve compiles only the max fill and its
-# backtrace.  The rules (:func:`_derive`) and their helpers test the mode only by ``mode == NAME``, which numba can
-# decide at compile time.
+# and ``_backtrace`` kernels below), and the rules (:func:`_derive_rules`) a kernel per mode and order in which the
+# mode's own offer and split rule are bound (``_MODES``): each kernel holds one mode's code and one order's, so a
+# first solve of a first-order problem compiles only the first-order max fill and its backtrace.
 FILL_MAX = 0  # fill the chart in the max semiring (V starts at -inf, T at 0)
 FILL_PRUNED = 1  # ... over each item's window of counts only, trimmed once the item is filled (:class:`Pruning`)
 FIND = 2  # the backtrace: the first rule instance that reaches an item's value at a count; nothing written
@@ -99,6 +100,9 @@ EMIT = 3  # list the hyperedges of a filled max chart (see :func:`hypergraph`)
 OUTSIDE_MAX = 4  # the max semiring's outside values: the best completion of each item (:meth:`Chart.best_outside`)
 INSIDE_SUM = 5  # sum the chart in scaled probability space (see :class:`ScaledChart`)
 OUTSIDE_SUM = 6  # pass outside sums down to the antecedents, in the same space
+MODE_NAMES = {FILL_MAX: "fill_max", FILL_PRUNED: "fill_pruned", FIND: "find", EMIT: "emit", OUTSIDE_MAX: "outside_max",
+              INSIDE_SUM: "inside_sum", OUTSIDE_SUM: "outside_sum"}
+ORDER_NAMES = {1: "first-order", 2: "second-order"}  # the kernels of each order are compiled apart
 EVERY = -1  # the rules' ``item`` when they derive every item of a column
 EDGE_COLUMNS = 6  # an emitted hyperedge: conclusion, two antecedents (item ids), modifier, head, score
 
@@ -132,22 +136,15 @@ class Scores(NamedTuple):
     bigram: np.ndarray  # bigram[i, j]: j follows i (j = n+1: </s>)
     attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m) (exp of it in scaled probability space)
     kept_bonus: float  # ⊗ every attachment (the Lagrange multiplier of the length; the semiring's one when none)
-    sibling: np.ndarray  # sib(h, s, m) as :func:`_sib` reads it; first order: NO_SIBLINGS
+    sibling: np.ndarray | None  # sib(h, s, m) as :func:`_sib` reads it; first order: None (the kernels' order)
     ones: np.ndarray  # (N,) the semiring's one per split
     gap: np.ndarray  # (N,) gap[r]: the scale a rule bridges between r and r+1 (see :class:`ScaledChart`)
     scale: np.ndarray | None  # (N,) the scaled chart's potential (written by INSIDE_SUM); None in the max semiring
-    second_order: bool
     single_root: bool
     counting: int  # NONE, KEPT or DROPPED
     cap: int  # the largest count; 0 with nothing counted
     tie: int  # +1 / -1: among equal scores prefer more / fewer kept words; 0: the first offer
 
-
-# First order's sibling scores: the rules read them only in second order, but a record's field is an array of one
-# type (read-only, like a problem's), so first order passes this empty one (the batch kernels: an empty view of
-# their sibling array).
-NO_SIBLINGS = np.zeros((0, 0, 0))
-NO_SIBLINGS.flags.writeable = False
 
 # The records are passed to the kernels as they are.  numba's cache key names a record's class by its module:
 # these are always compbench_solvers.compressive.chart's (pytest imports the solvers only through the installed
@@ -346,20 +343,22 @@ def _outside_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, 
             _add_sibling_mass(mass, x, i, j, s if record == 1 else head, w * va * vb)
 
 
-@kernel(inline="always")
-def _max_offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie):
-    """[FILL_MAX] (x i j) max= (a ai aj) + (b bi bj) + extra: max-plus convolution of two count vectors, shifted by
-    ``shift``.  With cap = 0 T holds the kept count of the best derivation: ``kept`` words join it, and among equal
-    scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer fewer).  With counts,
-    the count fixes the kept words of every item, so there is nothing to break."""
-    if cap == 0:
-        if shift == 0:
-            v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
-            t = T[a, ai, aj] + kept + T[b, bi, bj]
-            if v > V[x, i, j, 0] or (v == V[x, i, j, 0] and v != NEG and tie * t > tie * T[x, i, j]):
-                V[x, i, j, 0] = v
-                T[x, i, j] = t
-        return
+def _bound(function: FunctionType, name: str, **names: object) -> FunctionType:
+    """A copy of ``function`` named ``name`` in which the global ``names`` have the values given.  numba reads a
+    function's globals as constants when it compiles it, so each copy compiles to a kernel of its own, holding the
+    code of what is bound (numba's cache files are named by the function's qualified name: one per copy).  The
+    copy sees the module's globals as they are when it is made."""
+    code = function.__code__.replace(co_name=name, co_qualname=name)
+    copy = FunctionType(code, {**function.__globals__, **names}, name, function.__defaults__)
+    copy.__doc__, copy.__module__ = function.__doc__, function.__module__
+    return copy
+
+
+@kernel(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64, types.int64))
+def _max_convolve(V, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
+    """[FILL_MAX] with counts: (x i j) max= (a ai aj) + (b bi bj) + extra as the max-plus convolution of their count
+    vectors, shifted by ``shift`` (a call, one compiled version for every rule: O(cap^2) work per offer, so the call
+    costs little, and each rule's inlined copy would cost compilation)."""
     for c1 in range(min(cap, aj - ai) + 1):  # a span (i, j) counts at most j - i words
         va = V[a, ai, aj, c1]
         if va == NEG:
@@ -370,11 +369,27 @@ def _max_offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
 
 
+@kernel(inline="always")
+def _max_offer(V, T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, tie):
+    """[FILL_MAX] (x i j) max= (a ai aj) + (b bi bj) + extra: max-plus convolution of two count vectors, shifted by
+    ``shift`` (:func:`_max_convolve`).  With cap = 0 T holds the kept count of the best derivation: ``kept`` words
+    join it, and among equal scores the first offer wins unless ``tie`` is +1 (prefer more kept words) or -1 (prefer
+    fewer).  With counts, the count fixes the kept words of every item, so there is nothing to break."""
+    if cap > 0:
+        _max_convolve(V, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
+    elif shift == 0:  # (with cap = 0 and kept words counted, no derivation keeps a word)
+        v = V[a, ai, aj, 0] + extra + V[b, bi, bj, 0]
+        t = T[a, ai, aj] + kept + T[b, bi, bj]
+        if v > V[x, i, j, 0] or (v == V[x, i, j, 0] and v != NEG and tie * t > tie * T[x, i, j]):
+            V[x, i, j, 0] = v
+            T[x, i, j] = t
+
+
 @kernel(types.void(types.Array(types.float64, 4, "C"), types.Array(types.float64, 4, "C"), *[types.int64] * 9,
                    types.float64, types.int64, types.int64))
 def _pruned_offer(V, w, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
-    """[FILL_PRUNED] :func:`_max_offer` with counts over the counts each item keeps (its window in ``w``; a call:
-    inlined, the pruned fill's code would be compiled into every mode's kernel before numba drops it)."""
+    """[FILL_PRUNED] :func:`_max_convolve` over the counts each item keeps (its window in ``w``; a call, one compiled
+    version for every rule, as :func:`_max_convolve`)."""
     lo_a, top_a = int(w[a, ai, aj, 0]), min(min(cap, aj - ai), int(w[a, ai, aj, 1]))
     lo_b, top_b = int(w[b, bi, bj, 0]), min(min(cap, bj - bi), int(w[b, bi, bj, 1]))
     lo_x, hi_x = int(w[x, i, j, 0]), int(w[x, i, j, 1])
@@ -388,83 +403,51 @@ def _pruned_offer(V, w, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
 
 
-@kernel(inline="always")
-def _offer(mode, chart, scores, to, left, right, extra, kept, count, sib):
-    """The rule instance (x i j) <- (a ai aj) (b bi bj) ⊗ extra (``to``, ``left``, ``right``: the items), in
-    ``mode``; ``kept`` words join the derivation (1 for an attachment), which shifts its count by one when kept
-    words are counted.  FIND returns the count c1 of (a ai aj) in the first derivation through it that reaches
-    (x i j)'s value at ``count``, or -1; the other modes return -1.  EMIT appends the instance to ``chart.edges``
-    when both antecedents have a derivation in the filled max chart: its conclusion and antecedents as item ids
-    (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's one; for an attachment the modifier and head
-    ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and its score.  OUTSIDE_SUM sends the instance's
-    posterior mass to the sibling triple (head, ``sib``, modifier) when ``sib`` >= 0 (second order).
 
-    Only FILL_MAX's code is inlined; every other mode's is a call.  numba inlines a helper with every mode's code
-    and drops the other modes' only afterwards, so a mode's inlined code would cost the compilation of every
-    mode's kernel."""
-    x, i, j = to
-    a, ai, aj = left
-    b, bi, bj = right
-    cap = scores.cap
-    shift = kept if scores.counting == KEPT else 0
-    if mode == INSIDE_SUM:
-        if extra != 0.0:
-            _inside_offer(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
-        return -1
-    if mode == OUTSIDE_SUM:
-        if extra != 0.0:
-            _outside_unary(chart.V, chart.outside, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap, sib)
-        return -1
-    if extra == NEG:
-        return -1
-    if mode == FIND:
-        return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, count,
-                           chart.window)
-    if mode == EMIT:
-        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
-    elif mode == OUTSIDE_MAX:  # U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a]
-        _best_outside(chart.V, chart.outside, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
-    elif mode == FILL_PRUNED:
-        _pruned_offer(chart.V, chart.window, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap)
-    elif mode == FILL_MAX:
-        _max_offer(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, shift, kept, cap, scores.tie)
+@kernel(inline="always")
+def _shift(scores, kept):
+    """How far a rule instance that keeps ``kept`` words shifts its conclusion's count."""
+    return kept if scores.counting == KEPT else 0
+
+
+# Each mode's code for the two shapes of rule instance that :func:`_derive_rules` writes: an offer, (x i j) <- (a ai
+# aj) (b bi bj) ⊗ extra, and a split rule, (x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s].
+# Each mode's kernel binds the names ``offer`` and ``split_rule`` to its own (``_MODES``), so it holds that mode's
+# code and no other's: a first solve compiles the max fill and its backtrace and nothing else.
+#
+# An offer's arguments: ``to``, ``left``, ``right`` the items (x, i, j), (a, ai, aj), (b, bi, bj); ``kept`` words
+# join the derivation (1 for an attachment); ``count`` the count FIND looks for; ``sib`` >= 0 the previous sibling
+# of an attachment, whose posterior mass OUTSIDE_SUM records (second order).  A split rule's: ``to`` = (x, i, j),
+# ``parts`` = (a, b), ``splits`` = (lo, hi, delta), ``row`` the sibling scores sib(h, s, m) of the split or the
+# scale of the gap between s and s+1 or the semiring's ones, ``record`` where OUTSIDE_SUM sends each split's
+# posterior mass (:func:`_outside_split`).  FIND returns the left count c1 (an offer) or the split and c1 (a split
+# rule) of the first derivation through the instance that reaches (x i j)'s value at ``count``, or -1 (-1, -1); the
+# other modes return -1 (-1, -1).  In the max semiring a -inf ``extra`` offers nothing, in the sums' a 0.
+
+
+@kernel(inline="always")
+def _offer_fill_max(chart, scores, to, left, right, extra, kept, count, sib):
+    """[FILL_MAX] (x i j) max= (a ai aj) + (b bi bj) + extra (:func:`_max_offer`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != NEG:
+        _max_offer(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, _shift(scores, kept), kept, scores.cap,
+                   scores.tie)
     return -1
 
 
 @kernel(inline="always")
-def _split_rule(mode, chart, scores, to, parts, splits, extra, row, kept, count, record):
-    """(x i j) ⊕= ⊕_{lo <= s < hi} (a i s) ⊗ (b s+delta j) ⊗ extra ⊗ row[s] (``to`` = (x, i, j), ``parts`` =
-    (a, b), ``splits`` = (lo, hi, delta)): a rule with a split point (``row``: the sibling scores sib(h, s, m) of the
-    split, or the scale of the gap between s and s+1, or the semiring's ones), in ``mode`` as :func:`_offer`.
-
-    FIND returns the first (split, c1) that reaches (x i j)'s value at ``count``, or (-1, -1); the other modes
-    (-1, -1).  FILL_MAX without counts keeps the best split in registers and writes it once.  OUTSIDE_SUM sends each
-    split's posterior mass as ``record`` says (:func:`_outside_split`).
-    """
-    x, i, j = to
-    a, b = parts
-    lo, hi, delta = splits
-    cap = scores.cap
-    shift = kept if scores.counting == KEPT else 0
-    if mode == INSIDE_SUM:
-        if extra != 0.0:
-            _inside_split(chart.V, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap)
-        return -1, -1
-    if mode == OUTSIDE_SUM:
-        if extra != 0.0:
-            _outside_split(chart.V, chart.outside, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, cap,
-                           record)
-        return -1, -1
+def _split_fill_max(chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """[FILL_MAX] every split's offer; without counts the best split kept in registers and written once."""
+    (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
     if extra == NEG:
         return -1, -1
-    if mode == OUTSIDE_MAX and cap == 0:  # the max semiring's outside without counts (a call: not the fill's code)
-        _best_outside_split(chart.V, chart.outside, x, i, j, a, b, lo, hi, delta, extra, row)
-        return -1, -1
-    if mode != FILL_MAX or cap > 0 or shift > 0:
+    cap, shift = scores.cap, _shift(scores, kept)
+    if cap > 0:
         for s in range(lo, hi):
-            c1 = _offer(mode, chart, scores, (x, i, j), (a, i, s), (b, s + delta, j), extra + row[s], kept, count, -1)
-            if c1 >= 0:
-                return s, c1
+            if extra + row[s] != NEG:
+                _max_convolve(chart.V, x, i, j, a, i, s, b, s + delta, j, extra + row[s], shift, cap)
+        return -1, -1
+    if shift > 0:  # kept words counted up to 0: no attachment
         return -1, -1
     V, T, tie = chart.V, chart.T, scores.tie
     best = V[x, i, j, 0]
@@ -479,6 +462,125 @@ def _split_rule(mode, chart, scores, to, parts, splits, extra, row, kept, count,
     V[x, i, j, 0] = best
     T[x, i, j] = best_kept
     return -1, -1
+
+
+@kernel(inline="always")
+def _offer_fill_pruned(chart, scores, to, left, right, extra, kept, count, sib):
+    """[FILL_PRUNED] the max fill's offer over the counts each item keeps (:func:`_pruned_offer`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != NEG:
+        _pruned_offer(chart.V, chart.window, x, i, j, a, ai, aj, b, bi, bj, extra, _shift(scores, kept), scores.cap)
+    return -1
+
+
+@kernel(inline="always")
+def _offer_find(chart, scores, to, left, right, extra, kept, count, sib):
+    """[FIND] the count of (a ai aj) in the first derivation through the offer that reaches (x i j)'s value at
+    ``count``, or -1 (:func:`_find_count`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra == NEG:
+        return -1
+    return _find_count(chart.V, chart.T, x, i, j, a, ai, aj, b, bi, bj, extra, _shift(scores, kept), kept,
+                       scores.cap, count, chart.window)
+
+
+@kernel(inline="always")
+def _offer_emit(chart, scores, to, left, right, extra, kept, count, sib):
+    """[EMIT] list the instance in ``chart.edges`` when both antecedents have a derivation in the filled max chart:
+    its conclusion and antecedents as item ids (x * N + i) * N + j, -1 for the (ltri i i) axioms, the semiring's
+    one; for an attachment its modifier and head ((rtrap h m) is (x h m), (ltrap m h) is (x m h)), else -1 -1; and
+    its score (:func:`_list_edge`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != NEG:
+        _list_edge(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, kept, chart.edges, chart.n_edges)
+    return -1
+
+
+@kernel(inline="always")
+def _offer_outside_max(chart, scores, to, left, right, extra, kept, count, sib):
+    """[OUTSIDE_MAX] U[a] max= U[x] + extra + V[b], U[b] max= U[x] + extra + V[a] (:func:`_best_outside`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != NEG:
+        _best_outside(chart.V, chart.outside, x, i, j, a, ai, aj, b, bi, bj, extra, _shift(scores, kept), scores.cap)
+    return -1
+
+
+@kernel(inline="always")
+def _offer_inside_sum(chart, scores, to, left, right, extra, kept, count, sib):
+    """[INSIDE_SUM] V[x] += V[a] * V[b] * extra (:func:`_inside_offer`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != 0.0:
+        _inside_offer(chart.V, x, i, j, a, ai, aj, b, bi, bj, extra, _shift(scores, kept), scores.cap)
+    return -1
+
+
+@kernel(inline="always")
+def _split_inside_sum(chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """[INSIDE_SUM] the sum over the splits (:func:`_inside_split`)."""
+    (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
+    if extra != 0.0:
+        _inside_split(chart.V, x, i, j, a, b, lo, hi, delta, extra, row, _shift(scores, kept), scores.cap)
+    return -1, -1
+
+
+@kernel(inline="always")
+def _offer_outside_sum(chart, scores, to, left, right, extra, kept, count, sib):
+    """[OUTSIDE_SUM] O[a] += O[x] * V[b] * extra, O[b] += O[x] * V[a] * extra, and with ``sib`` >= 0 the posterior
+    mass to the sibling triple (head, ``sib``, modifier) (:func:`_outside_offer`)."""
+    (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
+    if extra != 0.0:
+        _outside_unary(chart.V, chart.outside, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra,
+                       _shift(scores, kept), scores.cap, sib)
+    return -1
+
+
+@kernel(inline="always")
+def _split_outside_sum(chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """[OUTSIDE_SUM] the outside sums over the splits and their posterior mass (:func:`_outside_split`)."""
+    (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
+    if extra != 0.0:
+        _outside_split(chart.V, chart.outside, chart.mass, x, i, j, a, b, lo, hi, delta, extra, row,
+                       _shift(scores, kept), scores.cap, record)
+    return -1, -1
+
+
+def _split_offers(chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """[FILL_PRUNED, FIND, EMIT, OUTSIDE_MAX with counts] every split's ``offer``, in order; FIND stops at the first
+    that reaches the item's value.  Not a kernel itself: ``offer`` is bound in each mode's copy (:func:`_bound`)."""
+    (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
+    if extra == NEG:
+        return -1, -1
+    for s in range(lo, hi):
+        c1 = offer(chart, scores, (x, i, j), (a, i, s), (b, s + delta, j), extra + row[s], kept, count, -1)
+        if c1 >= 0:
+            return s, c1
+    return -1, -1
+
+
+_split_fill_pruned = kernel(inline="always")(_bound(_split_offers, "_split_fill_pruned", offer=_offer_fill_pruned))
+_split_find = kernel(inline="always")(_bound(_split_offers, "_split_find", offer=_offer_find))
+_split_emit = kernel(inline="always")(_bound(_split_offers, "_split_emit", offer=_offer_emit))
+_split_outside_max_counted = kernel(inline="always")(_bound(_split_offers, "_split_outside_max_counted",
+                                                            offer=_offer_outside_max))
+
+
+@kernel(inline="always")
+def _split_outside_max(chart, scores, to, parts, splits, extra, row, kept, count, record):
+    """[OUTSIDE_MAX] without counts U[x] read once for every split (:func:`_best_outside_split`); with counts every
+    split's offer."""
+    if scores.cap > 0:
+        return _split_outside_max_counted(chart, scores, to, parts, splits, extra, row, kept, count, record)
+    (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
+    if extra != NEG:
+        _best_outside_split(chart.V, chart.outside, x, i, j, a, b, lo, hi, delta, extra, row)
+    return -1, -1
+
+
+# Each mode's offer and split rule.
+_MODES = {FILL_MAX: (_offer_fill_max, _split_fill_max), FILL_PRUNED: (_offer_fill_pruned, _split_fill_pruned),
+          FIND: (_offer_find, _split_find), EMIT: (_offer_emit, _split_emit),
+          OUTSIDE_MAX: (_offer_outside_max, _split_outside_max), INSIDE_SUM: (_offer_inside_sum, _split_inside_sum),
+          OUTSIDE_SUM: (_offer_outside_sum, _split_outside_sum)}
 
 
 @kernel(inline="always")
@@ -499,6 +601,7 @@ def _sib_row(mode, sibling, h, m):
     return sibling[h, m, :] if mode == INSIDE_SUM or mode == OUTSIDE_SUM else sibling[h, :, m]
 
 
+
 @kernel(inline="always")
 def _column_item(k, j, backward):
     """The k-th item (x, i) of column j in the order the fill derives them: the cells (i, j) from i = j down to 0, a
@@ -507,104 +610,115 @@ def _column_item(k, j, backward):
     return (LTRI + BOX - x, cell) if backward else (x, j - cell)
 
 
-def _derive(mode):
-    """The kernel that applies every rule concluding (x i j) (i < j; for i = j only [rtri-skip]) in ``mode``:
-    derive(chart, scores, j, item, count), with ``item`` = EVERY for every item of column j, the cells from the
-    narrowest (j j) to the widest (0 j), a cell's items in the order they read each other (box, trapezoids, then the
-    triangles), all in reverse for the outside modes; else for the one item ``item`` = (x * N + i).  This is the only
-    place where the rules are written.  ``mode`` is a constant of each kernel (numba drops the other modes' code:
-    see the modes), and the kernel is a call of its own, one per column (a call passes the records' arrays: one call
-    per item made the free chart's fill 2.7x slower at n = 25; inlining it into the fill compiles for minutes).
+
+def _derive_rules(chart, scores, j, item, count):
+    """Every rule concluding (x i j) (i < j; for i = j only [rtri-skip]) in one mode: for ``item`` = EVERY every
+    item of column j, the cells from the narrowest (j j) to the widest (0 j), a cell's items in the order they read
+    each other (box, trapezoids, then the triangles), all in reverse for the outside modes; else the one item
+    ``item`` = (x * N + i).  This is the only place where the rules are written.
+
+    Not a kernel itself: each mode and order has a copy of it (``_DERIVES``, by :func:`_bound`) in which the names
+    ``MODE``, ``ORDER`` (1 or 2), ``offer`` and ``split_rule`` (the mode's: ``_MODES``) are constants, so numba
+    drops the other modes' and the other order's code before it types anything.  Each copy is a call of its own,
+    made once per column (a call passes the records' arrays: one call per item made the free chart's fill 2.7x
+    slower at n = 25; inlining it into the fill compiles for minutes).
 
     FIND (the backtrace) writes nothing and returns the first rule, split and left count that reach the item's value
     at ``count``, or R_NONE; the other modes return R_NONE.  ``scores.ones`` is the semiring's one per split,
     ``scores.gap[r]`` the scale of the gap between r and r+1 that a rule whose antecedents do not share a word
     bridges (the semiring's one but in scaled probability space: see :class:`ScaledChart`).
     """
-
-    @kernel
-    def derive(chart, scores, j, item, count):
-        N = chart.V.shape[1]
-        n = N - 1
-        one = 1.0 if mode == INSIDE_SUM or mode == OUTSIDE_SUM else 0.0
-        gap, sibling = scores.gap, scores.sibling
-        for k in range(1 if item >= 0 else (j + 1) * (ITEMS - 1)):
-            if item >= 0:
-                x, i = item // N, item % N
-            else:
-                x, i = _column_item(k, j, mode == OUTSIDE_MAX or mode == OUTSIDE_SUM)
-            if i == j and x != RTRI:  # the diagonal's cells have one item with a rule
-                continue
-            attach_right = _times(mode, scores.attach[i, j], scores.kept_bonus)  # attach(i, j): i is the head
-            attach_left = _times(mode, scores.attach[j, i], scores.kept_bonus)  # attach(j, i): j is the head
-            if x == BOX:
-                # [box] (box i j) <- (rtri i r) (ltri r+1 j)
-                s, c1 = _split_rule(mode, chart, scores, (BOX, i, j), (RTRI, LTRI), (i, j, 1), one, gap, 0, count, 0)
+    N = chart.V.shape[1]
+    n = N - 1
+    one = 1.0 if MODE == INSIDE_SUM or MODE == OUTSIDE_SUM else 0.0
+    gap, sibling = scores.gap, scores.sibling
+    for k in range(1 if item >= 0 else (j + 1) * (ITEMS - 1)):
+        if item >= 0:
+            x, i = item // N, item % N
+        else:
+            x, i = _column_item(k, j, MODE == OUTSIDE_MAX or MODE == OUTSIDE_SUM)
+        if i == j and x != RTRI:  # the diagonal's cells have one item with a rule
+            continue
+        attach_right = _times(MODE, scores.attach[i, j], scores.kept_bonus)  # attach(i, j): i is the head
+        attach_left = _times(MODE, scores.attach[j, i], scores.kept_bonus)  # attach(j, i): j is the head
+        if x == BOX:
+            # [box] (box i j) <- (rtri i r) (ltri r+1 j)
+            s, c1 = split_rule(chart, scores, (BOX, i, j), (RTRI, LTRI), (i, j, 1), one, gap, 0, count, 0)
+            if s >= 0:
+                return R_BOX, s, c1
+        elif x == RTRAP and ORDER == 1:
+            # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
+            c1 = offer(chart, scores, (RTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_right, 1, count, -1)
+            if c1 >= 0:
+                return R_RTRAP, 0, c1
+        elif x == LTRAP and ORDER == 1 and i >= 1:
+            # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
+            c1 = offer(chart, scores, (LTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_left, 1, count, -1)
+            if c1 >= 0:
+                return R_LTRAP, 0, c1
+        elif x == RTRAP and ORDER == 2:
+            # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
+            no_sibling = _times(MODE, attach_right, _sib(MODE, sibling, i, i, j))
+            s, c1 = split_rule(chart, scores, (RTRAP, i, j), (SKIP, LTRI), (i, j, 1), no_sibling, gap, 1,
+                               count, 2)
+            if s >= 0:
+                return R_RTRAP_FIRST, s, c1
+            # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
+            if not (scores.single_root and i == 0):
+                s, c1 = split_rule(chart, scores, (RTRAP, i, j), (RTRAP, BOX), (i + 1, j, 0), attach_right,
+                                   _sib_row(MODE, sibling, i, j), 1, count, 1)
                 if s >= 0:
-                    return R_BOX, s, c1
-            elif x == RTRAP and not scores.second_order:
-                # [rtrap] (rtrap h m) <- (box h m) + attach(h, m)
-                c1 = _offer(mode, chart, scores, (RTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_right, 1, count, -1)
-                if c1 >= 0:
-                    return R_RTRAP, 0, c1
-            elif x == LTRAP and not scores.second_order and i >= 1:
-                # [ltrap] (ltrap m h) <- (box m h) + attach(h, m)
-                c1 = _offer(mode, chart, scores, (LTRAP, i, j), (BOX, i, j), (LTRI, 0, 0), attach_left, 1, count, -1)
-                if c1 >= 0:
-                    return R_LTRAP, 0, c1
-            elif x == RTRAP:
-                # [rtrap-first] (rtrap h m) <- (skip h r) (ltri r+1 m) + attach(h, m) + sib(h, h, m)
-                no_sibling = _times(mode, attach_right, _sib(mode, sibling, i, i, j))
-                s, c1 = _split_rule(mode, chart, scores, (RTRAP, i, j), (SKIP, LTRI), (i, j, 1), no_sibling, gap, 1,
-                                    count, 2)
+                    return R_RTRAP_NEXT, s, c1
+        elif x == LTRAP and ORDER == 2 and i >= 1:
+            # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
+            no_sibling = _times(MODE, _times(MODE, attach_left, _sib(MODE, sibling, j, j, i)), gap[j - 1])
+            c1 = offer(chart, scores, (LTRAP, i, j), (RTRI, i, j - 1), (LTRI, j, j), no_sibling, 1, count, j)
+            if c1 >= 0:
+                return R_LTRAP_FIRST, 0, c1
+            # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
+            s, c1 = split_rule(chart, scores, (LTRAP, i, j), (BOX, LTRAP), (i + 1, j, 0), attach_left,
+                               _sib_row(MODE, sibling, j, i), 1, count, 1)
+            if s >= 0:
+                return R_LTRAP_NEXT, s, c1
+        elif x == RTRI:
+            # [rtri-skip] (rtri i j) <- (skip i j)
+            c1 = offer(chart, scores, (RTRI, i, j), (SKIP, i, j), (LTRI, 0, 0), one, 0, count, -1)
+            if c1 >= 0:
+                return R_RTRI_SKIP, 0, c1
+            # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
+            if not (scores.single_root and i == 0 and j < n):
+                s, c1 = split_rule(chart, scores, (RTRI, i, j), (RTRAP, RTRI), (i + 1, j + 1, 0), one,
+                                   scores.ones, 0, count, 0)
                 if s >= 0:
-                    return R_RTRAP_FIRST, s, c1
-                # [rtrap-next] (rtrap h m) <- (rtrap h s) (box s m) + attach(h, m) + sib(h, s, m)
-                if not (scores.single_root and i == 0):
-                    s, c1 = _split_rule(mode, chart, scores, (RTRAP, i, j), (RTRAP, BOX), (i + 1, j, 0), attach_right,
-                                        _sib_row(mode, sibling, i, j), 1, count, 1)
-                    if s >= 0:
-                        return R_RTRAP_NEXT, s, c1
-            elif x == LTRAP and i >= 1:
-                # [ltrap-first] (ltrap m h) <- (rtri m h-1) (ltri h h) + attach(h, m) + sib(h, h, m)
-                no_sibling = _times(mode, _times(mode, attach_left, _sib(mode, sibling, j, j, i)), gap[j - 1])
-                c1 = _offer(mode, chart, scores, (LTRAP, i, j), (RTRI, i, j - 1), (LTRI, j, j), no_sibling, 1, count, j)
-                if c1 >= 0:
-                    return R_LTRAP_FIRST, 0, c1
-                # [ltrap-next] (ltrap m h) <- (box m s) (ltrap s h) + attach(h, m) + sib(h, s, m)
-                s, c1 = _split_rule(mode, chart, scores, (LTRAP, i, j), (BOX, LTRAP), (i + 1, j, 0), attach_left,
-                                    _sib_row(mode, sibling, j, i), 1, count, 1)
-                if s >= 0:
-                    return R_LTRAP_NEXT, s, c1
-            elif x == RTRI:
-                # [rtri-skip] (rtri i j) <- (skip i j)
-                c1 = _offer(mode, chart, scores, (RTRI, i, j), (SKIP, i, j), (LTRI, 0, 0), one, 0, count, -1)
-                if c1 >= 0:
-                    return R_RTRI_SKIP, 0, c1
-                # [rtri] (rtri i j) <- (rtrap i m) (rtri m j)
-                if not (scores.single_root and i == 0 and j < n):
-                    s, c1 = _split_rule(mode, chart, scores, (RTRI, i, j), (RTRAP, RTRI), (i + 1, j + 1, 0), one,
-                                        scores.ones, 0, count, 0)
-                    if s >= 0:
-                        return R_RTRI, s, c1
-            elif x == LTRI and i >= 1:
-                # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
-                s, c1 = _split_rule(mode, chart, scores, (LTRI, i, j), (LTRI, LTRAP), (i, j, 0), one, scores.ones, 0,
-                                    count, 0)
-                if s >= 0:
-                    return R_LTRI, s, c1
-        return R_NONE, 0, 0
-
-    return derive
+                    return R_RTRI, s, c1
+        elif x == LTRI and i >= 1:
+            # [ltri] (ltri i j) <- (ltri i m) (ltrap m j)
+            s, c1 = split_rule(chart, scores, (LTRI, i, j), (LTRI, LTRAP), (i, j, 0), one, scores.ones, 0,
+                               count, 0)
+            if s >= 0:
+                return R_LTRI, s, c1
+    return R_NONE, 0, 0
 
 
-_derive_fill_max = _derive(FILL_MAX)
-_derive_fill_pruned = _derive(FILL_PRUNED)
-_derive_find = _derive(FIND)
-_derive_emit = _derive(EMIT)
-_derive_outside_max = _derive(OUTSIDE_MAX)
-_derive_inside_sum = _derive(INSIDE_SUM)
-_derive_outside_sum = _derive(OUTSIDE_SUM)
+_DERIVES = {(mode, order): kernel(_bound(_derive_rules, f"_derive_{name}_{order}", MODE=mode, ORDER=order,
+                                         offer=_MODES[mode][0], split_rule=_MODES[mode][1]))
+            for mode, name in MODE_NAMES.items() for order in (1, 2)}
+
+
+def _derive(mode, chart, scores, j, item, count):
+    """Apply the rules in ``mode`` (a constant) to column j or to one item (:func:`_derive_rules`): the kernel of
+    ``_DERIVES`` for the mode and the problem's order, which numba picks while it compiles the call (first order:
+    ``scores.sibling`` is None)."""
+    raise TypeError("_derive runs only compiled, with a constant mode")
+
+
+@overload(_derive, prefer_literal=True, jit_options={"_nrt": False})
+def _derive_of(mode, chart, scores, j, item, count):
+    if not isinstance(mode, types.IntegerLiteral):
+        return None
+    order = 1 if isinstance(scores.types[scores.fields.index("sibling")], types.NoneType) else 2
+    derive = _DERIVES[mode.literal_value, order]
+    return lambda mode, chart, scores, j, item, count: derive(chart, scores, j, item, count)
 
 
 @kernel(inline="always")
@@ -691,7 +805,7 @@ def _fill_max(chart, scores):
     then the triangles)."""
     for j in range(chart.V.shape[1]):
         _axioms(FILL_MAX, chart, scores, j)
-        _derive_fill_max(chart, scores, j, EVERY, 0)
+        _derive(FILL_MAX, chart, scores, j, EVERY, 0)
 
 
 @kernel
@@ -708,7 +822,7 @@ def _fill_pruned(chart, scores, trim):
                 if lo > hi:  # no count of the item is kept
                     continue
                 chart.V[x, i, j, lo:hi + 1] = NEG  # a pruned chart is allocated empty: its windows start at -inf
-                _derive_fill_pruned(chart, scores, j, x * N + i, 0)
+                _derive(FILL_PRUNED, chart, scores, j, x * N + i, 0)
                 _trim_window(chart.V, chart.window, bound, slope, floor, x, i, j)
 
 
@@ -716,7 +830,7 @@ def _fill_pruned(chart, scores, trim):
 def _emit(chart, scores):
     """[EMIT] List every rule instance of a filled max chart into ``chart.edges``, in fill order."""
     for j in range(chart.V.shape[1]):
-        _derive_emit(chart, scores, j, EVERY, 0)
+        _derive(EMIT, chart, scores, j, EVERY, 0)
 
 
 @kernel
@@ -724,7 +838,7 @@ def _outside_max(chart, scores):
     """[OUTSIDE_MAX] The max semiring's outside values into ``chart.outside`` (the goal's set by the caller), the
     fill's order reversed."""
     for j in range(chart.V.shape[1] - 1, -1, -1):
-        _derive_outside_max(chart, scores, j, EVERY, 0)
+        _derive(OUTSIDE_MAX, chart, scores, j, EVERY, 0)
 
 
 @kernel
@@ -734,7 +848,7 @@ def _inside_sum(chart, scores):
     for j in range(chart.V.shape[1]):
         _guess_scale(scores.gap, scores.scale, j)
         _axioms(INSIDE_SUM, chart, scores, j)
-        _derive_inside_sum(chart, scores, j, EVERY, 0)
+        _derive(INSIDE_SUM, chart, scores, j, EVERY, 0)
         if j >= 1:
             _normalize_column(chart.V, scores.gap, scores.scale, j)
 
@@ -743,7 +857,7 @@ def _inside_sum(chart, scores):
 def _outside_sum(chart, scores):
     """[OUTSIDE_SUM] Outside sums into ``chart.outside`` (the goal's set by the caller), the fill's order reversed."""
     for j in range(chart.V.shape[1] - 1, -1, -1):
-        _derive_outside_sum(chart, scores, j, EVERY, 0)
+        _derive(OUTSIDE_SUM, chart, scores, j, EVERY, 0)
 
 
 @kernel(inline="always")
@@ -767,7 +881,7 @@ def _backtrace(chart, scores, count, heads, stack):
         x, i, j, c = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        rule, split, c1 = _derive_find(chart, scores, j, x * (n + 1) + i, c)
+        rule, split, c1 = _derive(FIND, chart, scores, j, x * (n + 1) + i, c)
         if rule == R_RTRI_SKIP:
             top = _push(stack, top, SKIP, i, j, c1)
         elif rule == R_RTRI:
@@ -842,18 +956,20 @@ class ChartScores:
 
     attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m): the score of keeping m as a modifier of h
     bigram: np.ndarray
-    sibling: np.ndarray  # sibling[h, s, m] = sib(h, s, m); a (1, 1, 1) placeholder in first order
+    sibling: np.ndarray | None  # sibling[h, s, m] = sib(h, s, m); None in first order
     zeros: np.ndarray  # the per-split score of the rules that have none
-    second_order: bool
     single_root: bool
 
     @classmethod
     def of(cls, problem: Problem) -> ChartScores:
-        second_order = problem.sibling_scores is not None
-        sibling = problem.sibling_scores if second_order else NO_SIBLINGS
         attach = problem.arc_scores.copy()
         attach[:, 1:] += problem.token_scores
-        return cls(attach, problem.bigram_scores, sibling, np.zeros(problem.n + 1), second_order, problem.single_root)
+        return cls(attach, problem.bigram_scores, problem.sibling_scores, np.zeros(problem.n + 1), problem.single_root)
+
+    @property
+    def order(self) -> int:
+        """1, or 2 with sibling scores."""
+        return 1 if self.sibling is None else 2
 
     @property
     def n(self) -> int:
@@ -902,7 +1018,7 @@ class Chart:
         zeros = scores.zeros
         cells = Cells(V=V, T=T, window=pruning.window if pruned else None)
         rules = Scores(bigram=scores.bigram, attach=scores.attach, kept_bonus=float(kept_bonus), sibling=scores.sibling,
-                       ones=zeros, gap=zeros, scale=None, second_order=scores.second_order,
+                       ones=zeros, gap=zeros, scale=None,
                        single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=int(tie))
         if pruned:
             _fill_pruned(cells, rules, (pruning.bound, pruning.slope, float(pruning.floor)))
@@ -976,28 +1092,30 @@ class ScaledChart:
     def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
         """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
         # the sums' version of the kernels: an outside chart (argument 1) instead of None
-        announce_compile((_inside_sum, _outside_sum), "the inside-outside kernels", "25 s")
         scores = ChartScores.of(problem)
+        order = scores.order
+        announce_compile((_DERIVES[INSIDE_SUM, order], _DERIVES[OUTSIDE_SUM, order]),
+                         f"the {ORDER_NAMES[order]} inside-outside kernels", "10 s")
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
             attach = np.exp(scores.attach)
-        sibling, largest = NO_SIBLINGS, attach.max(initial=0.0)
-        if scores.second_order:
+        sibling, largest = None, attach.max(initial=0.0)
+        if scores.order == 2:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
         cells = Cells(V=V)
         rules = Scores(bigram=scores.bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
-                       gap=np.ones(n + 1), scale=np.zeros(n + 1), second_order=scores.second_order,
+                       gap=np.ones(n + 1), scale=np.zeros(n + 1),
                        single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=0)
         _inside_sum(cells, rules)
         return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
 
     @property
     def second_order(self) -> bool:
-        return bool(self._scores.second_order)
+        return self._scores.sibling is not None
 
     @property
     def goal(self) -> np.ndarray:
@@ -1056,7 +1174,8 @@ def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
     mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
     every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)
-    announce_compile((_fill_max, _emit), "the hook-trick chart's fill and hyperedge listing", "20 s")
+    announce_compile((_DERIVES[FILL_MAX, scores.order], _DERIVES[EMIT, scores.order]),
+                     f"the hook-trick chart's {ORDER_NAMES[scores.order]} fill and hyperedge listing", "5 s")
     n = scores.n
     N = n + 1
     chart = Chart.fill(scores)  # the max chart: which items have a derivation

@@ -348,7 +348,7 @@ def _batched(batch: ProblemBatch, with_marginals: bool, jobs: int) -> tuple[np.n
     B = len(batch)
     if batch.second_order:
         return np.full(B, NEG), np.zeros(B, bool), None, None, None
-    announce_compile((_infer_many,), "the batch inside-outside kernel", "5 s")
+    announce_compile((_infer_many,), "the batch inside-outside kernel", "10 s")
     plans = [_goal_counts(n, lo, hi) for n, lo, hi in zip(batch.sizes.tolist(), batch.min_length.tolist(),
                                                            batch.max_length.tolist())]
     width = max(len(goal) for _, _, goal in plans)
