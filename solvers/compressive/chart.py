@@ -712,7 +712,7 @@ def _derive(mode, chart, scores, j, item, count):
     raise TypeError("_derive runs only compiled, with a constant mode")
 
 
-@overload(_derive, prefer_literal=True, jit_options={"_nrt": False})
+@overload(_derive, prefer_literal=True, inline="always", jit_options={"_nrt": False})
 def _derive_of(mode, chart, scores, j, item, count):
     if not isinstance(mode, types.IntegerLiteral):
         return None
