@@ -34,9 +34,14 @@ class Capabilities:
                             is not None, problem.n, all_lengths)
 
     def reasons_unsupported(self, batch: ProblemBatch) -> list[str | None]:
-        """:meth:`reason_unsupported` of every sentence of a batch, read from its arrays."""
+        """:meth:`reason_unsupported` of every sentence of a batch, read from its arrays (once per length mode when
+        every sentence is within ``max_n``)."""
+        modes = batch.length_modes().tolist()
+        if self.max_n is None or int(batch.sizes.max(initial=0)) <= self.max_n:
+            reasons = {mode: self._reason(mode, batch.single_root, batch.second_order, 0, False) for mode in set(modes)}
+            return [reasons[mode] for mode in modes]
         return [self._reason(mode, batch.single_root, batch.second_order, n, False)
-                for mode, n in zip(batch.length_modes().tolist(), batch.sizes.tolist())]
+                for mode, n in zip(modes, batch.sizes.tolist())]
 
     def _reason(self, mode: str, single_root: bool, second_order: bool, n: int, all_lengths: bool) -> str | None:
         if mode not in self.lengths:

@@ -23,9 +23,16 @@ The chart's kernels are defined with :func:`kernel`: :func:`njit`, cached, and w
 no atomic increments per call (with them hook-dp and resource-dp ran 1.6-7x slower).  Kernels that allocate (the
 marginals, the signature DP, the pruned path's windows) use :func:`njit` with numba's runtime.
 
+numba's cache checks a kernel against its own source file only: a kernel that calls kernels of another module (the
+batch kernels call the chart's) would load its stale compiled code after that module changed.  So the kernels of this
+package are stamped with every kernel module's (``KERNEL_SOURCES``: their modification times and sizes), and a change
+to any of them compiles them all again (about 6 s for a first solve: reports/performance/compile.txt).
+
 Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above);
 ``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and the two members of ``Cache`` it
-calls, ``_load_overload`` and ``_guard_against_spurious_io_errors``, and ``_py_func``; ``numba.core.runtime.rtsys
+calls, ``_load_overload`` and ``_guard_against_spurious_io_errors``, and ``_py_func``;
+``numba.core.caching._SourceFileBackedLocatorMixin.get_source_stamp`` (replaced, for our kernel modules only) and its
+``_py_file``; ``numba.core.runtime.rtsys
 .initialize`` (public in numba's runtime module); and a dispatcher's ``_cache._cache_file._load_index()``, which
 ``compressive.chart.announce_compile`` reads to say whether a first call will compile (any error there: it says
 nothing).
@@ -39,7 +46,9 @@ nothing).
 
 from __future__ import annotations
 
+import functools
 import inspect
+from pathlib import Path
 from typing import Any, Callable
 
 import numba
@@ -47,6 +56,8 @@ from numba.core import caching
 from numba.core.runtime import rtsys
 
 MARK = "_loads_without_registries"  # set on every function njit defines (numba's Cache keeps the function)
+HERE = Path(__file__).resolve().parent
+KERNEL_SOURCES = ("jit.py", "compressive/*.py", "signature/*.py")  # the modules whose kernels share one stamp
 
 
 def njit(*args: Any, **options: Any) -> Callable:
@@ -71,6 +82,18 @@ def kernel(*args: Any, **options: Any) -> Callable:
     return njit(*args, **{"cache": True, "_nrt": False, **options})
 
 
+def sources_stamp(paths: list[Path]) -> tuple:
+    """What changes when any of ``paths`` changes: each file's path, modification time and size."""
+    return tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in paths)
+
+
+@functools.cache
+def _kernel_sources() -> tuple[frozenset[str], tuple]:
+    """The kernel modules of this package (resolved paths) and their stamp, once per process."""
+    paths = sorted(path.resolve() for pattern in KERNEL_SOURCES for path in HERE.glob(pattern))
+    return frozenset(map(str, paths)), sources_stamp(paths)
+
+
 def _install() -> None:
     """Make numba's cache load the kernels :func:`njit` defines without refreshing its registries: numba's own
     ``load_overload`` less its first line (``target_context.refresh()``), the runtime started instead."""
@@ -90,6 +113,14 @@ def _install() -> None:
 
     setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload
+
+    numba_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
+
+    def get_source_stamp(self):
+        files, stamp = _kernel_sources()
+        return stamp if str(Path(self._py_file).resolve()) in files else numba_stamp(self)
+
+    caching._SourceFileBackedLocatorMixin.get_source_stamp = get_source_stamp
 
 
 _install()

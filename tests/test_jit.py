@@ -80,3 +80,18 @@ def test_a_numba_whose_internals_differ_loads_through_numbas_own_path(tmp_path):
         run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, timeout=300)
         assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["6.0 [0.0, 0.5, 1.0] True", "2 True"]  # loaded by numba's path: refreshed
+
+
+def test_a_change_to_any_kernel_module_is_a_change_to_every_kernel(tmp_path):
+    from compbench_solvers.compressive.batch import _decode_many
+    from compbench_solvers.compressive.chart import _DERIVES, FILL_MAX
+    from compbench_solvers.jit import sources_stamp
+
+    # the batch kernel links the chart's rules: both carry the stamp of every kernel module, not their own file's
+    assert _decode_many._cache._cache_file._source_stamp == _DERIVES[FILL_MAX, 1]._cache._cache_file._source_stamp
+    files = [tmp_path / "a.py", tmp_path / "b.py"]
+    for file in files:
+        file.write_text("x = 1\n")
+    before = sources_stamp(files)
+    os.utime(files[1], ns=(0, 10**9))
+    assert sources_stamp(files) != before
