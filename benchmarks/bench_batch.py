@@ -11,7 +11,9 @@ median of ``--repeats`` rounds, the rows alternated within a round (this machine
 ``hook-dp`` solve at n = 25 (the single-problem path, median of 1000 calls in a fresh process each round, for this
 code and the baseline's), the batch's compiled decoding alone (``decode``: the kernel calls, no ``Solution`` built)
 with ``jobs`` = 1 and 2, and the machine's own ceiling for ``jobs`` = 2: a numba loop that releases the GIL, the
-same work on 1 and on 2 threads (2 x the work per second of two threads over one thread's).  Writes reports/performance/batch.txt.
+same work on 1 and on 2 threads (2 x the work per second of two threads over one thread's), and the decode kernel's
+own: two threads decoding the same 512 sentences 8 times over into arrays of their own.  Writes
+reports/performance/batch.txt.
 """
 
 from __future__ import annotations
@@ -90,6 +92,29 @@ def thread_ceiling(steps: int = 50_000_000) -> float:
     return two / one
 
 
+def kernel_ceiling(batch: compbench.ProblemBatch, sentences: int = 512, times: int = 8) -> float:
+    """Work per second on two threads over one thread's, for the decode kernel itself: each thread decodes the same
+    ``sentences`` of the batch ``times`` over (they stay in cache) into work and output arrays of its own (no part
+    scheduling, no answers built)."""
+    from compbench_solvers.compressive.batch import ITEMS, OUT, PARAMS, _decode_many, _new_work
+
+    part = batch.take(list(range(min(sentences, len(batch)))))
+    width, N = part.max_n + 1, int(part.sizes.max()) + 1
+    arrays = (part.token_scores, part.arc_scores, part.bigram_scores, part.sibling_scores, part.sizes,
+              part.single_root, np.zeros((len(part), PARAMS), np.int64), np.zeros(len(part)), np.int64(-1))
+    order = np.tile(np.arange(len(part)), times)
+
+    def run(_: int = 0) -> None:
+        _decode_many(*arrays, *_new_work(ITEMS * N * N, N), np.full(len(part) * width, -1, np.int64),
+                     np.zeros((len(part), OUT)), order)
+
+    run()
+    one = rate(run, 1)
+    with ThreadPoolExecutor(2) as pool:
+        two = rate(lambda: list(pool.map(run, [0, 1])), 2)
+    return two / one
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
@@ -114,7 +139,7 @@ def main() -> None:
     solver.solve_many(batch, jobs=2)
     compbench.log_partition_many(batch, jobs=2)
     rows: dict[str, list[float]] = {}
-    ceilings = []
+    ceilings, kernel_ceilings = [], []
     free = np.zeros((len(batch), 4), np.int64)
     for _ in range(args.repeats):
         for jobs in (1, 2):
@@ -133,6 +158,7 @@ def main() -> None:
             for name, value in found.items():
                 rows.setdefault(f"{name} (baseline)", []).append(value)
         ceilings.append(thread_ceiling())
+        kernel_ceilings.append(kernel_ceiling(batch))
     median = {name: statistics.median(values) for name, values in rows.items()}
     lines.append(f"# {args.size} sentences, n = {args.n} (gaussian, free length); sentences per second, median of "
                  f"{args.repeats} rounds; baseline: {args.baseline or 'none'}")
@@ -151,6 +177,8 @@ def main() -> None:
                 lines.append(f"{task}: batch / baseline list, jobs={jobs}         {ratio:8.2f}x")
     lines.append(f"this machine's ceiling for jobs=2 (a GIL-free numba loop, 2 threads / 1)  "
                  f"{statistics.median(ceilings):.2f}x")
+    lines.append(f"the decode kernel's own ceiling (2 threads / 1, private arrays, a cached batch)  "
+                 f"{statistics.median(kernel_ceilings):.2f}x")
     lines.append(machine_line("at the end"))
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
