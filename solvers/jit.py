@@ -73,13 +73,16 @@ def njit(*args: Any, **options: Any) -> Callable:
     return define
 
 
+NO_REFERENCE_COUNTS = {"_nrt": False}  # the one place that flag is set (see the module docstring)
+
+
 def kernel(*args: Any, **options: Any) -> Callable:
-    """A chart kernel: :func:`njit` with ``cache=True`` and ``_nrt=False`` (the one place that flag is set; see the
-    module docstring), and any other option or a signature as numba takes them: ``@kernel``,
-    ``@kernel(inline="always")``, ``@kernel(types.void(...))``."""
+    """A chart kernel: :func:`njit` with ``cache=True`` and ``NO_REFERENCE_COUNTS``, and any other option or a
+    signature as numba takes them: ``@kernel``, ``@kernel(inline="always")``, ``@kernel(types.void(...))``.  (An
+    ``overload`` that a kernel calls takes ``jit_options=NO_REFERENCE_COUNTS``.)"""
     if len(args) == 1 and not options and inspect.isfunction(args[0]):
         return kernel()(args[0])
-    return njit(*args, **{"cache": True, "_nrt": False, **options})
+    return njit(*args, **{"cache": True, **NO_REFERENCE_COUNTS, **options})
 
 
 def sources_stamp(paths: list[Path]) -> tuple:

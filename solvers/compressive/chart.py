@@ -72,7 +72,7 @@ from numba.extending import overload
 
 from compbench import Problem
 
-from ..jit import kernel
+from ..jit import NO_REFERENCE_COUNTS, kernel
 
 # What the count dimension counts.
 NONE, KEPT, DROPPED = 0, 1, 2
@@ -712,7 +712,7 @@ def _derive(mode, chart, scores, j, item, count):
     raise TypeError("_derive runs only compiled, with a constant mode")
 
 
-@overload(_derive, prefer_literal=True, inline="always", jit_options={"_nrt": False})
+@overload(_derive, prefer_literal=True, inline="always", jit_options=NO_REFERENCE_COUNTS)
 def _derive_of(mode, chart, scores, j, item, count):
     if not isinstance(mode, types.IntegerLiteral):
         return None
