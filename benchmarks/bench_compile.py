@@ -64,9 +64,10 @@ t = time.perf_counter(); call(); second = time.perf_counter() - t
 print(json.dumps({"import": imported, "first": first, "second": second}))
 '''
 
-GROUPS = ["decode first order (hook-dp solve)", "decode second order (hook-dp solve)", "resource-dp solve (counted chart)",
-          "pruned-dp solve (pruned chart fill and backtrace)", "resource-dp all_lengths", "marginals first order",
-          "marginals second order", "hyperedge listing (hypergraph)", "tree_marginals_many", "signature-dp solve"]
+GROUPS = ["decode first order (hook-dp solve)", "decode second order (hook-dp solve)",
+          "resource-dp solve (counted chart)", "pruned-dp solve (pruned chart fill and backtrace)",
+          "resource-dp all_lengths", "marginals first order", "marginals second order",
+          "hyperedge listing (hypergraph)", "tree_marginals_many", "signature-dp solve"]
 
 
 def fresh_env(cache: str) -> dict[str, str]:

@@ -25,10 +25,11 @@ marginals, the signature DP, the pruned path's windows) use :func:`njit` with nu
 
 numba's cache checks a kernel against its own source file only: a kernel that calls kernels of another module (the
 batch kernels call the chart's) would load its stale compiled code after that module changed.  So the kernels of this
-package are stamped with every kernel module's (``KERNEL_SOURCES``: their modification times and sizes), and a change
-to any of them compiles them all again (about 6 s for a first solve: reports/performance/compile.txt).
+package are stamped with the contents of every kernel module (``KERNEL_SOURCES``), and a change to any of them
+compiles them all again (a first solve then compiles for a few seconds: reports/performance/compile.txt).
 
-Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above);
+Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above; set in
+``NO_REFERENCE_COUNTS``, which kernels and an ``overload`` they call take);
 ``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and the two members of ``Cache`` it
 calls, ``_load_overload`` and ``_guard_against_spurious_io_errors``, and ``_py_func``;
 ``numba.core.caching._SourceFileBackedLocatorMixin.get_source_stamp`` (replaced, for our kernel modules only) and its
@@ -47,6 +48,7 @@ nothing).
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 from pathlib import Path
 from typing import Any, Callable
@@ -57,7 +59,8 @@ from numba.core.runtime import rtsys
 
 MARK = "_loads_without_registries"  # set on every function njit defines (numba's Cache keeps the function)
 HERE = Path(__file__).resolve().parent
-KERNEL_SOURCES = ("jit.py", "compressive/*.py", "signature/*.py")  # the modules whose kernels share one stamp
+KERNEL_SOURCES = ("jit.py", "compressive/batch.py", "compressive/chart.py", "compressive/marginals.py",
+                  "compressive/pruned.py", "signature/chart.py")  # the modules whose kernels share one cache stamp
 
 
 def njit(*args: Any, **options: Any) -> Callable:
@@ -85,15 +88,19 @@ def kernel(*args: Any, **options: Any) -> Callable:
     return njit(*args, **{"cache": True, **NO_REFERENCE_COUNTS, **options})
 
 
-def sources_stamp(paths: list[Path]) -> tuple:
-    """What changes when any of ``paths`` changes: each file's path, modification time and size."""
-    return tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in paths)
+def sources_stamp(paths: list[Path]) -> str:
+    """What changes when any of ``paths`` changes: a sha256 of their names and contents (numba stamps one file by
+    its contents too)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 @functools.cache
-def _kernel_sources() -> tuple[frozenset[str], tuple]:
+def _kernel_sources() -> tuple[frozenset[str], str]:
     """The kernel modules of this package (resolved paths) and their stamp, once per process."""
-    paths = sorted(path.resolve() for pattern in KERNEL_SOURCES for path in HERE.glob(pattern))
+    paths = [(HERE / name).resolve() for name in KERNEL_SOURCES]
     return frozenset(map(str, paths)), sources_stamp(paths)
 
 
@@ -120,8 +127,13 @@ def _install() -> None:
     numba_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
 
     def get_source_stamp(self):
-        files, stamp = _kernel_sources()
-        return stamp if str(Path(self._py_file).resolve()) in files else numba_stamp(self)
+        try:
+            files, stamp = _kernel_sources()
+            if str(Path(self._py_file).resolve()) in files:
+                return stamp
+        except Exception:  # a kernel module unreadable: numba's own stamp of the one file
+            pass
+        return numba_stamp(self)
 
     caching._SourceFileBackedLocatorMixin.get_source_stamp = get_source_stamp
 

@@ -83,15 +83,25 @@ def test_a_numba_whose_internals_differ_loads_through_numbas_own_path(tmp_path):
 
 
 def test_a_change_to_any_kernel_module_is_a_change_to_every_kernel(tmp_path):
-    from compbench_solvers.compressive.batch import _decode_many
+    import numba
+
+    from compbench_solvers.compressive.batch import _DECODE_MANY
     from compbench_solvers.compressive.chart import _DERIVES, FILL_MAX
     from compbench_solvers.jit import sources_stamp
 
     # the batch kernel links the chart's rules: both carry the stamp of every kernel module, not their own file's
-    assert _decode_many._cache._cache_file._source_stamp == _DERIVES[FILL_MAX, 1]._cache._cache_file._source_stamp
+    assert _DECODE_MANY[1]._cache._cache_file._source_stamp == _DERIVES[FILL_MAX, 1]._cache._cache_file._source_stamp
+    user = tmp_path / "user.py"  # a user's own cached function keeps numba's stamp of its own file
+    user.write_text("def twice(x):\n    return 2 * x\n")
+    namespace = {}
+    exec(compile(user.read_text(), str(user), "exec"), namespace)
+    plain = numba.njit(cache=True)(namespace["twice"])
+    assert plain._cache._cache_file._source_stamp != _DECODE_MANY[1]._cache._cache_file._source_stamp
     files = [tmp_path / "a.py", tmp_path / "b.py"]
     for file in files:
         file.write_text("x = 1\n")
     before = sources_stamp(files)
     os.utime(files[1], ns=(0, 10**9))
+    assert sources_stamp(files) == before  # contents, not times: a checkout of the same files compiles nothing
+    files[1].write_text("x = 2\n")
     assert sources_stamp(files) != before

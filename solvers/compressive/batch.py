@@ -20,8 +20,8 @@ import numpy as np
 from compbench import Problem, ProblemBatch
 
 from ..jit import kernel
-from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace, _fill_max,
-                    _inside_sum, _outside_sum)
+from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace, _bound,
+                    _fill_max, _inside_sum, _outside_sum)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
 OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
@@ -42,13 +42,20 @@ def best_count(goal, counting, n, lo, hi):
     return count
 
 
-@kernel(nogil=True)
-def _decode_many(token, arc, bigram, sibling, sizes, single_root, params, kept_bonus, tie, V_flat, T_flat, attach_flat,
-                 zeros, stack, heads, out, order):
+ORDER = None  # bound in each order's copy of _decode_sentences (:func:`compbench_solvers.compressive.chart._bound`)
+
+
+def _decode_sentences(token, arc, bigram, sibling, sizes, single_root, params, kept_bonus, tie, V_flat, T_flat,
+                      attach_flat, zeros, stack, heads, out, order):
     """Fill and backtrace the charts of the sentences ``order`` lists (a batch's padded arrays, ``sizes`` per
     sentence; ``params`` per sentence: what it counts up to which cap, and its lengths lo..hi; ``kept_bonus`` added
     to each kept word): ``heads`` (B x (N+1) flat, all -1) gets each sentence's best derivation among the counts of
-    its lengths (:func:`best_count`), ``out`` its count, its objective (-inf: none) and its kept words."""
+    its lengths (:func:`best_count`), ``out`` its count, its objective (-inf: none) and its kept words.
+
+    Not a kernel itself: each order has a copy (``_DECODE_MANY``) in which ``ORDER`` is a constant, so that a
+    sentence's sibling scores are None in first order and an array in second, never optional (numba decides
+    ``sibling is None`` at compile time only for an argument typed None); their type picks the order's rules
+    (:func:`compbench_solvers.compressive.chart._derive`)."""
     width = heads.shape[0] // sizes.shape[0]
     for k in order:
         n = sizes[k]
@@ -69,7 +76,7 @@ def _decode_many(token, arc, bigram, sibling, sizes, single_root, params, kept_b
         ones = zeros[:N]
         chart = Cells(V=V, T=T, window=None, outside=None, mass=None, edges=None, n_edges=None)
         scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=kept_bonus[k],
-                        sibling=None if sibling is None else sibling[k], ones=ones, gap=ones, scale=None,
+                        sibling=sibling[k] if ORDER == 2 else None, ones=ones, gap=ones, scale=None,
                         single_root=single_root, counting=counting, cap=cap, tie=tie)
         _fill_max(chart, scores)
         count = best_count(V[RTRI, 0, n], counting, n, lo, hi)
@@ -77,6 +84,15 @@ def _decode_many(token, arc, bigram, sibling, sizes, single_root, params, kept_b
         out[k, 1] = V[RTRI, 0, n, count]
         out[k, 2] = T[RTRI, 0, n] if counting == NONE else (count if counting == KEPT else n - count)
         _backtrace(chart, scores, count, heads[k * width:k * width + N], stack)
+
+
+_DECODE_MANY = {order: kernel(nogil=True)(_bound(_decode_sentences, f"_decode_many_{order}", ORDER=order))
+                for order in (1, 2)}
+
+
+def _decode_many(token, arc, bigram, sibling, *arguments) -> None:
+    """:func:`_decode_sentences` compiled for the batch's order (``sibling`` None: first order)."""
+    _DECODE_MANY[1 if sibling is None else 2](token, arc, bigram, sibling, *arguments)
 
 
 _scratch = threading.local()  # each thread's work arrays for the one-problem path, grown when needed

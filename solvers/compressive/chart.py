@@ -46,8 +46,8 @@ time (the box and next-sibling rules are O(n^3) like the first-order ones).
 
 The chart stores scores only (and, in the max semiring, the kept count that breaks ties), no backpointers: the
 convolution's inner loop is then a bare max-plus step.  The backtrace asks each item of the best derivation which
-of its rules reaches its value (:func:`_derive` in FIND mode, the same code that filled it, so the candidate scores
-are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
+of its rules reaches its value (:func:`_derive_rules` in FIND mode, the same code that filled it, so the candidate
+scores are bit-identical): O(n) items times one cell's rules, O(n^2 d) in all.
 
 OUTSIDE_MAX is the max semiring's outside pass, the same rules with max passing the best completion of each item
 down to its antecedents (:meth:`Chart.best_outside`; ``pruned-dp`` bounds the counted chart with it).  FILL_PRUNED
@@ -68,6 +68,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import types
+from numba.core.errors import TypingError
 from numba.extending import overload
 
 from compbench import Problem
@@ -136,7 +137,8 @@ class Scores(NamedTuple):
     bigram: np.ndarray  # bigram[i, j]: j follows i (j = n+1: </s>)
     attach: np.ndarray  # attach[h, m] = arc(h, m) + token(m) (exp of it in scaled probability space)
     kept_bonus: float  # ⊗ every attachment (the Lagrange multiplier of the length; the semiring's one when none)
-    sibling: np.ndarray | None  # sib(h, s, m) as :func:`_sib` reads it; first order: None (the kernels' order)
+    sibling: np.ndarray | None  # sib(h, s, m) as :func:`_sib` reads it; None in first order (its type picks the
+    #                             first- or second-order rules: :func:`_derive`)
     ones: np.ndarray  # (N,) the semiring's one per split
     gap: np.ndarray  # (N,) gap[r]: the scale a rule bridges between r and r+1 (see :class:`ScaledChart`)
     scale: np.ndarray | None  # (N,) the scaled chart's potential (written by INSIDE_SUM); None in the max semiring
@@ -343,11 +345,18 @@ def _outside_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, 
             _add_sibling_mass(mass, x, i, j, s if record == 1 else head, w * va * vb)
 
 
+# What :func:`_bound` binds in each kernel's copy of :func:`_split_offers` and :func:`_derive_rules`: the mode, the
+# order (1 or 2), the mode's offer and split rule.  Unbound here (numba cannot compile a call of None).
+MODE = ORDER = offer = split_rule = None
+
+
 def _bound(function: FunctionType, name: str, **names: object) -> FunctionType:
     """A copy of ``function`` named ``name`` in which the global ``names`` have the values given.  numba reads a
     function's globals as constants when it compiles it, so each copy compiles to a kernel of its own, holding the
     code of what is bound (numba's cache files are named by the function's qualified name: one per copy).  The
     copy sees the module's globals as they are when it is made."""
+    unused = set(names) - set(function.__code__.co_names)
+    assert not unused, f"{function.__name__} reads no global {sorted(unused)}"
     code = function.__code__.replace(co_name=name, co_qualname=name)
     copy = FunctionType(code, {**function.__globals__, **names}, name, function.__defaults__)
     copy.__doc__, copy.__module__ = function.__doc__, function.__module__
@@ -401,7 +410,6 @@ def _pruned_offer(V, w, x, i, j, a, ai, aj, b, bi, bj, extra, shift, cap):
         for c2 in range(max(lo_b, lo_x - shift - c1), min(top_b, hi_x - shift - c1) + 1):
             c = c1 + c2 + shift
             V[x, i, j, c] = max(V[x, i, j, c], va + V[b, bi, bj, c2])
-
 
 
 @kernel(inline="always")
@@ -526,7 +534,7 @@ def _split_inside_sum(chart, scores, to, parts, splits, extra, row, kept, count,
 @kernel(inline="always")
 def _offer_outside_sum(chart, scores, to, left, right, extra, kept, count, sib):
     """[OUTSIDE_SUM] O[a] += O[x] * V[b] * extra, O[b] += O[x] * V[a] * extra, and with ``sib`` >= 0 the posterior
-    mass to the sibling triple (head, ``sib``, modifier) (:func:`_outside_offer`)."""
+    mass to the sibling triple (head, ``sib``, modifier) (:func:`_outside_unary`)."""
     (x, i, j), (a, ai, aj), (b, bi, bj) = to, left, right
     if extra != 0.0:
         _outside_unary(chart.V, chart.outside, chart.mass, x, i, j, a, ai, aj, b, bi, bj, extra,
@@ -601,14 +609,12 @@ def _sib_row(mode, sibling, h, m):
     return sibling[h, m, :] if mode == INSIDE_SUM or mode == OUTSIDE_SUM else sibling[h, :, m]
 
 
-
 @kernel(inline="always")
 def _column_item(k, j, backward):
     """The k-th item (x, i) of column j in the order the fill derives them: the cells (i, j) from i = j down to 0, a
     cell's items from BOX to LTRI; ``backward`` (the outside modes): all in reverse."""
     cell, x = k // (ITEMS - 1), BOX + k % (ITEMS - 1)
     return (LTRI + BOX - x, cell) if backward else (x, j - cell)
-
 
 
 def _derive_rules(chart, scores, j, item, count):
@@ -716,7 +722,10 @@ def _derive(mode, chart, scores, j, item, count):
 def _derive_of(mode, chart, scores, j, item, count):
     if not isinstance(mode, types.IntegerLiteral):
         return None
-    order = 1 if isinstance(scores.types[scores.fields.index("sibling")], types.NoneType) else 2
+    sibling = scores.types[scores.fields.index("sibling")]
+    if not isinstance(sibling, (types.NoneType, types.Array)):
+        raise TypingError(f"the sibling scores must be None (first order) or an array (second order), not {sibling}")
+    order = 1 if isinstance(sibling, types.NoneType) else 2
     derive = _DERIVES[mode.literal_value, order]
     return lambda mode, chart, scores, j, item, count: derive(chart, scores, j, item, count)
 
@@ -1038,7 +1047,7 @@ class Chart:
     def best_outside(self) -> np.ndarray:
         """The max semiring's outside values (items x N x N x counts): the best score of a completion of each item
         into a derivation of the goal at each count (the goal's count; -inf: none) under the same kept bonus, by the
-        rules of the fill run in reverse (:func:`_derive` in OUTSIDE_MAX mode)."""
+        rules of the fill run in reverse (:func:`_derive_rules` in OUTSIDE_MAX mode)."""
         U = np.full_like(self._cells.V, NEG)
         n = U.shape[1] - 1
         U[RTRI, 0, n] = 0.0
@@ -1091,18 +1100,17 @@ class ScaledChart:
     @classmethod
     def fill(cls, problem: Problem, *, counting: str = "none", cap: int = 0) -> ScaledChart:
         """Inside over ``problem``'s chart counting ``counting`` words up to ``cap``."""
-        # the sums' version of the kernels: an outside chart (argument 1) instead of None
         scores = ChartScores.of(problem)
         order = scores.order
         announce_compile((_DERIVES[INSIDE_SUM, order], _DERIVES[OUTSIDE_SUM, order]),
-                         f"the {ORDER_NAMES[order]} inside-outside kernels", "10 s")
+                         f"the {ORDER_NAMES[order]} inside-outside kernels", "10-15 s")
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
             attach = np.exp(scores.attach)
         sibling, largest = None, attach.max(initial=0.0)
-        if scores.order == 2:
+        if order == 2:
             sibling, largest_sibling = _exp_siblings(scores.sibling)
             largest = max(largest, largest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
@@ -1170,7 +1178,7 @@ def max_hyperedges(n: int) -> int:
 
 
 def hypergraph(problem: Problem | ChartScores) -> Hypergraph:
-    """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive` in EMIT
+    """The hyperedges of ``problem``'s deduction system, listed by the rules themselves (:func:`_derive_rules` in EMIT
     mode) after the max chart is filled: first the [skip] axioms (no antecedents, their score as [skip] set it), then
     every rule instance in fill order, so that every hyperedge follows those that conclude its antecedents."""
     scores = problem if isinstance(problem, ChartScores) else ChartScores.of(problem)

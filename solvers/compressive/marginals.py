@@ -1,7 +1,7 @@
 """log Z and posterior marginals by inside and outside over the hook-trick chart, in two engines.
 
 **The scaled chart** (:class:`compbench_solvers.compressive.chart.ScaledChart`, used first): inside and outside are two more
-modes of the rules that fill and backtrace the max chart (``_derive``), in the sum-product semiring on scaled
+modes of the rules that fill and backtrace the max chart (``_derive_rules``), in the sum-product semiring on scaled
 probabilities.  Inside sums I[x] += I[a] I[b] score(e) over every rule instance e = (x <- a b); outside, in the
 reverse order, O[a] += O[x] I[b] score(e) and O[b] += O[x] I[a] score(e); an item's posterior is O[x] I[x] / Z.
 An item's marginal gives an arc ((rtrap h m), (ltrap m h)) or a bigram ((skip i j): i and j+1 consecutive); second
@@ -13,13 +13,12 @@ does not depend on the batch it came in), second-order ones through :class:`Scal
 every value stayed in the safe range (:data:`SAFE`); otherwise --
 
 **the log-space engine** answers (about ten times slower, exact at any temperature):
-:func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system (``_derive`` in EMIT
-mode), and the two passes below are the generic semiring algorithms over that list (Goodman 1999) with ⊕ =
-log-sum-exp and ⊗ = +; the convolutions of count vectors run on numbers scaled per vector, in log space where
-their spreads are too wide.  A hyperedge's posterior goes to what it scores: an attachment (h -> m) to token m, arc
-(h, m) and, in second order, the sibling triple (h, s, m), where s is read off its antecedents ((rtrap h s) in
-[rtrap-next], (ltrap s h) in [ltrap-next], s = h in the [*-first] rules); a [skip] axiom (skip i j) to bigram
-(i, j+1).
+:func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system
+(``_derive_rules`` in EMIT mode), and the two passes below are the generic semiring algorithms over that list (Goodman
+1999) with ⊕ = log-sum-exp and ⊗ = +; the convolutions of count vectors run on numbers scaled per vector, in log space
+where their spreads are too wide.  A hyperedge's posterior goes to what it scores: an attachment (h -> m) to token m,
+arc (h, m) and, in second order, the sibling triple (h, s, m), where s is read off its antecedents ((rtrap h s) in
+[rtrap-next], (ltrap s h) in [ltrap-next], s = h in the [*-first] rules); a [skip] axiom (skip i j) to bigram (i, j+1).
 
 Every projective tree over every kept set is exactly one derivation (``tests/test_ilp.py`` counts them), so Z sums
 exp(objective) over the solutions exactly once each.
