@@ -8,8 +8,8 @@ current directory shadows neither), and each process times every row once: a war
 load), then ``calls`` calls, and reports the mean seconds per call.  The report gives each row's median over the
 rounds, old and new, and new/old; a row above ``--slower`` (1.10) is rerun once (``--confirm-rounds`` rounds) to
 confirm.  Rows (gaussian problems of compbench.generate, seed 0): hook-dp solve at free length, n = 25 and n = 100;
-resource-dp solve n = 25, m = 11; compbench.marginals and compbench.log_partition at n = 25, free length;
-compbench.solve_many of 1,024 problems n = 10, hook-dp, jobs=1.
+resource-dp solve n = 25, m = 11; both at n = 25 again in second order; compbench.marginals and
+compbench.log_partition at n = 25, free length; compbench.solve_many of 1,024 problems n = 10, hook-dp, jobs=1.
 """
 
 from __future__ import annotations
@@ -34,11 +34,14 @@ rows = json.loads(sys.argv[1])
 g = compbench.generate
 hook, resource = compbench.get_solver("hook-dp"), compbench.get_solver("resource-dp")
 p25, p100, p25m = g("gaussian", 25, seed=0), g("gaussian", 100, seed=0), g("gaussian", 25, seed=0, length=11)
+s25, s25m = g("gaussian", 25, seed=0, second_order=True), g("gaussian", 25, seed=0, length=11, second_order=True)
 batch = [g("gaussian", 10, seed=0, index=i) for i in range(1024)]
 work = {
     "hook-dp solve n=25": (lambda: hook.solve(p25), 1000),
     "hook-dp solve n=100": (lambda: hook.solve(p100), 200),
     "resource-dp solve n=25 m=11": (lambda: resource.solve(p25m), 200),
+    "hook-dp solve n=25 second order": (lambda: hook.solve(s25), 1000),
+    "resource-dp solve n=25 m=11 second order": (lambda: resource.solve(s25m), 200),
     "marginals n=25": (lambda: compbench.marginals(p25), 500),
     "log_partition n=25": (lambda: compbench.log_partition(p25), 1000),
     "solve_many hook-dp 1024 x n=10 jobs=1": (lambda: compbench.solve_many(batch, "hook-dp", jobs=1), 10),
@@ -54,7 +57,8 @@ for name in rows:
 print(json.dumps(out))
 '''
 
-ROWS = ["hook-dp solve n=25", "hook-dp solve n=100", "resource-dp solve n=25 m=11", "marginals n=25",
+ROWS = ["hook-dp solve n=25", "hook-dp solve n=100", "resource-dp solve n=25 m=11", "hook-dp solve n=25 second order",
+        "resource-dp solve n=25 m=11 second order", "marginals n=25",
         "log_partition n=25", "solve_many hook-dp 1024 x n=10 jobs=1"]
 
 
@@ -78,10 +82,10 @@ def rounds(old: str, new: str, rows: list[str], count: int) -> dict[str, dict[st
 
 
 def table(times: dict, rows: list[str]) -> list[str]:
-    lines = [f"{'row':40s} {'old median':>12s} {'new median':>12s} {'new/old':>8s}"]
+    lines = [f"{'row':42s} {'old median':>12s} {'new median':>12s} {'new/old':>8s}"]
     for row in rows:
         o, n = statistics.median(times["old"][row]), statistics.median(times["new"][row])
-        lines.append(f"{row:40s} {o * 1e3:10.3f}ms {n * 1e3:10.3f}ms {n / o:8.3f}")
+        lines.append(f"{row:42s} {o * 1e3:10.3f}ms {n * 1e3:10.3f}ms {n / o:8.3f}")
     return lines
 
 
