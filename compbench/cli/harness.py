@@ -417,7 +417,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.executor, args.scheduler, args.skip_larger_after = "local", None, 0.5
     started = time.perf_counter()
     print(f"demo 0/3: warming up {len(solvers)} solvers in this process (numba compiles the DP kernels once per "
-          "machine, then every worker loads them from the cache)", flush=True)
+          "environment, then every worker loads them from the cache)", flush=True)
 
     with stdout_to_stderr():
         for name in progress.bar(solvers, "warm-up", unit="solver"):
