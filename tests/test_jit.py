@@ -105,3 +105,19 @@ def test_a_change_to_any_kernel_module_is_a_change_to_every_kernel(tmp_path):
     assert sources_stamp(files) == before  # contents, not times: a checkout of the same files compiles nothing
     files[1].write_text("x = 2\n")
     assert sources_stamp(files) != before
+
+
+FIRST_SOLVE = textwrap.dedent("""
+    import compbench
+    from compbench_solvers.compressive.chart import _DERIVES, MODE_NAMES
+
+    compbench.get_solver("resource-dp").solve(compbench.generate("gaussian", 5, seed=0, length=2))
+    print(sorted(f"{MODE_NAMES[mode]} {order}" for (mode, order), kernel in _DERIVES.items() if kernel.signatures))
+""")
+
+
+def test_a_first_order_solve_compiles_only_the_first_order_fill_and_backtrace(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}  # empty: everything it needs is compiled
+    run = subprocess.run([sys.executable, "-c", FIRST_SOLVE], capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("\n")[-2] == "['fill_max 1', 'find 1']"
