@@ -220,3 +220,20 @@ def test_cli_prints_the_score_curve(capsys):
     assert len(curve) == 4
     for m, (row, at_m) in enumerate(zip(curve, expected)):
         assert row.split()[:3] == [str(m), "optimal", f"{at_m.objective:.10g}"]
+
+
+SCALE = 1
+
+
+def _scaled(x):
+    return SCALE * x
+
+
+def test_bound_copies_a_function_with_globals_of_its_own():
+    from compbench_solvers.compressive.chart import _bound
+
+    tripled = _bound(_scaled, "_tripled", SCALE=3)
+    assert (tripled(2), _scaled(2)) == (6, 2)  # the copy reads its own SCALE; the function is unchanged
+    assert (tripled.__name__, tripled.__qualname__, tripled.__module__) == ("_tripled", "_tripled", __name__)
+    with pytest.raises(ValueError, match="reads no global OFFSET"):
+        _bound(_scaled, "_shifted", OFFSET=1)

@@ -356,7 +356,8 @@ def _bound(function: FunctionType, name: str, **names: object) -> FunctionType:
     code of what is bound (numba's cache files are named by the function's qualified name: one per copy).  The
     copy sees the module's globals as they are when it is made."""
     unused = set(names) - set(function.__code__.co_names)
-    assert not unused, f"{function.__name__} reads no global {sorted(unused)}"
+    if unused:
+        raise ValueError(f"{function.__name__} reads no global {', '.join(sorted(unused))}")
     code = function.__code__.replace(co_name=name, co_qualname=name)
     copy = FunctionType(code, {**function.__globals__, **names}, name, function.__defaults__)
     copy.__doc__, copy.__module__ = function.__doc__, function.__module__
