@@ -121,3 +121,12 @@ def test_a_first_order_solve_compiles_only_the_first_order_fill_and_backtrace(tm
     run = subprocess.run([sys.executable, "-c", FIRST_SOLVE], capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n")[-2] == "['fill_max 1', 'find 1']"
+
+
+def test_every_module_that_defines_kernels_shares_the_stamp():
+    from compbench_solvers.jit import HERE, KERNEL_SOURCES
+
+    defining = {str(path.relative_to(HERE)) for path in HERE.rglob("*.py")
+                if "from ..jit import" in path.read_text() or "from .jit import" in path.read_text()}
+    assert defining | {"jit.py"} == set(KERNEL_SOURCES), "list the module in compbench_solvers.jit.KERNEL_SOURCES"
+    assert all((HERE / path).is_file() for path in KERNEL_SOURCES)
