@@ -585,7 +585,7 @@ def _split_outside_max(chart, scores, to, parts, splits, extra, row, kept, count
     return -1, -1
 
 
-# Each mode's offer and split rule.
+# Each mode's offer and split rule, in first order (second order: ``_SECOND_ORDER_MODES``, below).
 _MODES = {FILL_MAX: (_offer_fill_max, _split_fill_max), FILL_PRUNED: (_offer_fill_pruned, _split_fill_pruned),
           FIND: (_offer_find, _split_find), EMIT: (_offer_emit, _split_emit),
           OUTSIDE_MAX: (_offer_outside_max, _split_outside_max), INSIDE_SUM: (_offer_inside_sum, _split_inside_sum),
