@@ -22,16 +22,17 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import numba
 import numpy as np
 
 import compbench
+from machine import fresh_process, machine_line
 
 
 def rate(function, count: int) -> float:
@@ -70,9 +71,7 @@ def single_seconds() -> float:
 def child(path: str | None, *options: str) -> dict[str, float]:
     """What this script prints with ``options`` in a fresh process importing the code on ``path`` (None: this
     process's)."""
-    env = dict(os.environ) if path is None else {**os.environ, "PYTHONPATH": path}
-    done = subprocess.run([sys.executable, __file__, *options], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return fresh_process([__file__, *options], dict(os.environ) if path is None else {**os.environ, "PYTHONPATH": path})
 
 
 @numba.njit(nogil=True, cache=True)
@@ -83,13 +82,18 @@ def _spin(steps: int) -> float:
     return x
 
 
-def thread_ceiling(steps: int = 50_000_000) -> float:
-    """Work per second on two threads over one thread's, for a loop that releases the GIL."""
-    _spin(10)
-    one = rate(lambda: _spin(steps), 1)
+def two_threads_gain(work: Callable[[], object]) -> float:
+    """Work per second on two threads over one thread's, for ``work`` (run once first, untimed)."""
+    work()
+    one = rate(work, 1)
     with ThreadPoolExecutor(2) as pool:
-        two = rate(lambda: list(pool.map(_spin, [steps, steps])), 2)
+        two = rate(lambda: list(pool.map(lambda _: work(), range(2))), 2)
     return two / one
+
+
+def thread_ceiling(steps: int = 50_000_000) -> float:
+    """:func:`two_threads_gain` of a loop that releases the GIL."""
+    return two_threads_gain(lambda: _spin(steps))
 
 
 def kernel_ceiling(batch: compbench.ProblemBatch, sentences: int = 512, times: int = 8) -> float:
@@ -104,15 +108,9 @@ def kernel_ceiling(batch: compbench.ProblemBatch, sentences: int = 512, times: i
               part.single_root, np.zeros((len(part), PARAMS), np.int64), np.zeros(len(part)), np.int64(-1))
     order = np.tile(np.arange(len(part)), times)
 
-    def run(_: int = 0) -> None:
-        _decode_many(*arrays, *_new_work(ITEMS * N * N, N), np.full(len(part) * width, -1, np.int64),
-                     np.zeros((len(part), OUT)), order)
-
-    run()
-    one = rate(run, 1)
-    with ThreadPoolExecutor(2) as pool:
-        two = rate(lambda: list(pool.map(run, [0, 1])), 2)
-    return two / one
+    return two_threads_gain(lambda: _decode_many(*arrays, *_new_work(ITEMS * N * N, N),
+                                                 np.full(len(part) * width, -1, np.int64), np.zeros((len(part), OUT)),
+                                                 order))
 
 
 def main() -> None:
@@ -127,9 +125,6 @@ def main() -> None:
     if args.child:
         print(json.dumps(list_rates(args.size, args.n) if args.child == "list" else {"single": single_seconds()}))
         return
-    sys.path.insert(0, str(Path(__file__).parent))
-    from machine import machine_line
-
     from compbench_solvers.compressive.batch import decode
 
     lines = [f"$ .venv/bin/python benchmarks/bench_batch.py {' '.join(sys.argv[1:])}".rstrip(), machine_line()]

@@ -11,7 +11,6 @@ group needs (groups share kernels: decode's fill and backtrace are part of prune
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
@@ -21,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import machine_line
+from machine import fresh_process, machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,11 +83,7 @@ def main() -> None:
                  "(run), import of compbench + numba apart")
     for group in args.groups.split(";"):
         with tempfile.TemporaryDirectory() as cache:
-            done = subprocess.run([sys.executable, "-c", WORKER, group], env=fresh_env(cache), cwd=ROOT,
-                                  capture_output=True, text=True)
-        if done.returncode != 0:
-            sys.exit(done.stderr[-3000:])
-        r = json.loads(done.stdout.strip().splitlines()[-1])
+            r = fresh_process(["-c", WORKER, group], fresh_env(cache), ROOT)
         lines.append(f"compile {group}: {r['first']:.1f} s first call, {r['second']:.4f} s second, "
                      f"import {r['import']:.1f} s")
         print(lines[-1], flush=True)

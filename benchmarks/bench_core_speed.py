@@ -19,11 +19,10 @@ import json
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from machine import machine_line
+from machine import fresh_process, machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,12 +62,7 @@ ROWS = ["hook-dp solve n=25", "hook-dp solve n=100", "resource-dp solve n=25 m=1
 
 
 def one(pythonpath: str, rows: list[str]) -> dict[str, float]:
-    env = dict(os.environ, PYTHONPATH=pythonpath)
-    done = subprocess.run([sys.executable, "-c", WORKER, json.dumps(rows)], env=env, cwd="/tmp", capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        sys.exit(done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return fresh_process(["-c", WORKER, json.dumps(rows)], dict(os.environ, PYTHONPATH=pythonpath), "/tmp")
 
 
 def rounds(old: str, new: str, rows: list[str], count: int) -> dict[str, dict[str, list[float]]]:
