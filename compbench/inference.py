@@ -119,16 +119,13 @@ def marginals_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | No
     return out  # type: ignore[return-value]
 
 
-def _batches(problems: Iterable[Problem] | ProblemBatch,
-             device: str) -> list[tuple[np.ndarray, ProblemBatch | list[Problem]]]:
-    """What a device's provider takes, each with its positions: a batch as it is; a list on the CPU as batches
-    (:meth:`ProblemBatch.grouped`), on a GPU as it is (its provider pads it by root mode: one launch each)."""
+def _batches(problems: Iterable[Problem] | ProblemBatch, device: str) -> list[tuple[np.ndarray, ProblemBatch]]:
+    """What a device's provider takes, each with its positions: a batch as it is; a list as batches of one root mode
+    and order (:meth:`ProblemBatch.grouped`), on the CPU of about one size as well (a GPU launch pads every sentence
+    of a batch to the longest anyway)."""
     if isinstance(problems, ProblemBatch):
         return [(np.arange(len(problems)), problems)]
-    problems = list(problems)
-    if device != "cpu":
-        return [(np.arange(len(problems)), problems)]
-    return ProblemBatch.grouped(problems)
+    return ProblemBatch.grouped(list(problems), by_size=device == "cpu")
 
 
 def _tree_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None, single_root: bool) -> Problem:

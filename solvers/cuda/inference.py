@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from compbench import Problem, ProblemBatch
+from compbench import ProblemBatch
 from compbench.inference import Marginals
 from compbench.problem import ProblemError
 
@@ -67,39 +67,28 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
     return log_z, [arcs[b, :n + 1, :n + 1] for b, n in enumerate(sizes.tolist())]
 
 
-def _batches(problems: Sequence[Problem] | ProblemBatch) -> list[tuple[np.ndarray, ProblemBatch]]:
-    """The batches to launch (one per root mode: :meth:`ProblemBatch.grouped` without splitting by size) and the
-    positions of their sentences; first order only."""
-    if isinstance(problems, ProblemBatch):
-        batches = [(np.arange(len(problems)), problems)]
-    else:
-        batches = ProblemBatch.grouped(list(problems), by_size=False)
-    if any(batch.second_order for _, batch in batches):
+def _first_order(batch: ProblemBatch) -> None:
+    if batch.second_order:
         raise ValueError("device='cuda': second-order (sibling) scores are not supported on the GPU (use device='cpu')")
-    return batches
 
 
-def log_partition_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> np.ndarray:
-    """log Z of every problem, in order (``jobs`` is the CPU's thread count: unused here)."""
+def log_partition_many(batch: ProblemBatch, jobs: int) -> np.ndarray:
+    """log Z of every sentence of a batch, in order, in one launch (``jobs`` is the CPU's thread count: unused
+    here)."""
+    _first_order(batch)
+    if not len(batch):
+        return np.empty(0)
     hook = _kernels("hook")
-    batches = _batches(problems)
-    out = np.empty(sum(len(index) for index, _ in batches))
-    for index, batch in batches:
-        if len(batch):
-            out[index] = hook.log_partition(*hook.batch_arguments(batch))
-    return out
+    return hook.log_partition(*hook.batch_arguments(batch))
 
 
-def marginals_many(problems: Sequence[Problem] | ProblemBatch, jobs: int) -> list[Marginals]:
-    """:class:`compbench.Marginals` of every problem, in order, cut from the padded arrays (``jobs``: unused)."""
+def marginals_many(batch: ProblemBatch, jobs: int) -> list[Marginals]:
+    """:class:`compbench.Marginals` of every sentence of a batch, in order, in one launch, cut from the padded
+    arrays (``jobs``: unused)."""
+    _first_order(batch)
+    if not len(batch):
+        return []
     hook = _kernels("hook")
-    batches = _batches(problems)
-    answers: list[Marginals | None] = [None] * sum(len(index) for index, _ in batches)
-    for index, batch in batches:
-        if not len(batch):
-            continue
-        log_z, token, arc, bigram = hook.marginals(*hook.batch_arguments(batch))
-        for b, (k, n) in enumerate(zip(index.tolist(), batch.sizes.tolist())):
-            answers[k] = Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
-                                   bigram[b, :n + 2, :n + 2].copy())
-    return answers  # type: ignore[return-value]
+    log_z, token, arc, bigram = hook.marginals(*hook.batch_arguments(batch))
+    return [Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
+                      bigram[b, :n + 2, :n + 2].copy()) for b, n in enumerate(batch.sizes.tolist())]
