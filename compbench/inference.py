@@ -111,12 +111,7 @@ def marginals_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | No
     """:func:`marginals` of every problem of a list or a :class:`ProblemBatch`, in order, as
     :func:`log_partition_many` computes them (on ``device``)."""
     provider = _device_provider(device)
-    parts = _batches(problems, device)
-    out: list[Marginals | None] = [None] * sum(len(index) for index, _ in parts)
-    for index, batch in parts:
-        for k, answer in zip(index.tolist(), provider.marginals_many(batch, cores(jobs))):
-            out[k] = answer
-    return out  # type: ignore[return-value]
+    return ProblemBatch.in_order(_batches(problems, device), lambda batch: provider.marginals_many(batch, cores(jobs)))
 
 
 def _batches(problems: Iterable[Problem] | ProblemBatch, device: str) -> list[tuple[np.ndarray, ProblemBatch]]:

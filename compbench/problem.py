@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -464,6 +464,22 @@ class ProblemBatch:
                 first = keys[k]
         return [(np.array(sorted(group), np.int64), cls.from_problems([problems[k] for k in sorted(group)]))
                 for group in groups]
+
+    @staticmethod
+    def in_order(parts: list[tuple[np.ndarray, ProblemBatch]],
+                 answers: Callable[[ProblemBatch], Sequence[Any]]) -> list:
+        """``answers(batch)`` of every part that :meth:`grouped` made, each put back at its sentence's position.
+
+        >>> import compbench
+        >>> ps = [compbench.generate("gaussian", n, seed=n) for n in (3, 12, 4)]
+        >>> ProblemBatch.in_order(ProblemBatch.grouped(ps), lambda batch: batch.sizes.tolist())
+        [3, 12, 4]
+        """
+        out: list[Any] = [None] * sum(len(index) for index, _ in parts)
+        for index, batch in parts:
+            for k, answer in zip(index.tolist(), answers(batch)):
+                out[k] = answer
+        return out
 
     def take(self, index: Sequence[int] | np.ndarray) -> ProblemBatch:
         """The sentences ``index`` lists, in that order, as a batch of their own (copied)."""

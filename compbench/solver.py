@@ -156,11 +156,8 @@ class Solver:
             if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
-        answers: list[Solution | None] = [None] * len(problems)
-        for index, batch in ProblemBatch.grouped(problems, by_size=self.batch_by_size):
-            for k, answer in zip(index.tolist(), self._solve_checked(batch, time_limit, cores(jobs), options)):
-                answers[k] = answer
-        return answers  # type: ignore[return-value]
+        return ProblemBatch.in_order(ProblemBatch.grouped(problems, by_size=self.batch_by_size),
+                                     lambda batch: self._solve_checked(batch, time_limit, cores(jobs), options))
 
     def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
