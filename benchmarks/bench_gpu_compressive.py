@@ -265,9 +265,11 @@ def main() -> None:
         seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
         sizes = packed["sizes"]
         cap = hook.count_plans(sizes, given[4], given[5])[1]
-        chunks = len(hook.host_chunks(sizes, (sizes + 1.0) ** 3 * (cap + 1.0) ** 2))
+        team = hook.team_sizes(sizes, cap, hook.multiprocessors())
+        chunks = len(hook.host_chunks(sizes, cap, team))
+        teams = f", {np.count_nonzero(team)} in teams ({team.sum()} blocks)" if team.any() else ""
         table.add(f"MAP, {label}", f"{sizes.min()}..{sizes.max()} (median {int(np.median(sizes))})", len(sizes),
-                  f"numpy (copies timed), one padded batch, {chunks} chunks", seconds, cpu_seconds, len(sizes),
+                  f"numpy (copies timed), one padded batch, {chunks} chunks{teams}", seconds, cpu_seconds, len(sizes),
                   "CPU: resource-dp")
     compile_line = "first calls (numba's JIT compile included; once per process, numba's cache keeps it): " + ", ".join(
         f"{name} {seconds:.1f} s" for name, seconds in compile_seconds.items())

@@ -50,6 +50,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+from types import FunctionType
 from pathlib import Path
 from typing import Any, Callable
 
@@ -139,3 +140,17 @@ def _install() -> None:
 
 
 _install()
+
+
+def with_globals(function: FunctionType, name: str, **names: object) -> FunctionType:
+    """A copy of ``function`` named ``name`` in which the global ``names`` have the values given.  numba reads a
+    function's globals as constants when it compiles it, so each copy compiles to a kernel of its own, holding the
+    code of what is bound (numba's cache files are named by the function's qualified name: one per copy).  The
+    copy sees the module's globals as they are when it is made."""
+    unused = set(names) - set(function.__code__.co_names)
+    if unused:
+        raise ValueError(f"{function.__name__} reads no global {', '.join(sorted(unused))}")
+    code = function.__code__.replace(co_name=name, co_qualname=name)
+    copy = FunctionType(code, {**function.__globals__, **names}, name, function.__defaults__)
+    copy.__doc__, copy.__module__ = function.__doc__, function.__module__
+    return copy

@@ -193,7 +193,7 @@ def test_bisection_proves_infeasible_when_no_length_reaches_the_target():
     assert compbench.get_solver("resource-dp").solve(problem).status == Status.INFEASIBLE
 
 
-def test_bisection_time_limit_gives_timeout_with_a_bound():
+def test_bisection_time_limit_gives_timeout_with_awith_globals():
     problems_tried = [compbench.generate("integer-ties", n=30, seed=s, length=13) for s in range(20)]
     answers = [compbench.get_solver("bisection").solve(p, time_limit=0.0) for p in problems_tried]
     timed_out = [a for a in answers if a.status == Status.TIMEOUT]
@@ -230,10 +230,10 @@ def _scaled(x):
 
 
 def test_bound_copies_a_function_with_globals_of_its_own():
-    from compbench_solvers.compressive.chart import _bound
+    from compbench_solvers.jit import with_globals
 
-    tripled = _bound(_scaled, "_tripled", SCALE=3)
+    tripled = with_globals(_scaled, "_tripled", SCALE=3)
     assert (tripled(2), _scaled(2)) == (6, 2)  # the copy reads its own SCALE; the function is unchanged
     assert (tripled.__name__, tripled.__qualname__, tripled.__module__) == ("_tripled", "_tripled", __name__)
     with pytest.raises(ValueError, match="reads no global OFFSET"):
-        _bound(_scaled, "_shifted", OFFSET=1)
+        with_globals(_scaled, "_shifted", OFFSET=1)

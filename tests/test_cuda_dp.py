@@ -130,11 +130,13 @@ def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkey
     bounds = (batch.sizes, batch.min_length, batch.max_length)
     scores = (batch.arc_scores, batch.token_scores, batch.bigram_scores)
     heads, value = (a.copy_to_host() for a in hook.decode(*(cuda.to_device(a) for a in scores), *bounds))
-    assert [c.tolist() for c in hook.host_chunks(np.array([4, 4, 4, 4, 4]), np.ones(5))] == [[0, 1, 2, 3, 4]]
+    fours, none = np.array([4, 4, 4, 4, 4]), np.zeros(5, np.int64)
+    assert [c.tolist() for c in hook.host_chunks(fours, none, none)] == [[0, 1, 2, 3, 4]]
     monkeypatch.setattr(hook, "CHUNK", 2)
-    assert [c.tolist() for c in hook.host_chunks(np.array([4, 4, 4, 4, 4]), np.ones(5))] == [[0, 1], [2, 3], [4]]
+    assert [c.tolist() for c in hook.host_chunks(fours, none, none)] == [[0, 1], [2, 3], [4]]
+    assert [c.tolist() for c in hook.host_chunks(fours, none, np.array([0, 0, 3, 0, 2]))] == [[2, 4], [0, 1], [3]]
     counting, cap = hook.count_plans(*bounds)
-    chunks = hook.host_chunks(batch.sizes, (batch.sizes + 1.0) ** 3 * (cap + 1.0) ** 2)
+    chunks = hook.host_chunks(batch.sizes, cap, np.zeros(len(ps), np.int64))
     assert len(chunks) >= 3 and sorted(np.concatenate(chunks).tolist()) == list(range(len(ps)))
     for shared_bytes in (hook.SHARED_BYTES, 0):  # the shared and the global kernels
         monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)
@@ -168,6 +170,46 @@ def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_r
         c = compbench.marginals(p)
         np.testing.assert_allclose(m.arc, c.arc, atol=1e-12)
         np.testing.assert_allclose(m.bigram, c.bigram, atol=1e-12)
+
+
+@simulator
+def test_team_sizes_give_a_sentence_its_share_of_the_gpu() -> None:
+    from compbench_solvers.cuda import hook
+
+    sizes, cap = np.array([168, 96, 25, 25, 25]), np.array([10, 13, 0, 11, 3])
+    team = hook.team_sizes(sizes, cap, 132)
+    share = hook.chart_cost(sizes, cap).sum() / 132
+    assert team.tolist()[2:] == [0, 0, 0] and team[0] > team[1] >= 2 and team.sum() <= 132
+    assert np.all(team[:2] <= hook.chart_cost(sizes, cap)[:2] / share)
+    assert not hook.team_sizes(np.full(4096, 25), np.full(4096, 11), 132).any()  # a uniform batch: one block each
+    assert not hook.team_sizes(sizes, cap, 1).any()  # one multiprocessor: no teams
+    assert hook.team_sizes(np.array([20]), np.array([0]), 132).tolist() == [6]  # no more blocks than its work needs
+
+
+@simulator
+@pytest.mark.parametrize("single_root", [False, True])
+def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None:
+    """Sentences parsed by a team (the cooperative kernel: the grid's barrier between phases, a unit's offers spread
+    over up to 32 threads and merged).  The simulator runs one block at a time, so its teams have one block each:
+    the merge, the rounds and the barrier steps are what it checks; teams of several blocks are checked on a GPU
+    (bench_gpu_compressive.py checks every answer against the CPU's first)."""
+    from compbench_solvers.cuda import hook
+
+    ps = [compbench.generate("gaussian", n, seed=n + 7, length=length, single_root=single_root)
+          for n, length in ((6, None), (3, 2), (5, Length(1, 4)), (4, None), (2, 0), (6, 3))]
+    for n, length in ((5, 3), (6, Length(2, 4))):  # every score 0: each item's value is reached by many offers
+        zero = compbench.generate("gaussian", n, seed=n, length=length, single_root=single_root)
+        arcs = np.where(np.isfinite(zero.arc_scores), 0.0, -np.inf)
+        ps.append(zero.replace(token_scores=np.zeros(n), arc_scores=arcs,
+                               bigram_scores=np.where(zero.bigram_scores > 1.5, -np.inf, 0.0)))
+    picked = np.array([1, 0, 1, 1, 0, 1, 1, 1])
+    monkeypatch.setattr(hook, "team_sizes", lambda sizes, cap, blocks: picked[:len(sizes)].copy())
+    assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
+    batch = ProblemBatch.from_problems(ps)
+    heads, value = hook.decode(*hook.batch_arguments(batch)[:6], single_root=single_root)
+    monkeypatch.setattr(hook, "team_sizes", lambda sizes, cap, blocks: np.zeros(len(sizes), np.int64))
+    heads_blocks, value_blocks = hook.decode(*hook.batch_arguments(batch)[:6], single_root=single_root)
+    assert np.array_equal(heads, heads_blocks) and np.array_equal(value, value_blocks)
 
 
 @simulator

@@ -19,8 +19,8 @@ import numpy as np
 
 from compbench import Problem, ProblemBatch
 
-from ..jit import kernel
-from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace, _bound,
+from ..jit import kernel, with_globals
+from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
                     _fill_max, _inside_sum, _outside_sum)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
@@ -42,7 +42,7 @@ def best_count(goal, counting, n, lo, hi):
     return count
 
 
-ORDER = None  # bound in each order's copy of _decode_sentences (:func:`compbench_solvers.compressive.chart._bound`)
+ORDER = None  # bound in each order's copy of _decode_sentences (:func:`compbench_solvers.jit.with_globals`)
 
 
 def _decode_sentences(token, arc, bigram, sibling, sizes, single_root, params, kept_bonus, tie, V_flat, T_flat,
@@ -86,7 +86,7 @@ def _decode_sentences(token, arc, bigram, sibling, sizes, single_root, params, k
         _backtrace(chart, scores, count, heads[k * width:k * width + N], stack)
 
 
-_DECODE_MANY = {order: kernel(nogil=True)(_bound(_decode_sentences, f"_decode_many_{order}", ORDER=order))
+_DECODE_MANY = {order: kernel(nogil=True)(with_globals(_decode_sentences, f"_decode_many_{order}", ORDER=order))
                 for order in (1, 2)}
 
 

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import FunctionType
 from typing import NamedTuple
 
 import numpy as np
@@ -73,7 +72,7 @@ from numba.extending import overload
 
 from compbench import Problem
 
-from ..jit import NO_REFERENCE_COUNTS, kernel
+from ..jit import NO_REFERENCE_COUNTS, kernel, with_globals
 
 # What the count dimension counts.
 NONE, KEPT, DROPPED = 0, 1, 2
@@ -345,23 +344,10 @@ def _outside_split(V, O, mass, x, i, j, a, b, lo, hi, delta, extra, row, shift, 
             _add_sibling_mass(mass, x, i, j, s if record == 1 else head, w * va * vb)
 
 
-# What :func:`_bound` binds in each kernel's copy of :func:`_split_offers` and :func:`_derive_rules`: the mode, the
-# order (1 or 2), the mode's offer and split rule.  Unbound here (numba cannot compile a call of None).
+# What :func:`compbench_solvers.jit.with_globals` binds in each kernel's copy of :func:`_split_offers` and
+# :func:`_derive_rules`: the mode, the order (1 or 2), the mode's offer and split rule.  Unbound here (numba cannot
+# compile a call of None).
 MODE = ORDER = offer = split_rule = None
-
-
-def _bound(function: FunctionType, name: str, **names: object) -> FunctionType:
-    """A copy of ``function`` named ``name`` in which the global ``names`` have the values given.  numba reads a
-    function's globals as constants when it compiles it, so each copy compiles to a kernel of its own, holding the
-    code of what is bound (numba's cache files are named by the function's qualified name: one per copy).  The
-    copy sees the module's globals as they are when it is made."""
-    unused = set(names) - set(function.__code__.co_names)
-    if unused:
-        raise ValueError(f"{function.__name__} reads no global {', '.join(sorted(unused))}")
-    code = function.__code__.replace(co_name=name, co_qualname=name)
-    copy = FunctionType(code, {**function.__globals__, **names}, name, function.__defaults__)
-    copy.__doc__, copy.__module__ = function.__doc__, function.__module__
-    return copy
 
 
 @kernel(types.void(types.Array(types.float64, 4, "C"), *[types.int64] * 9, types.float64, types.int64, types.int64))
@@ -555,7 +541,8 @@ def _split_outside_sum(chart, scores, to, parts, splits, extra, row, kept, count
 
 def _split_offers(chart, scores, to, parts, splits, extra, row, kept, count, record):
     """[FILL_PRUNED, FIND, EMIT, OUTSIDE_MAX with counts] every split's ``offer``, in order; FIND stops at the first
-    that reaches the item's value.  Not a kernel itself: ``offer`` is bound in each mode's copy (:func:`_bound`)."""
+    that reaches the item's value.  Not a kernel itself: ``offer`` is bound in each mode's copy
+    (:func:`compbench_solvers.jit.with_globals`)."""
     (x, i, j), (a, b), (lo, hi, delta) = to, parts, splits
     if extra == NEG:
         return -1, -1
@@ -566,10 +553,11 @@ def _split_offers(chart, scores, to, parts, splits, extra, row, kept, count, rec
     return -1, -1
 
 
-_split_fill_pruned = kernel(inline="always")(_bound(_split_offers, "_split_fill_pruned", offer=_offer_fill_pruned))
-_split_find = kernel(inline="always")(_bound(_split_offers, "_split_find", offer=_offer_find))
-_split_emit = kernel(inline="always")(_bound(_split_offers, "_split_emit", offer=_offer_emit))
-_split_outside_max_counted = kernel(inline="always")(_bound(_split_offers, "_split_outside_max_counted",
+_split_fill_pruned = kernel(inline="always")(with_globals(_split_offers, "_split_fill_pruned",
+                                                          offer=_offer_fill_pruned))
+_split_find = kernel(inline="always")(with_globals(_split_offers, "_split_find", offer=_offer_find))
+_split_emit = kernel(inline="always")(with_globals(_split_offers, "_split_emit", offer=_offer_emit))
+_split_outside_max_counted = kernel(inline="always")(with_globals(_split_offers, "_split_outside_max_counted",
                                                             offer=_offer_outside_max))
 
 
@@ -593,9 +581,9 @@ _MODES = {FILL_MAX: (_offer_fill_max, _split_fill_max), FILL_PRUNED: (_offer_fil
 # In second order the max fill's split rule has the counted convolution inlined: second order's split rules make
 # more offers over shorter spans, and through a call resource-dp ran 15% slower at n = 25, m = 11 (0.57 ms against
 # 0.49); in first order the call cost no measured time, and inlining it cost about 2 s of a first solve's compilation.
-_SECOND_ORDER_MODES = {**_MODES, FILL_MAX: (_offer_fill_max, kernel(inline="always")(_bound(
+_SECOND_ORDER_MODES = {**_MODES, FILL_MAX: (_offer_fill_max, kernel(inline="always")(with_globals(
     _split_fill_max.py_func, "_split_fill_max_inlined",
-    _max_convolve=kernel(inline="always")(_bound(_max_convolve.py_func, "_max_convolve_inlined")))))}
+    _max_convolve=kernel(inline="always")(with_globals(_max_convolve.py_func, "_max_convolve_inlined")))))}
 
 
 @kernel(inline="always")
@@ -630,9 +618,10 @@ def _derive_rules(chart, scores, j, item, count):
     each other (box, trapezoids, then the triangles), all in reverse for the outside modes; else the one item
     ``item`` = (x * N + i).  This is the only place where the rules are written.
 
-    Not a kernel itself: each mode and order has a copy of it (``_DERIVES``, by :func:`_bound`) in which the names
-    ``MODE``, ``ORDER`` (1 or 2), ``offer`` and ``split_rule`` (the mode's: ``_MODES``) are constants, so numba
-    drops the other modes' and the other order's code before it types anything.  Each copy is a call of its own,
+    Not a kernel itself: each mode and order has a copy of it (``_DERIVES``, by
+    :func:`compbench_solvers.jit.with_globals`) in which the names ``MODE``, ``ORDER`` (1 or 2), ``offer`` and
+    ``split_rule`` (the mode's: ``_MODES``) are constants, so numba drops the other modes' and the other order's
+    code before it types anything.  Each copy is a call of its own,
     made once per column (a call passes the records' arrays: one call per item made the free chart's fill 2.7x
     slower at n = 25; inlining it into the fill compiles for minutes).
 
@@ -713,7 +702,7 @@ def _derive_rules(chart, scores, j, item, count):
     return R_NONE, 0, 0
 
 
-_DERIVES = {(mode, order): kernel(_bound(_derive_rules, f"_derive_{name}_{order}", MODE=mode, ORDER=order,
+_DERIVES = {(mode, order): kernel(with_globals(_derive_rules, f"_derive_{name}_{order}", MODE=mode, ORDER=order,
                                          offer=helpers[mode][0], split_rule=helpers[mode][1]))
             for mode, name in MODE_NAMES.items() for order, helpers in ((1, _MODES), (2, _SECOND_ORDER_MODES))}
 

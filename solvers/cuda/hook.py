@@ -51,6 +51,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..jit import with_globals
 from . import runtime
 
 cuda = runtime.cuda()  # numba.cuda, or a RuntimeError with the one-line reason (callers ask runtime.unavailable)
@@ -62,6 +63,10 @@ MAX, SUM = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the chart goes to shared memory when its block needs at most this much, else to global
 WORK_BYTES = 2 << 30  # the most the global work areas take (one per resident block)
+TEAM_THREADS = 256  # threads per block of a team (:func:`team_sizes`)
+GROUP = 32  # the most threads of a team that share one (span, count) unit's offers (one warp)
+SCRATCH = 3 * TEAM_THREADS  # a team block's shared memory for merging partial results (float64; numba needs a
+# constant for a shared array's size)
 
 FLOAT64, INT32 = cuda.float64, cuda.int32  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
@@ -175,33 +180,35 @@ def ltri_axiom(c):
 
 
 @device
-def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps):
+def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps, lane, g):
     # [rtri-skip]   (rtri i j)   <- (skip i j)
-    a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, positions, caps,
-                         NEG, 0.0, 0, 0)
+    a, s, t, k = NEG, 0.0, 0, 0
+    if lane == 0:
+        a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, positions, caps,
+                             a, s, t, k)
     # [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)      i < m <= j   (single_root: not for (rtri 0 j), j < n)
     if not (single_root and i == 0 and j < n):
-        for m in range(i + 1, j + 1):
+        for m in range(i + 1 + lane, j + 1, g):
             a, s, t, k = _offers(semiring, use_t, V, T, RTRAP, i, m, RTRI, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
                                  a, s, t, k)
     return a, s, t, k
 
 
 @device
-def ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps):
+def ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g):
     # [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)      i <= m < j
     a, s, t, k = NEG, 0.0, 0, 0
-    for m in range(i, j):
+    for m in range(i + lane, j, g):
         a, s, t, k = _offers(semiring, use_t, V, T, LTRI, i, m, LTRAP, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
                              a, s, t, k)
     return a, s, t, k
 
 
 @device
-def box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps):
+def box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g):
     # [box]         (box i j)    <- (rtri i r) (ltri r+1 j)     i <= r < j
     a, s, t, k = NEG, 0.0, 0, 0
-    for r in range(i, j):
+    for r in range(i + lane, j, g):
         a, s, t, k = _offers(semiring, use_t, V, T, RTRI, i, r, LTRI, r + 1, j, c, 0, 0.0, 0, cap, r, positions, caps,
                              a, s, t, k)
     return a, s, t, k
@@ -292,65 +299,149 @@ def box_outside(O, V, i, j, c, right, left, shift, cap, positions, caps):
 # The passes over one sentence (every thread of the block calls them)
 # ---------------------------------------------------------------------------------------------------------------
 
+AXIOMS_AND_BOXES, TRAPEZOIDS, TRIANGLES = 0, 1, 2  # the phases of one width, in order
+BARRIER = None  # bound in each copy of _inside (:func:`compbench_solvers.jit.with_globals`): its phases' barrier
+
+
 @device
-def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps):
-    """Fill the chart of sentence b, span widths in order, three phases per width."""
-    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
+def _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting, cap, single_root, positions, caps,
+             units, C, shift, u, lane, g):
+    """Unit u of a phase (a (span, count) pair of one item kind): the accumulator of its offers lane, lane + g, ...
+    (every offer when g = 1), and the item it concludes (-1: none)."""
+    kind, i, c = _unit(u, units, C)
+    j = i + w
+    a, s, t, k = NEG, 0.0, 0, 0
+    if phase == AXIOMS_AND_BOXES:
+        if kind == 0:
+            if lane == 0:
+                a, s = skip_axiom(bigram, b, i, j, c, counting), 1.0
+            return a, s, t, k, SKIP, i, j, c
+        if w == 0:
+            if lane == 0:
+                a, s = ltri_axiom(c), 1.0
+            return a, s, t, k, LTRI, i, j, c
+        a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g)
+        return a, s, t, k, BOX, i, j, c
+    if phase == TRAPEZOIDS:
+        if kind == 1 and i == 0:  # the root is no modifier
+            return a, s, t, k, -1, i, j, c
+        attach = _attach(arc, token, b, i, j) if kind == 0 else _attach(arc, token, b, j, i)
+        a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, positions, caps)
+        return a, s, t, k, RTRAP + kind, i, j, c
+    if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
+        return a, s, t, k, -1, i, j, c
+    if kind == 0:
+        a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps, lane, g)
+    else:
+        a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g)
+    return a, s, t, k, RTRI + kind, i, j, c
+
+
+@device
+def _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps):
+    """Write item (x i j) at count c from its accumulator: its value, and for the max semiring its backpointer (not
+    for the axioms and trapezoids: the backtrace needs none there) and, without counts, its kept count."""
+    if x < 0:
+        return
+    p = _at(x, i, j, positions, caps)
+    V[p + c] = _total(semiring, a, s)
+    if semiring == MAX:
+        if x == BOX or x == RTRI or (x == LTRI and i < j):
+            back[p + c] = k
+        if use_t:
+            T[p] = t
+
+
+@device
+def _merge(a, t, k, a2, t2, k2):
+    """The max semiring's ⊕ of two partial accumulators of one item (threads that took different offers): the larger
+    value, then the fewer kept words, then the earlier offer (the smaller k = split * caps + c1, which grows along
+    chart.py's order), which is the offer one thread taking them all in order keeps (:func:`_add`)."""
+    if a2 > a or (a2 == a and a2 != NEG and (t2 < t or (t2 == t and k2 < k))):
+        return a2, t2, k2
+    return a, t, k
+
+
+@device
+def _group(semiring, units, splits, members, block, most):
+    """Threads per unit: 1, or for the max semiring a power of two up to ``most`` within one block, no more than the
+    unit's splits, while the ``members`` threads take every unit in one round."""
+    g = 1
+    if semiring == MAX:
+        while 2 * g <= most and 2 * g <= splits and 2 * g * units <= members and 2 * g <= block:
+            g *= 2
+    return g
+
+
+@device
+def _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, counting, cap, single_root, positions,
+           caps, rank, members, group, scratch):
+    """Every unit of one phase of width w, by ``members`` threads (this one ``rank``: a block, or a team of
+    blocks).  Each unit's offers go to g threads of one block (:func:`_group`), g - 1 of them ``block // g`` threads
+    apart, their partial accumulators meeting in ``scratch`` (3 per thread of the block); g = 1: one thread per
+    unit, no scratch."""
+    C = cap + 1
+    units = max(0, n + 1 - w) * C
+    shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
+    total = 2 * units
+    splits = w + 1 if phase != TRAPEZOIDS else 1
+    block = cuda.blockDim.x
+    g = _group(semiring, total, splits, members, block, group)
+    if g == 1:
+        for u in range(rank, total, members):
+            a, s, t, k, x, i, j, c = _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting,
+                                              cap, single_root, positions, caps, units, C, shift, u, 0, 1)
+            _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps)
+        return
+    tid = rank % block
+    per_block = block // g  # units per block per round
+    lane = tid // per_block
+    per_round = (members // block) * per_block
+    for first in range(0, total, per_round):
+        u = first + (rank // block) * per_block + tid % per_block
+        a, s, t, k, x, i, j, c = NEG, 0.0, 0, 0, -1, 0, 0, 0
+        if u < total:
+            a, s, t, k, x, i, j, c = _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting,
+                                              cap, single_root, positions, caps, units, C, shift, u, lane, g)
+        scratch[tid], scratch[block + tid], scratch[2 * block + tid] = a, t, k
+        cuda.syncthreads()
+        if lane == 0:
+            for other in range(1, g):
+                slot = tid + other * per_block
+                a, t, k = _merge(a, t, k, scratch[slot], int(scratch[block + slot]), int(scratch[2 * block + slot]))
+            _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps)
+        cuda.syncthreads()  # the scratch is read before the next round writes it
+
+
+def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps, rank,
+            members, widths, group, scratch):
+    """Fill the chart of sentence b, span widths in order, three phases per width (:func:`_phase`) with the
+    ``BARRIER`` after each: by one block (``_inside_block``, a block's barrier) or by a team of blocks
+    (``_inside_team``, the grid's barrier: every team of the launch steps through ``widths`` >= n + 1 widths, barrier
+    for barrier).  Not a device function itself: each barrier has a copy
+    (:func:`compbench_solvers.jit.with_globals`)."""
     use_t = semiring == MAX and cap == 0  # without counts: the kept count breaks ties (fewest kept words); T[p]
     # is item p's kept count (caps = 1)
-    shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
-    C = cap + 1
-    for w in range(n + 1):
-        units = (n + 1 - w) * C  # (span, count) pairs of this width
-        for u in range(tid, 2 * units, threads):  # (1) the axioms and the boxes
-            kind, i, c = _unit(u, units, C)
-            j = i + w
-            p = _at(SKIP if kind == 0 else (LTRI if w == 0 else BOX), i, j, positions, caps)
-            if kind == 0:
-                V[p + c] = skip_axiom(bigram, b, i, j, c, counting)
-                if use_t:
-                    T[p] = 0
-            elif w == 0:
-                V[p + c] = ltri_axiom(c)
-                if use_t:
-                    T[p] = 0
-            else:
-                a, s, t, k = box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps)
-                V[p + c] = _total(semiring, a, s)
-                if semiring == MAX:
-                    back[p + c] = k
-                    if use_t:
-                        T[p] = t
-        cuda.syncthreads()
-        if w > 0:
-            for u in range(tid, 2 * units, threads):  # (2) the trapezoids
-                kind, i, c = _unit(u, units, C)
-                j = i + w
-                if kind == 1 and i == 0:  # the root is no modifier
-                    continue
-                p = _at(RTRAP + kind, i, j, positions, caps)
-                attach = _attach(arc, token, b, i, j) if kind == 0 else _attach(arc, token, b, j, i)
-                a, s, t, k = trap_rule(semiring, use_t, V, T, i, j, c, attach, shift, cap, positions, caps)
-                V[p + c] = _total(semiring, a, s)
-                if use_t:
-                    T[p] = t
-        cuda.syncthreads()
-        for u in range(tid, 2 * units, threads):  # (3) the triangles
-            kind, i, c = _unit(u, units, C)
-            j = i + w
-            if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
-                continue
-            p = _at(RTRI + kind, i, j, positions, caps)
-            if kind == 0:
-                a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps)
-            else:
-                a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps)
-            V[p + c] = _total(semiring, a, s)
-            if semiring == MAX:
-                back[p + c] = k
-                if use_t:
-                    T[p] = t
-        cuda.syncthreads()
+    for w in range(widths):
+        for phase in range(3):
+            if phase != TRAPEZOIDS or 0 < w <= n:
+                _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, counting, cap, single_root,
+                       positions, caps, rank, members, group, scratch)
+            BARRIER()
+
+
+@device
+def _sync_block():
+    cuda.syncthreads()
+
+
+@device
+def _sync_grid():
+    cuda.cg.this_grid().sync()
+
+
+_inside_block = device(with_globals(_inside, "_inside_block", BARRIER=_sync_block))
+_inside_team = device(with_globals(_inside, "_inside_team", BARRIER=_sync_grid))
 
 
 @device
@@ -451,27 +542,39 @@ def _layout(n, cap):
 
 
 @device
+def _areas(floats, ints, n, cap):
+    """Sentence's own chart in a decoder's work areas: its values (floats), and its kept counts, backpointers and
+    backtrace stack (ints)."""
+    positions, caps, size = _layout(n, cap)
+    items = size // caps  # items x cells
+    return floats[:size], ints[:items], ints[items:items + size], ints[items + size:]
+
+
+@device
+def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
+    """The goal's value and the backtrace of sentence b (one thread), its chart filled."""
+    positions, caps, size = _layout(n, cap)
+    count = _goal_count(V, n, counting, lo, hi, positions, caps)
+    value = V[_at(RTRI, 0, n, positions, caps) + count]
+    objective[b] = value
+    if value != NEG:
+        _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
+
+
+@device
 def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, heads, objective):
-    """Every sentence this block is given: fill, goal, backtrace.  The work areas hold the sentence's own chart
-    (floats) and its kept counts, backpointers and backtrace stack (ints)."""
+    """Every sentence this block is given: fill, goal, backtrace."""
+    tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
-        positions, caps, size = _layout(n, cap)
-        V = floats[:size]
-        items = size // caps  # items x cells
-        T = ints[:items]
-        back = ints[items:items + size]
-        stack = ints[items + size:]
-        for k in range(cuda.threadIdx.x, heads.shape[1], cuda.blockDim.x):
+        V, T, back, stack = _areas(floats, ints, n, cap)
+        for k in range(tid, heads.shape[1], threads):
             heads[b, k] = -1
-        _inside(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps)
-        if cuda.threadIdx.x == 0:
-            count = _goal_count(V, n, counting, lo, hi, positions, caps)
-            value = V[_at(RTRI, 0, n, positions, caps) + count]
-            objective[b] = value
-            if value != NEG:
-                _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
+        _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
+                      threads, n + 1, 1, floats[:0])
+        if tid == 0:
+            _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack)
         cuda.syncthreads()
 
 
@@ -487,7 +590,8 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
         positions, caps, size = _layout(n, cap)
         V = floats[:size]
         O = floats[size:2 * size]
-        _inside(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, positions, caps)
+        _inside_block(SUM, V, no_ints, no_ints, arc, token, bigram, b, n, counting, cap, single_root, positions,
+                      caps, tid, threads, n + 1, 1, V[:0])
         # the allowed counts of the goal
         first, last = 0, 0
         if counting == KEPT:
@@ -553,6 +657,26 @@ def _decode_global(arc, token, bigram, params, order, single_root, floats, ints,
 
 
 @cuda.jit(cache=True)
+def _decode_team(arc, token, bigram, params, teams, single_root, widths, floats, ints, heads, objective):
+    """A team of blocks per sentence (a cooperative launch: the teams step through the widths together, the grid's
+    barrier between phases).  ``teams`` (blocks, 4): block k's team (the row of its work areas), the team's first
+    block, its number of blocks and its sentence."""
+    row = cuda.blockIdx.x
+    team, first, size, b = teams[row, 0], teams[row, 1], teams[row, 2], teams[row, 3]
+    block = cuda.blockDim.x
+    rank, members = (cuda.blockIdx.x - first) * block + cuda.threadIdx.x, size * block
+    scratch = cuda.shared.array(SCRATCH, FLOAT64)
+    n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+    V, T, back, stack = _areas(floats[team], ints[team], n, cap)
+    for k in range(rank, heads.shape[1], members):
+        heads[b, k] = -1
+    _inside_team(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, rank, members,
+                 widths, GROUP, scratch)
+    if rank == 0:
+        _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack)
+
+
+@cuda.jit(cache=True)
 def _infer_shared(arc, token, bigram, params, order, single_root, with_marginals, no_ints, log_z, token_out,
                   arc_out, bigram_out):
     floats = cuda.shared.array(0, FLOAT64)
@@ -584,6 +708,32 @@ class Plan(NamedTuple):
     blocks: int
 
 
+def chart_cost(sizes: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """A sentence's chart's work, up to a constant: (n + 1)^3 spans and splits times (cap + 1)^2 pairs of counts."""
+    return (sizes + 1.0) ** 3 * (cap + 1.0) ** 2
+
+
+def team_sizes(sizes: np.ndarray, cap: np.ndarray, blocks: int) -> np.ndarray:
+    """Blocks per sentence for a batch launched on a GPU of ``blocks`` multiprocessors: a sentence whose chart costs
+    at least two multiprocessors' shares of the batch's work (:func:`chart_cost`) gets a team of one block per share
+    (no more than it has threads' work for, :data:`GROUP` threads per (span, count) unit of its widest phase, and all
+    teams together at most ``blocks``: one block per multiprocessor is co-resident whatever the kernel's registers,
+    as a cooperative launch needs); 0 for the others (one block each, in the block kernels).  With one
+    multiprocessor (the simulator's) no sentence is teamed.
+
+    >>> sizes, cap = np.array([168, 96] + [25] * 100), np.array([10, 13] + [11] * 100)
+    >>> team_sizes(sizes, cap, 132)[:3].tolist()  # 75 and 23 of 132 blocks, the 100 others one block each
+    [75, 23, 0]
+    """
+    cost = chart_cost(sizes, cap)
+    share = cost.sum() / max(blocks, 1)
+    most = -(-2 * (sizes + 1) * (cap + 1) * GROUP // TEAM_THREADS)
+    team = np.minimum(np.floor(cost / share), most).astype(np.int64)
+    while team[team >= 2].sum() > blocks:  # scaled down until the teams fit the GPU together
+        team = np.floor(team * 0.9).astype(np.int64)
+    return np.where(team >= 2, team, 0)
+
+
 def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What each sentence's chart counts and up to which cap: :func:`compbench_solvers.compressive.base.count_plan`
     vectorized (nothing for free length; else the cheaper of kept words up to hi and dropped words up to n - lo)."""
@@ -594,27 +744,34 @@ def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
     return counting.astype(np.int64), cap.astype(np.int64)
 
 
-def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int) -> Plan:
-    """The launch of a batch.  A block's work area holds one sentence's chart, sized for the largest: for MAX the
-    chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts.  THE SWITCH: in
-    shared memory when that takes at most :data:`SHARED_BYTES` (one block per sentence), else in global memory, one
-    area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences."""
-    counting, cap = count_plans(sizes, lo, hi)
-    params = np.stack([sizes, counting, cap, lo, hi], axis=1).astype(np.int64)
+def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int, int]:
+    """The float64 and int32 values of a work area that holds the chart of any of these sentences: for MAX the
+    chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts."""
     cells = (sizes + 1) * (sizes + 2) // 2
     size = ITEMS * cells * (cap + 1)
     if semiring == MAX:
-        floats, ints = int(size.max()), int((ITEMS * cells + size + 4 * 8 * (sizes + 2)).max())
-    else:
-        floats, ints = int(2 * size.max()), 0
+        return int(size.max()), int((ITEMS * cells + size + 4 * 8 * (sizes + 2)).max())
+    return int(2 * size.max()), 0
+
+
+def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, among: np.ndarray | None = None) -> Plan:
+    """The launch of a batch (of the sentences ``among``, all by default; ``params`` covers all).  A block's work
+    area holds one sentence's chart, sized for the largest (:func:`_work_sizes`).  THE SWITCH: in shared memory when
+    that takes at most :data:`SHARED_BYTES` (one block per sentence), else in global memory, one area per resident
+    block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences."""
+    counting, cap = count_plans(sizes, lo, hi)
+    params = np.stack([sizes, counting, cap, lo, hi], axis=1).astype(np.int64)
+    among = np.arange(len(sizes)) if among is None else among
+    sizes, cap = sizes[among], cap[among]
+    floats, ints = _work_sizes(sizes, cap, semiring)
     nbytes = 8 * floats + 4 * ints
     units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
     threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
-    order = np.argsort(-(sizes.astype(np.float64) + 1) ** 3 * (cap + 1) ** 2, kind="stable").astype(np.int64)
+    order = among[np.argsort(-chart_cost(sizes, cap), kind="stable")].astype(np.int64)
     B = len(sizes)
     if nbytes <= SHARED_BYTES:
         return Plan(params, order, threads, floats, ints, True, B)
-    resident = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1) * (2048 // threads)
+    resident = multiprocessors() * (2048 // threads)
     return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)))
 
 
@@ -689,10 +846,39 @@ def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
     return plan.blocks, plan.threads, stream, dynamic
 
 
+def multiprocessors() -> int:
+    """The GPU's streaming multiprocessors (1 in the simulator)."""
+    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1))
+
+
+def _launch_team(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: np.ndarray, blocks: np.ndarray,
+                 single_root: bool, heads: Any, objective: Any, stream: Any, slot: int) -> None:
+    """One cooperative launch of :func:`_decode_team`: sentence teamed[t] parsed by blocks[t] blocks, its chart in
+    row t of a global work area."""
+    rows = np.repeat(np.arange(len(teamed)), blocks)
+    teams = np.stack([rows, (np.cumsum(blocks) - blocks)[rows], blocks[rows], teamed[rows]], axis=1).astype(np.int64)
+    floats, ints = _work_sizes(params[teamed, 0], params[teamed, 2], MAX)
+    widths = int(params[teamed, 0].max()) + 1
+    _decode_team[len(teams), TEAM_THREADS, stream](
+        arc, token, bigram, cuda.to_device(params, stream=stream), cuda.to_device(teams, stream=stream),
+        bool(single_root), widths, _work_area((len(teamed), floats), np.float64, slot, "team"),
+        _work_area((len(teamed), ints), np.int32, slot, "team"), heads, objective)
+
+
 def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                   single_root: bool, heads: Any, objective: Any, stream: Any = 0, slot: int = 0) -> None:
-    """One launch of the decoder over a batch already on the GPU, on ``stream`` (its global work area in ``slot``)."""
-    plan = _plan(sizes, lo, hi, MAX)
+                   single_root: bool, heads: Any, objective: Any, stream: Any = 0, slot: int = 0,
+                   team: np.ndarray | None = None, team_stream: Any = None) -> None:
+    """The decoder over a batch already on the GPU: the sentences with ``team`` > 0 in teams of that many blocks
+    (:func:`team_sizes`, one cooperative launch on ``team_stream``, by default ``stream``), the others one block
+    each, in one launch on ``stream`` (global work areas in ``slot``)."""
+    team = np.zeros(len(sizes), np.int64) if team is None else team
+    teamed, rest = np.flatnonzero(team), np.flatnonzero(team == 0)
+    plan = _plan(sizes, lo, hi, MAX, rest if rest.size else None)
+    if teamed.size:
+        _launch_team(arc, token, bigram, plan.params, teamed, team[teamed], single_root, heads, objective,
+                     stream if team_stream is None else team_stream, slot)
+    if not rest.size:
+        return
     params, order = cuda.to_device(plan.params, stream=stream), cuda.to_device(plan.order, stream=stream)
     args = (arc, token, bigram, params, order, bool(single_root))
     if plan.shared:
@@ -719,14 +905,18 @@ def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
     return buffer
 
 
-def host_chunks(sizes: np.ndarray, cost: np.ndarray) -> list[np.ndarray]:
-    """The chunks a batch decoded from numpy is copied and launched in (sentence indices), the costliest sentences
-    first: a chunk ends at max(:data:`CHUNK`, a quarter of the batch) sentences, so that one chunk is copied while
-    the one before it runs, or where the sizes fall below 3/4 of its first (each chunk is copied at its own width:
-    little padding).  Equal costs keep their order: a batch of one size is cut into contiguous ranges."""
-    order = np.argsort(-cost, kind="stable")
+def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np.ndarray]:
+    """The chunks a batch decoded from numpy is copied and launched in (sentence indices): the teamed sentences
+    (``team`` > 0) first, a chunk of their own; then the others, the costliest first (:func:`chart_cost`): a chunk
+    ends at max(:data:`CHUNK`, a quarter of the batch) sentences, so that one chunk is copied while the one before it
+    runs, or where the sizes fall below 3/4 of its first (each chunk is copied at its own width: little padding).
+    Equal costs keep their order: a batch of one size is cut into contiguous ranges."""
+    teamed = np.flatnonzero(team)
+    chunks = [teamed] if teamed.size else []
+    cost = np.where(team > 0, np.inf, chart_cost(sizes, cap))
+    order = np.argsort(-cost, kind="stable")[teamed.size:]
     target = max(CHUNK, -(-len(order) // 4))
-    chunks, start = [], 0
+    start = 0
     for k in range(1, len(order) + 1):
         if k == len(order) or k - start >= target or 4 * sizes[order[k]] < 3 * sizes[order[start]]:
             chunks.append(order[start:k])
@@ -742,7 +932,8 @@ def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np
     heads = np.full((B, width + 1), -1, np.int64)
     objective = np.full(B, -np.inf)
     counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
-    chunks = host_chunks(inputs.sizes, (inputs.sizes + 1.0) ** 3 * (cap + 1.0) ** 2)
+    team = team_sizes(inputs.sizes, cap, multiprocessors())
+    chunks = host_chunks(inputs.sizes, cap, team)
     while len(_streams) < len(chunks):
         _streams.append(cuda.stream())
     with cuda.defer_cleanup():  # no memory freed (a device-wide wait) while the chunks run
@@ -769,7 +960,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np
                 target.copy_to_device(staging, stream=stream)  # from pinned memory: asynchronous, at full speed
             _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
                            inputs.lo[index], inputs.hi[index], single_root, chunk["heads"], chunk["objective"], stream,
-                           slot=1 + k)
+                           slot=1 + k, team=team[index])
         for stream in _streams[:len(chunks)]:
             stream.synchronize()
         for index, chunk in zip(chunks, device):
@@ -812,8 +1003,15 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     heads = cuda.device_array((B, width + 1), np.int64)
     objective = cuda.device_array(B, np.float64)
     if B:
+        team = team_sizes(inputs.sizes, count_plans(inputs.sizes, inputs.lo, inputs.hi)[1], multiprocessors())
+        streams = (0, None)
+        if team.any():  # the teams beside the other sentences: two streams of their own (the default stream
+            # would wait for either), which the default stream waits for
+            while len(_streams) < 2:
+                _streams.append(cuda.stream())
+            streams = (_streams[0], _streams[1])
         _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
-                       heads, objective)
+                       heads, objective, streams[0], team=team, team_stream=streams[1])
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
 
 
