@@ -54,7 +54,7 @@ import numpy as np
 from ..jit import with_globals
 from . import runtime
 
-cuda = runtime.cuda()  # numba.cuda, or a RuntimeError with the one-line reason (callers ask runtime.unavailable)
+cuda = runtime.import_numba_cuda()  # kernels are defined without a GPU; the entry points ask runtime.cuda()
 
 SKIP, BOX, RTRAP, LTRAP, RTRI, LTRI = 0, 1, 2, 3, 4, 5  # item types, as in chart.py
 ITEMS = 6
@@ -803,6 +803,7 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
             max_length: Any, place: Any = runtime.on_device) -> Inputs:
     """The scores where ``place`` puts them (by default on the GPU: numpy copied, GPU arrays in place) and the
     per-sentence sizes and bounds, checked."""
+    runtime.cuda()  # a RuntimeError with the one-line reason when there is no GPU (nor the simulator)
     arc = place(arc_scores)
     if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
         raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")

@@ -1,0 +1,88 @@
+"""Every GPU kernel compiled for a real GPU without one: PTX for an H100 (compute capability 9.0) through numba's
+CUDA typing and lowering and NVIDIA's NVVM, which numba's simulator (Python threads) never runs.  A kernel that
+only the simulator has run can still fail there (a shared array whose size is not a constant, a type numba's CUDA
+target lacks): this is where it shows without a GPU.
+
+It needs NVVM and NVRTC (the ``nvidia-nvvm`` and ``nvidia-cuda-nvrtc`` wheels: .ci/run installs them) and the real
+CUDA target, so it skips with the reason without them and under the simulator.  numba compiles a device function
+for the current device's compute capability; with no device, the test hands it 9.0 (``get_current_device`` of
+numba-cuda's dispatcher module, private API, pinned by pyproject.toml's numba-cuda range).
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+import numpy as np
+import pytest
+
+CC = (9, 0)  # an H100's compute capability
+
+
+@pytest.fixture(scope="module")
+def compile_ptx():
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        pytest.skip("numba's CUDA simulator is on: it compiles nothing")
+    pytest.importorskip("numba_cuda", reason="needs numba-cuda (pip install 'compbench[gpu]')")
+    from compbench_solvers.cuda import runtime
+
+    cuda = runtime.import_numba_cuda()
+    try:
+        cuda.compile_ptx(lambda x: None, "(float64[:],)", cc=CC)
+    except Exception as exc:  # NVVM or NVRTC missing: a DynamicLibNotFoundError, or numba's own
+        pytest.skip(f"NVVM/NVRTC not found ({type(exc).__name__}); pip install nvidia-nvvm nvidia-cuda-nvrtc")
+    import numba.cuda.dispatcher as dispatcher
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=CC))
+
+    def ptx_of(kernel, *args) -> str:
+        signature = tuple(dispatcher.typeof(a, dispatcher.Purpose.argument) for a in args)
+        return cuda.compile_ptx(kernel.py_func, signature, cc=CC)[0]
+
+    yield ptx_of
+    patch.undo()
+
+
+def arrays(B=4, n=9):
+    f = np.float64
+    return (np.zeros((B, n + 1, n + 1), f), np.zeros((B, n), f), np.zeros((B, n + 2, n + 2), f),
+            np.zeros((B, 5), np.int64), np.zeros(B, np.int64))
+
+
+def test_the_compressive_kernels_compile(compile_ptx) -> None:
+    from compbench_solvers.cuda import hook
+
+    arc, token, bigram, params, order = arrays()
+    B, n = arc.shape[0], arc.shape[1] - 1
+    heads, objective = np.zeros((B, n + 1), np.int64), np.zeros(B)
+    floats, ints = np.zeros((2, 64)), np.zeros((2, 64), np.int32)
+    common = (arc, token, bigram, params, order, True)
+    compile_ptx(hook._decode_shared, *common, 64, heads, objective)
+    compile_ptx(hook._decode_global, *common, floats, ints, heads, objective)
+    marginals = (np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
+    compile_ptx(hook._infer_shared, *common, True, ints[0], objective, *marginals)
+    compile_ptx(hook._infer_global, *common, True, ints[0], floats, objective, *marginals)
+    ptx = compile_ptx(hook._decode_team, arc, token, bigram, params, np.zeros((B, 4), np.int64), True, n + 1, floats,
+                      ints, heads, objective)
+    assert "cudaCGSynchronize" in ptx  # the grid's barrier: launched cooperatively
+
+
+@pytest.mark.parametrize("task", ["map", "log_z", "marginals"])
+def test_the_plain_parsing_kernels_compile(compile_ptx, task) -> None:
+    from compbench_solvers.cuda import eisner
+
+    arc, _, _, _, sizes = arrays()
+    B, N = arc.shape[0], arc.shape[1]
+    value, chart = np.zeros(B), np.zeros(B * 2 * N * N)
+    inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
+    for shared in (True, False):  # the charts in shared memory, and in global memory
+        kernel = eisner._kernel(task, inside if shared else 0, outside if shared else 0, eisner.threads_for(N))
+        if task == "map":
+            compile_ptx(kernel, arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(B * 2 * N * N, np.int16),
+                        np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
+        elif task == "log_z":
+            compile_ptx(kernel, arc, sizes, True, value, chart)
+        else:
+            compile_ptx(kernel, arc, sizes, True, value, np.zeros((B, N, N)), chart, chart)
