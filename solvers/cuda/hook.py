@@ -19,7 +19,13 @@ chooses; cap = 0 when nothing is counted)::
 How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per
 width three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles
 (each phase reads only narrower spans and the phases before it); the threads share the (span, count) units of a
-phase.  The semirings:
+phase.  TEAMS (MAP only, :func:`team_sizes`): a sentence whose chart costs at least two multiprocessors' shares of
+its batch is parsed by a team of blocks, one per share, in a cooperative launch beside the one-block sentences: the
+same phases with the grid's barrier between them, the team's threads sharing the units, and where a phase has
+fewer units than threads, up to 32 threads of one block sharing a unit's offers (every g-th split), their partial
+maxima merged in shared memory by value, then kept count, then chart.py's order (:func:`_merge`), so a team finds
+the offer one thread would.  Without teams a long sentence's counted chart keeps one multiprocessor busy long after
+the rest of its batch is done (Google's test split: docs/gpu.md).  The semirings:
 
 - max, with backpointers (split and left count of the first offer that reaches the item's value, in chart.py's
   order: rules as listed, splits ascending, left counts ascending) and, without counts, the kept-word count T of the
@@ -41,6 +47,7 @@ dynamic shared memory without opting in to more), one block per sentence: the ma
 backpointers, stack) up to n = 29 without counts, n = 21 with counts up to 1, n = 15 up to 3; log Z and marginals
 (inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global memory, one work area per
 resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences, the costliest first.
+A team's chart is in global memory, one work area per team (the teamed sentences do not size the others' areas).
 Second order (sibling scores) is not supported: its rules ([rtrap-first], [rtrap-next], ...) are not written here.
 """
 
