@@ -21,6 +21,8 @@ numpy.__version__, 'numba', numba.__version__, 'torch', torch.__version__, 'cuda
     python3 -m pip show numba-cuda 2>/dev/null | head -2
     nproc
 } 2>&1 | tee "$out/machine.txt"
+# where numba finds NVVM, NVRTC and the static cudadevrt (which the teams' cooperative kernel links with)
+python3 -c "from numba.cuda.cudadrv import libs; libs.test()" > "$out/cuda_libs.txt" 2>&1
 cd benchmarks
 # the compressive benchmarks' CPU kernels compile in the background meanwhile (numba caches them for their processes);
 # bench_gpu.py compiles the ones it needs itself, in a process of its own, while it compiles its GPU kernels
@@ -30,7 +32,7 @@ compbench.get_solver('hook-dp').warm_up()
 compbench.marginals_many([compbench.generate('gaussian', 4, seed=0)] * 2, jobs=1)
 " > "$out/cpu_warmup.log" 2>&1 &
 timeout 250 python3 bench_gpu.py --budget 210 --out "$out/gpu_plain.txt" 2>&1 | tee "$out/gpu_plain.log"
-timeout 150 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
+timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
     --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
 timeout 95 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 8 --out "$out/gpu_curve.json" \
     2>&1 | tee "$out/gpu_curve.log"

@@ -932,7 +932,7 @@ def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np
     return chunks
 
 
-def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np.ndarray]:
+def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[np.ndarray, np.ndarray]:
     """:func:`decode` of numpy scores: the batch in chunks (:func:`host_chunks`), each on a stream of its own, its
     scores staged in pinned memory and copied at its own width while the chunks before it are copied and run; the
     answers copied back once all have run."""
@@ -940,7 +940,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool) -> tuple[np.ndarray, np
     heads = np.full((B, width + 1), -1, np.int64)
     objective = np.full(B, -np.inf)
     counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
-    team = team_sizes(inputs.sizes, cap, multiprocessors())
+    team = team_sizes(inputs.sizes, cap, multiprocessors() if teams else 1)
     chunks = host_chunks(inputs.sizes, cap, team)
     while len(_streams) < len(chunks):
         _streams.append(cuda.stream())
@@ -985,7 +985,8 @@ def batch_arguments(batch: Any) -> tuple:
 
 
 def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
-           min_length: Any = None, max_length: Any = None, single_root: bool = False) -> tuple[Any, Any]:
+           min_length: Any = None, max_length: Any = None, single_root: bool = False,
+           teams: bool = True) -> tuple[Any, Any]:
     """The best compression and tree of every sentence of a padded batch, exactly as hook-dp (free length) and
     resource-dp (min_length/max_length per sentence) find them: in one launch when the scores are on the GPU; from
     numpy in chunks on streams of their own, each copied at its own width while the ones before it run
@@ -995,7 +996,9 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     the top-left blocks for its ``sizes[b]`` tokens (default N), as in :class:`compbench.ProblemBatch`; finite or
     -inf, not checked here (ProblemBatch checks them).  numpy arrays are copied to the GPU, GPU arrays (torch, CuPy)
     read in place.  Returns (heads (B, N+1) int64: head of token k or -1 when dropped, -1 at 0 and in the padding;
-    objective (B,) float64, -inf where there is no solution), as the kind of array ``arc_scores`` is.
+    objective (B,) float64, -inf where there is no solution), as the kind of array ``arc_scores`` is.  ``teams``:
+    the costliest sentences parsed by teams of blocks (:func:`team_sizes`); False: one block per sentence (no
+    cooperative launch).
 
     >>> import numpy as np
     >>> heads, value = decode(np.zeros((2, 4, 4)), sizes=np.array([3, 2]), min_length=np.array([3, 2]),
@@ -1005,13 +1008,14 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     """
     if not any(runtime.on_gpu(a) for a in (arc_scores, token_scores, bigram_scores)):
         return _decode_from_host(_inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length,
-                                         place=_on_host), single_root)
+                                         place=_on_host), single_root, teams)
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
     heads = cuda.device_array((B, width + 1), np.int64)
     objective = cuda.device_array(B, np.float64)
     if B:
-        team = team_sizes(inputs.sizes, count_plans(inputs.sizes, inputs.lo, inputs.hi)[1], multiprocessors())
+        cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
+        team = team_sizes(inputs.sizes, cap, multiprocessors() if teams else 1)
         streams = (0, None)
         if team.any():  # the teams beside the other sentences: two streams of their own (the default stream
             # would wait for either), which the default stream waits for
