@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # The GPU benchmarks in one call on a lent machine with a CUDA GPU and no network (docs/gpu.md): what travelled in
-# .whl/ (supar, torch-struct, highspy; numba-cuda in case the machine's own does not import) is installed under
-# /tmp/site, compbench from .gpu-site/ (a plain install made beforehand: pip install --no-deps --target .gpu-site .),
-# then bench_gpu.py (plain parsing against supar and torch-struct), bench_gpu_compressive.py and bench_gpu_curve.py
-# write into $1, each under a time limit of its own so that the whole call fits a short lease.
+# .whl/ (supar, torch-struct, highspy; numba-cuda in case the machine's own does not import; pytest and hypothesis
+# for the tests) is installed under /tmp/site, compbench from .gpu-site/ (a plain install made beforehand: pip install
+# --no-deps --target .gpu-site .), then the parts named after the output folder (all by default), each writing into
+# it under a time limit of its own so that the whole call fits a short lease:
+#   tests        tests/test_cuda_dp.py and test_cuda_tree.py on the GPU (against brute force and the CPU kernels;
+#                small batches, so their costliest sentences get teams of several blocks, which the simulator cannot run)
+#   plain        bench_gpu.py: plain parsing against supar and torch-struct
+#   compressive  bench_gpu_compressive.py: cuda-dp and device="cuda" against the CPU, Google's test split
+#   curve        bench_gpu_curve.py: sentences per second against n beside the CPU DP and the ILP
+#     benchmarks/gpu_lease.sh OUT                           # everything (about 9 minutes)
+#     benchmarks/gpu_lease.sh OUT tests compressive curve   # what changed since the plain rows were measured
 set -uo pipefail
 out=${1:?the output folder}
+shift
+parts=" ${*:-tests plain compressive curve} "
+wants() { [[ "$parts" == *" $1 "* ]]; }
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/supar-*.whl \
@@ -23,6 +33,13 @@ numpy.__version__, 'numba', numba.__version__, 'torch', torch.__version__, 'cuda
 } 2>&1 | tee "$out/machine.txt"
 # where numba finds NVVM, NVRTC and the static cudadevrt (which the teams' cooperative kernel links with)
 python3 -c "from numba.cuda.cudadrv import libs; libs.test()" > "$out/cuda_libs.txt" 2>&1
+if wants tests; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/pytest-*.whl \
+        .whl/pluggy-*.whl .whl/iniconfig-*.whl .whl/pygments-*.whl .whl/hypothesis-*.whl .whl/sortedcontainers-*.whl \
+        .whl/packaging-*.whl 2>&1 | tail -2
+    timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_cuda_dp.py tests/test_cuda_tree.py 2>&1 \
+        | tail -15 | tee "$out/gpu_tests.log"
+fi
 cd benchmarks
 # the compressive benchmarks' CPU kernels compile in the background meanwhile (numba caches them for their processes);
 # bench_gpu.py compiles the ones it needs itself, in a process of its own, while it compiles its GPU kernels
@@ -31,8 +48,9 @@ import numpy as np, compbench
 compbench.get_solver('hook-dp').warm_up()
 compbench.marginals_many([compbench.generate('gaussian', 4, seed=0)] * 2, jobs=1)
 " > "$out/cpu_warmup.log" 2>&1 &
-timeout 250 python3 bench_gpu.py --budget 210 --out "$out/gpu_plain.txt" 2>&1 | tee "$out/gpu_plain.log"
-timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 --cpu-repeats 2 \
-    --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
-timeout 95 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 8 --out "$out/gpu_curve.json" \
-    2>&1 | tee "$out/gpu_curve.log"
+wants plain && timeout 250 python3 bench_gpu.py --budget 210 --out "$out/gpu_plain.txt" 2>&1 \
+    | tee "$out/gpu_plain.log"
+wants compressive && timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 \
+    --cpu-repeats 2 --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
+wants curve && timeout 95 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 8 \
+    --out "$out/gpu_curve.json" 2>&1 | tee "$out/gpu_curve.log"

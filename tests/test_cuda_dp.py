@@ -4,9 +4,10 @@ own with it on (.ci/run does):
 
     NUMBA_ENABLE_CUDASIM=1 python -m pytest -q tests/test_cuda_dp.py
 
-In the main run (no simulator) only the last test runs: without a GPU, cuda-dp answers ``unsupported`` with a one-line
-reason.  The simulator runs each thread in Python: the instances are tiny (n <= 6, then a few of n = 9).
-"""
+In the main run (no simulator) without a GPU only the last test runs: cuda-dp answers ``unsupported`` with a one-line
+reason; on a machine with a GPU they all run on it (and a small batch's sentences get teams of several blocks, which
+the simulator cannot run).  The simulator runs each thread in Python: the instances are tiny (n <= 6, then a few of
+n = 9)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,12 @@ from hypothesis import strategies as st
 import compbench
 from compbench import Length, ProblemBatch, Status
 from compbench.testing import check_solver, problems
+from compbench_solvers.cuda import runtime
 from tests.test_marginals import brute_force_marginals
 
-SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-simulator = pytest.mark.skipif(not SIMULATED, reason="needs numba's CUDA simulator, chosen when numba.cuda is first "
-                               "imported: NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/test_cuda_dp.py")
+REASON = runtime.unavailable()
+needs_kernels = pytest.mark.skipif(REASON is not None, reason=f"the GPU kernels cannot run here: {REASON}; run "
+                                   "NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/test_cuda_dp.py")
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 batches = st.lists(problems(max_n=5), min_size=1, max_size=4)
 small_batches = st.lists(problems(max_n=4), min_size=1, max_size=3)  # brute-force marginals try (n+2)^n head lists
@@ -49,19 +51,19 @@ def assert_same_answers(got, problems_):
             assert np.array_equal(solution.heads, expected.heads), (p.id, solution.heads, expected.heads)
 
 
-@simulator
+@needs_kernels
 @pytest.mark.parametrize("name", ["hook", "solver"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(f"compbench_solvers.cuda.{name}"), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
 
 
-@simulator
+@needs_kernels
 def test_conformance_kit() -> None:
     check_solver("cuda-dp", max_n=5, max_examples=40, seed=0)
 
 
-@simulator
+@needs_kernels
 @SETTINGS
 @given(batch=batches)
 def test_a_batch_equals_the_cpu_kernels_exactly(batch) -> None:
@@ -70,7 +72,7 @@ def test_a_batch_equals_the_cpu_kernels_exactly(batch) -> None:
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(batch), batch)
 
 
-@simulator
+@needs_kernels
 @SETTINGS
 @given(batch=small_batches)
 def test_log_partition_and_marginals_match_brute_force_and_the_cpu(batch) -> None:
@@ -87,7 +89,7 @@ def test_log_partition_and_marginals_match_brute_force_and_the_cpu(batch) -> Non
         assert m.sibling is None
 
 
-@simulator
+@needs_kernels
 def test_a_padded_batch_equals_its_sentences_one_at_a_time() -> None:
     from compbench_solvers.cuda import hook
 
@@ -116,7 +118,7 @@ def test_a_padded_batch_equals_its_sentences_one_at_a_time() -> None:
         assert not bigram[b, n + 2:].any() and not bigram[b, :, n + 2:].any()
 
 
-@simulator
+@needs_kernels
 def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkeypatch) -> None:
     """Scores from numpy are copied and launched in chunks (the costliest first, each at its own width, each on a
     stream of its own): the same heads and objectives as one launch over the batch already on the GPU."""
@@ -145,7 +147,7 @@ def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkey
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
 
 
-@simulator
+@needs_kernels
 @pytest.mark.parametrize("single_root", [False, True])
 def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_root) -> None:
     """Shared memory too small for any chart: every launch takes the global work areas, a few blocks looping over
@@ -172,7 +174,7 @@ def test_the_chart_in_global_memory_gives_the_same_answers(monkeypatch, single_r
         np.testing.assert_allclose(m.bigram, c.bigram, atol=1e-12)
 
 
-@simulator
+@needs_kernels
 def test_team_sizes_give_a_sentence_its_share_of_the_gpu() -> None:
     from compbench_solvers.cuda import hook
 
@@ -186,7 +188,7 @@ def test_team_sizes_give_a_sentence_its_share_of_the_gpu() -> None:
     assert hook.team_sizes(np.array([20]), np.array([0]), 132).tolist() == [6]  # no more blocks than its work needs
 
 
-@simulator
+@needs_kernels
 @pytest.mark.parametrize("single_root", [False, True])
 def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None:
     """Sentences parsed by a team (the cooperative kernel: the grid's barrier between phases, a unit's offers spread
@@ -212,7 +214,7 @@ def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None
     assert np.array_equal(heads, heads_blocks) and np.array_equal(value, value_blocks)
 
 
-@simulator
+@needs_kernels
 def test_larger_sentences_against_the_cpu_kernels() -> None:
     ps = [compbench.generate("gaussian", 9, seed=s, length=length, single_root=s % 2 == 1)
           for s, length in enumerate((None, 4, Length(3, 6), 7))]
@@ -221,7 +223,7 @@ def test_larger_sentences_against_the_cpu_kernels() -> None:
                                rtol=1e-12)
 
 
-@simulator
+@needs_kernels
 def test_log_space_holds_at_a_low_temperature() -> None:
     """Scores 300 times larger (the CPU's scaled chart leaves its range and falls back to log space): the same log Z
     and marginals."""
@@ -233,7 +235,7 @@ def test_log_space_holds_at_a_low_temperature() -> None:
     np.testing.assert_allclose(got.arc, expected.arc, atol=1e-9)
 
 
-@simulator
+@needs_kernels
 def test_what_the_gpu_path_refuses() -> None:
     second = compbench.generate("gaussian", 3, seed=0, second_order=True)
     assert compbench.get_solver("cuda-dp").solve(second).status == Status.UNSUPPORTED
