@@ -402,16 +402,17 @@ def test_an_answer_with_a_huge_integer_or_deep_nesting_is_an_error_in_one_line(t
 
 def test_a_run_is_timed_to_its_exit_not_to_a_poll() -> None:
     """wait_for wakes when the program exits: Popen.wait(timeout) looks at 63.5, 113.5, 163.5, 213.5 ms (its sleeps
-    double up to 50 ms), so a 0.17 s program was timed at 0.2135 s or later."""
+    double up to 50 ms), so a 0.17 s program was timed at 0.2135 s or later.  The least of five runs, below that
+    first poll (a loaded machine can take tens of milliseconds to start a program)."""
     from compbench.external import wait_for
 
     times = []
-    for _ in range(3):
+    for _ in range(5):
         process = subprocess.Popen(["sleep", "0.17"])
         started = time.perf_counter()
         assert wait_for(process, 5.0) == 0
         times.append(time.perf_counter() - started)
-    assert 0.17 <= min(times) < 0.2
+    assert 0.17 <= min(times) < 0.2135
     process = subprocess.Popen(["sleep", "5"])
     started = time.perf_counter()
     assert wait_for(process, 0.2) is None and time.perf_counter() - started < 1.0  # still running at the timeout
