@@ -280,7 +280,7 @@ def google_row(args: argparse.Namespace, hook: Any, table: "Table", first_call: 
                                       lambda: hook.decode(*given, teams=teams))
             cpu_seconds = check_decode(batch.problems(), heads, value, label, args.cpu_repeats)[0]
             seconds = median_seconds(lambda: hook.decode(*given, teams=teams), args.repeats)
-            team = hook.team_sizes(sizes, cap, hook.multiprocessors() if teams else 1)
+            team = hook.team_sizes(sizes, cap, hook.team_blocks() if teams else 1)
             chunks = len(hook.host_chunks(sizes, cap, team))
             how = f", {np.count_nonzero(team)} in teams ({team.sum()} blocks)" if teams else ", one block each"
             table.add(f"MAP, {label}", f"{sizes.min()}..{sizes.max()} (median {int(np.median(sizes))})", len(sizes),

@@ -64,9 +64,12 @@ def test_the_compressive_kernels_compile(compile_ptx) -> None:
     marginals = (np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
     compile_ptx(hook._infer_shared, *common, True, ints[0], objective, *marginals)
     compile_ptx(hook._infer_global, *common, True, ints[0], floats, objective, *marginals)
-    ptx = compile_ptx(hook._decode_team, arc, token, bigram, params, np.zeros((B, 4), np.int64), True, n + 1, floats,
-                      ints, heads, objective)
+    team_args = (arc, token, bigram, params, np.zeros((B, 4), np.int64), True, n + 1, floats, ints, heads, objective)
+    ptx = compile_ptx(hook._decode_team, *team_args)
     assert "cudaCGSynchronize" in ptx  # the grid's barrier: launched cooperatively
+    import numba.cuda.dispatcher as dispatcher  # the types team_blocks() compiles for are the launches' own
+
+    assert tuple(dispatcher.typeof(a, dispatcher.Purpose.argument) for a in team_args) == hook.team_signature()
 
 
 @pytest.mark.parametrize("task", ["map", "log_z", "marginals"])

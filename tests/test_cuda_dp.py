@@ -209,6 +209,11 @@ def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
     batch = ProblemBatch.from_problems(ps)
     heads, value = hook.decode(*hook.batch_arguments(batch)[:6], single_root=single_root)
+    from numba import cuda  # the scores already on the GPU: the teams and the others on two streams
+
+    on_gpu = [cuda.to_device(a) for a in hook.batch_arguments(batch)[:3]]
+    got = hook.decode(*on_gpu, *hook.batch_arguments(batch)[3:6], single_root=single_root)
+    assert np.array_equal(got[0].copy_to_host(), heads) and np.array_equal(got[1].copy_to_host(), value)
     monkeypatch.setattr(hook, "team_sizes", lambda sizes, cap, blocks: np.zeros(len(sizes), np.int64))
     heads_blocks, value_blocks = hook.decode(*hook.batch_arguments(batch)[:6], single_root=single_root)
     assert np.array_equal(heads, heads_blocks) and np.array_equal(value, value_blocks)

@@ -53,9 +53,11 @@ Second order (sibling scores) is not supported: its rules ([rtrap-first], [rtrap
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from ..jit import with_globals
@@ -74,6 +76,7 @@ TEAM_THREADS = 256  # threads per block of a team (:func:`team_sizes`)
 GROUP = 32  # the most threads of a team that share one (span, count) unit's offers (one warp)
 SCRATCH = 3 * TEAM_THREADS  # a team block's shared memory for merging partial results (float64; numba needs a
 # constant for a shared array's size)
+assert TEAM_THREADS % GROUP == 0, "a group of threads sharing a unit lies within one block (_phase)"
 
 FLOAT64, INT32 = cuda.float64, cuda.int32  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
@@ -721,12 +724,12 @@ def chart_cost(sizes: np.ndarray, cap: np.ndarray) -> np.ndarray:
 
 
 def team_sizes(sizes: np.ndarray, cap: np.ndarray, blocks: int) -> np.ndarray:
-    """Blocks per sentence for a batch launched on a GPU of ``blocks`` multiprocessors: a sentence whose chart costs
-    at least two multiprocessors' shares of the batch's work (:func:`chart_cost`) gets a team of one block per share
-    (no more than it has threads' work for, :data:`GROUP` threads per (span, count) unit of its widest phase, and all
-    teams together at most ``blocks``: one block per multiprocessor is co-resident whatever the kernel's registers,
-    as a cooperative launch needs); 0 for the others (one block each, in the block kernels).  With one
-    multiprocessor (the simulator's) no sentence is teamed.
+    """Blocks per sentence for a batch launched on a GPU of ``blocks`` multiprocessors (:func:`team_blocks`): a
+    sentence whose chart costs at least two multiprocessors' shares of the batch's work (:func:`chart_cost`) gets a
+    team of one block per share (no more than it has threads' work for, :data:`GROUP` threads per (span, count) unit
+    of its widest phase, and all teams together at most ``blocks``: one block per multiprocessor is co-resident
+    whatever the kernel's registers, as a cooperative launch needs); 0 for the others (one block each, in the block
+    kernels).  With one multiprocessor (the simulator's) no sentence is teamed.
 
     >>> sizes, cap = np.array([168, 96] + [25] * 100), np.array([10, 13] + [11] * 100)
     >>> team_sizes(sizes, cap, 132)[:3].tolist()  # 75 and 23 of 132 blocks, the 100 others one block each
@@ -859,15 +862,32 @@ def multiprocessors() -> int:
     return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1))
 
 
-def _launch_team(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: np.ndarray, blocks: np.ndarray,
-                 single_root: bool, heads: Any, objective: Any, stream: Any, slot: int) -> None:
-    """One cooperative launch of :func:`_decode_team`: sentence teamed[t] parsed by blocks[t] blocks, its chart in
-    row t of a global work area."""
+@functools.cache
+def team_blocks() -> int:
+    """The most blocks the teams of one launch take: one per multiprocessor, or fewer where a cooperative launch of
+    :func:`_decode_team` holds fewer (a context limited to part of the GPU).  Its first call compiles the kernel."""
+    blocks = multiprocessors()
+    if runtime.simulated():
+        return blocks
+    return min(blocks, _decode_team.compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
+
+
+def team_signature() -> tuple:
+    """The argument types :func:`_decode_team` is launched with (C-contiguous arrays, as the launches make them)."""
+    f64, i64, array = numba.float64, numba.int64, numba.types.Array
+    return (array(f64, 3, "C"), array(f64, 2, "C"), array(f64, 3, "C"), array(i64, 2, "C"), array(i64, 2, "C"),
+            numba.boolean, i64, array(f64, 2, "C"), array(numba.int32, 2, "C"), array(i64, 2, "C"), array(f64, 1, "C"))
+
+
+def _team_launch(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: np.ndarray, blocks: np.ndarray,
+                 single_root: bool, heads: Any, objective: Any, stream: Any, slot: int) -> tuple[Any, tuple]:
+    """The cooperative launch of :func:`_decode_team`, ready to go (its arrays copied and allocated): sentence
+    teamed[t] parsed by blocks[t] blocks, its chart in row t of a global work area."""
     rows = np.repeat(np.arange(len(teamed)), blocks)
     teams = np.stack([rows, (np.cumsum(blocks) - blocks)[rows], blocks[rows], teamed[rows]], axis=1).astype(np.int64)
     floats, ints = _work_sizes(params[teamed, 0], params[teamed, 2], MAX)
     widths = int(params[teamed, 0].max()) + 1
-    _decode_team[len(teams), TEAM_THREADS, stream](
+    return _decode_team[len(teams), TEAM_THREADS, stream], (
         arc, token, bigram, cuda.to_device(params, stream=stream), cuda.to_device(teams, stream=stream),
         bool(single_root), widths, _work_area((len(teamed), floats), np.float64, slot, "team"),
         _work_area((len(teamed), ints), np.int32, slot, "team"), heads, objective)
@@ -878,23 +898,26 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
                    team: np.ndarray | None = None, team_stream: Any = None) -> None:
     """The decoder over a batch already on the GPU: the sentences with ``team`` > 0 in teams of that many blocks
     (:func:`team_sizes`, one cooperative launch on ``team_stream``, by default ``stream``), the others one block
-    each, in one launch on ``stream`` (global work areas in ``slot``)."""
+    each, in one launch on ``stream`` (global work areas in ``slot``).  Everything either launch needs is copied and
+    allocated before the first starts: an allocation could wait for the running kernel."""
     team = np.zeros(len(sizes), np.int64) if team is None else team
     teamed, rest = np.flatnonzero(team), np.flatnonzero(team == 0)
     plan = _plan(sizes, lo, hi, MAX, rest if rest.size else None)
+    launches = []
     if teamed.size:
-        _launch_team(arc, token, bigram, plan.params, teamed, team[teamed], single_root, heads, objective,
-                     stream if team_stream is None else team_stream, slot)
-    if not rest.size:
-        return
-    params, order = cuda.to_device(plan.params, stream=stream), cuda.to_device(plan.order, stream=stream)
-    args = (arc, token, bigram, params, order, bool(single_root))
-    if plan.shared:
-        _decode_shared[_launch_config(plan, stream)](*args, plan.floats, heads, objective)
-    else:
-        floats = _work_area((plan.blocks, plan.floats), np.float64, slot)
-        ints = _work_area((plan.blocks, plan.ints), np.int32, slot)
-        _decode_global[_launch_config(plan, stream)](*args, floats, ints, heads, objective)
+        launches.append(_team_launch(arc, token, bigram, plan.params, teamed, team[teamed], single_root, heads,
+                                     objective, stream if team_stream is None else team_stream, slot))
+    if rest.size:
+        params, order = cuda.to_device(plan.params, stream=stream), cuda.to_device(plan.order, stream=stream)
+        args = (arc, token, bigram, params, order, bool(single_root))
+        if plan.shared:
+            launches.append((_decode_shared[_launch_config(plan, stream)], (*args, plan.floats, heads, objective)))
+        else:
+            floats = _work_area((plan.blocks, plan.floats), np.float64, slot)
+            ints = _work_area((plan.blocks, plan.ints), np.int32, slot)
+            launches.append((_decode_global[_launch_config(plan, stream)], (*args, floats, ints, heads, objective)))
+    for kernel, args in launches:
+        kernel(*args)
 
 
 CHUNK = 512  # the fewest sentences of a chunk of a batch decoded from numpy (a smaller batch is one chunk)
@@ -940,7 +963,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
     heads = np.full((B, width + 1), -1, np.int64)
     objective = np.full(B, -np.inf)
     counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
-    team = team_sizes(inputs.sizes, cap, multiprocessors() if teams else 1)
+    team = team_sizes(inputs.sizes, cap, team_blocks() if teams else 1)
     chunks = host_chunks(inputs.sizes, cap, team)
     while len(_streams) < len(chunks):
         _streams.append(cuda.stream())
@@ -1015,15 +1038,21 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     objective = cuda.device_array(B, np.float64)
     if B:
         cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
-        team = team_sizes(inputs.sizes, cap, multiprocessors() if teams else 1)
-        streams = (0, None)
-        if team.any():  # the teams beside the other sentences: two streams of their own (the default stream
-            # would wait for either), which the default stream waits for
+        team = team_sizes(inputs.sizes, cap, team_blocks() if teams else 1)
+        if not team.any():
+            _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
+                           heads, objective)
+        else:  # the teams beside the other sentences, on two streams of their own (on the default stream the one
+            # launch would wait for the other), which the default stream then waits for
             while len(_streams) < 2:
                 _streams.append(cuda.stream())
-            streams = (_streams[0], _streams[1])
-        _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
-                       heads, objective, streams[0], team=team, team_stream=streams[1])
+            with cuda.defer_cleanup():  # no memory freed (a device-wide wait) between the launches
+                _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi,
+                               single_root, heads, objective, _streams[0], team=team, team_stream=_streams[1])
+            for stream in _streams[:2]:
+                done = cuda.event()
+                done.record(stream)
+                done.wait(cuda.default_stream())
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
 
 
