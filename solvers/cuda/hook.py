@@ -872,6 +872,13 @@ def team_blocks() -> int:
     return min(blocks, _decode_team.compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
 
 
+def _teams(sizes: np.ndarray, cap: np.ndarray, teams: bool) -> np.ndarray:
+    """:func:`team_sizes` on this GPU (none when ``teams`` is False); :func:`team_blocks` (a compile, the first
+    time) is asked only when some sentence gets a team."""
+    team = team_sizes(sizes, cap, multiprocessors() if teams else 1)
+    return team_sizes(sizes, cap, team_blocks()) if team.any() else team
+
+
 def team_signature() -> tuple:
     """The argument types :func:`_decode_team` is launched with (C-contiguous arrays, as the launches make them)."""
     f64, i64, array = numba.float64, numba.int64, numba.types.Array
@@ -963,7 +970,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
     heads = np.full((B, width + 1), -1, np.int64)
     objective = np.full(B, -np.inf)
     counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
-    team = team_sizes(inputs.sizes, cap, team_blocks() if teams else 1)
+    team = _teams(inputs.sizes, cap, teams)
     chunks = host_chunks(inputs.sizes, cap, team)
     while len(_streams) < len(chunks):
         _streams.append(cuda.stream())
@@ -1038,7 +1045,7 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     objective = cuda.device_array(B, np.float64)
     if B:
         cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
-        team = team_sizes(inputs.sizes, cap, team_blocks() if teams else 1)
+        team = _teams(inputs.sizes, cap, teams)
         if not team.any():
             _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
                            heads, objective)
