@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shutil
 from os import PathLike
 from pathlib import Path
 from typing import Iterator
@@ -23,3 +25,25 @@ def atomic_output(path: str | PathLike) -> Iterator[Path]:
         raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
     finally:
         partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def staging_folder(parent: str | PathLike, prefix: str) -> Iterator[Path]:
+    """A new folder ``prefix``PID-RANDOM in ``parent`` (on its file system: files move out of it in one rename), removed
+    at exit whatever happens, an interrupt (Ctrl-C, SIGTERM) that lands while it is being removed included: the
+    removal finishes, then the interrupt goes on.  (``tempfile.TemporaryDirectory`` leaves the rest of the folder
+    when an interrupt cuts its removal short.)"""
+    folder = Path(parent) / f"{prefix}{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        folder.mkdir()
+        yield folder
+    finally:
+        interrupted = None
+        while True:
+            try:
+                shutil.rmtree(folder, ignore_errors=True)
+                break
+            except KeyboardInterrupt as exc:  # the removal again, to its end
+                interrupted = exc
+        if interrupted is not None:
+            raise interrupted

@@ -6,10 +6,10 @@ import argparse
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from .. import progress
+from ..files import staging_folder
 from .common import UsageError, load_solver, output_directory, stdout_to_stderr
 
 # The ILP solver whose model each formulation writes, and the exact DP that certifies each instance's optimum.
@@ -43,9 +43,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                              f"{optimum.message})")
     for stale in out.glob(f"{STAGING}*"):  # left by an export killed with SIGKILL
         shutil.rmtree(stale, ignore_errors=True)
-    # in DIR, so that the final renames stay on its file system; removed at exit whatever happens
-    with tempfile.TemporaryDirectory(prefix=STAGING, dir=out) as staging_name:
-        staging = Path(staging_name)
+    with staging_folder(out, STAGING) as staging:  # in DIR: the final renames stay on its file system
         index = []
         for problem, optimum in zip(progress.bar(problems, "export", unit="instance"), optima):
             name = f"{safe_file_name(problem.id)}.{args.format}"
