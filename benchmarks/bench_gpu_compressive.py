@@ -89,6 +89,12 @@ def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: st
     return seconds, name
 
 
+def check_same(got: tuple, expected: tuple, label: str) -> None:
+    """Two GPU runs' (heads, objective) identical."""
+    if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected)):
+        raise SystemExit(f"{label}: the answers differ between two ways of copying the scores")
+
+
 def check_inference(problems: list, got: tuple, label: str, repeats: int) -> float:
     """log Z (one array in ``got``) or the marginals against the CPU's on every core; the CPU's median time."""
     if len(got) == 1:
@@ -226,6 +232,12 @@ def main() -> None:
             table.add(task, str(n), count, f"on the GPU ({holder})", seconds, cpu, count, f"CPU: {name}")
             seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
             table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")
+            hook.PINNED_STAGING = False  # the same copies straight from numpy's memory (the driver stages them)
+            check_same(hook.decode(*given), (heads, value), task)
+            seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
+            hook.PINNED_STAGING = True
+            table.add(task, str(n), count, "numpy (copies timed), no pinned staging", seconds, cpu, count,
+                      f"CPU: {name}")
         batch = gaussian_batch(count, n, None, seed=7 + count)
         given = hook.batch_arguments(batch)
         gpu_arrays = [on_gpu(a) for a in given[:3]]

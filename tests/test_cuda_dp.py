@@ -140,8 +140,9 @@ def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkey
     counting, cap = hook.count_plans(*bounds)
     chunks = hook.host_chunks(batch.sizes, cap, np.zeros(len(ps), np.int64))
     assert len(chunks) >= 3 and sorted(np.concatenate(chunks).tolist()) == list(range(len(ps)))
-    for shared_bytes in (hook.SHARED_BYTES, 0):  # the shared and the global kernels
-        monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)
+    for shared_bytes, pinned in ((hook.SHARED_BYTES, True), (0, True), (hook.SHARED_BYTES, False)):
+        monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)  # the shared and the global kernels
+        monkeypatch.setattr(hook, "PINNED_STAGING", pinned)  # through our pinned buffers, or straight from numpy
         got_heads, got_value = hook.decode(*scores, *bounds)
         assert np.array_equal(got_heads, heads) and np.array_equal(got_value, value)
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)

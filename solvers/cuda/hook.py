@@ -928,6 +928,8 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
 
 
 CHUNK = 512  # the fewest sentences of a chunk of a batch decoded from numpy (a smaller batch is one chunk)
+PINNED_STAGING = True  # a chunk's scores go through a pinned buffer of ours (False: copied from numpy's own memory,
+# which the driver stages; bench_gpu_compressive.py times both ways in one run: which is faster is still to measure)
 _streams: list[Any] = []  # the chunks' streams, made once
 _staging: dict[tuple[str, int], np.ndarray] = {}  # the chunks' pinned host buffers, kept like the work areas
 
@@ -979,7 +981,8 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
         for slot, index in enumerate(chunks, start=1):  # every buffer first: nothing allocated while chunks run
             w = int(inputs.sizes[index].max())
             shapes = {"arc": (len(index), w + 1, w + 1), "token": (len(index), w), "bigram": (len(index), w + 2, w + 2)}
-            device.append({**{use: (_work_area(shape, np.float64, slot, use), _pinned(shape, slot, use))
+            device.append({**{use: (_work_area(shape, np.float64, slot, use),
+                                    _pinned(shape, slot, use) if PINNED_STAGING else None)
                               for use, shape in shapes.items()},
                            "heads": _work_area((len(index), w + 1), np.int64, slot, "heads"),
                            "objective": _work_area((len(index),), np.float64, slot, "objective")})
@@ -994,6 +997,9 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
                           inputs.bigram[index, :w + 2, :w + 2])
             for source, use in zip(scores, ("arc", "token", "bigram")):
                 target, staging = chunk[use]
+                if staging is None:  # from pageable memory: the call returns once the driver has staged it
+                    target.copy_to_device(np.ascontiguousarray(source), stream=stream)
+                    continue
                 np.copyto(staging, source)  # while the chunks before this one are copied and run
                 target.copy_to_device(staging, stream=stream)  # from pinned memory: asynchronous, at full speed
             _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
