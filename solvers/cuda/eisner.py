@@ -568,9 +568,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
     heads = cu.device_array((B, N), np.int64)
     if B:
         inside, _ = placement(N, 2)
-        bp = cu.device_array(B * 2 * N * N, np.int16)
-        stack = cu.device_array(B * 3 * (4 * N + 4), np.int32)
-        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
+        bp = runtime.work_area((B * 2 * N * N,), np.int16, use="eisner-back")  # scratch, kept between calls
+        stack = runtime.work_area((B * 3 * (4 * N + 4),), np.int32, use="eisner-stack")
+        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
         threads = threads_for(N)
         _kernel("map", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, heads, bp, stack,
                                                        chart)
@@ -585,7 +585,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     value = cu.device_array(B, np.float64)
     if B:
         inside, _ = placement(N, 2)
-        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
+        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
         threads = threads_for(N)
         _kernel("log_z", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
@@ -601,8 +601,8 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
     marginals = cu.device_array((B, N, N), np.float64)
     if B:
         inside, outside = placement(N, 4)
-        chart = cu.device_array(1 if inside else B * 2 * N * N, np.float64)
-        outside_chart = cu.device_array(1 if outside else B * 2 * N * N, np.float64)
+        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
+        outside_chart = runtime.work_area((1 if outside else B * 2 * N * N,), np.float64, use="eisner-outside")
         threads = threads_for(N)
         _kernel("marginals", inside, outside, threads)[B, threads](arc, sizes_device, bool(single_root), value,
                                                                    marginals, chart, outside_chart)

@@ -835,23 +835,6 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
-_work_areas: dict[tuple[str, str, int], Any] = {}  # the last device array of each use, dtype and slot, used again
-# by a launch of the same shape
-
-
-def _work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
-    """A device array the launches keep (a global work area, blocks x values, or a staging buffer of
-    :func:`_decode_from_host`): the previous launch's in this slot when its shape is the same (a batch launched
-    again costs no allocation), else a new one that replaces it.  Launches on the default stream take slot 0 and
-    run in order; the chunks of :func:`_decode_from_host`, on streams of their own at once, take one slot each and
-    are waited for before it returns, so one array is never used by two launches at once."""
-    key = (use, np.dtype(dtype).name, slot)
-    area = _work_areas.get(key)
-    if area is None or area.shape != shape:
-        area = _work_areas[key] = cuda.device_array(shape, dtype)
-    return area
-
-
 def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
     dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
     return plan.blocks, plan.threads, stream, dynamic
@@ -896,8 +879,8 @@ def _team_launch(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: 
     widths = int(params[teamed, 0].max()) + 1
     return _decode_team[len(teams), TEAM_THREADS, stream], (
         arc, token, bigram, cuda.to_device(params, stream=stream), cuda.to_device(teams, stream=stream),
-        bool(single_root), widths, _work_area((len(teamed), floats), np.float64, slot, "team"),
-        _work_area((len(teamed), ints), np.int32, slot, "team"), heads, objective)
+        bool(single_root), widths, runtime.work_area((len(teamed), floats), np.float64, slot, "team"),
+        runtime.work_area((len(teamed), ints), np.int32, slot, "team"), heads, objective)
 
 
 def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -920,8 +903,8 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         if plan.shared:
             launches.append((_decode_shared[_launch_config(plan, stream)], (*args, plan.floats, heads, objective)))
         else:
-            floats = _work_area((plan.blocks, plan.floats), np.float64, slot)
-            ints = _work_area((plan.blocks, plan.ints), np.int32, slot)
+            floats = runtime.work_area((plan.blocks, plan.floats), np.float64, slot)
+            ints = runtime.work_area((plan.blocks, plan.ints), np.int32, slot)
             launches.append((_decode_global[_launch_config(plan, stream)], (*args, floats, ints, heads, objective)))
     for kernel, args in launches:
         kernel(*args)
@@ -936,8 +919,8 @@ _staging: dict[tuple[str, int], np.ndarray] = {}  # the chunks' pinned host buff
 
 def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
     """A page-locked host buffer of float64 for one chunk's scores (a copy from it to the GPU is asynchronous and
-    at the bus's full speed, unlike one from pageable memory), kept for the next call as :func:`_work_area` keeps
-    device arrays."""
+    at the bus's full speed, unlike one from pageable memory), kept for the next call as
+    :func:`compbench_solvers.cuda.runtime.work_area` keeps device arrays."""
     buffer = _staging.get((use, slot))
     if buffer is None or buffer.shape != shape:
         pinned = all(shape)  # nothing to page-lock in an empty buffer (no sentence has a word)
@@ -981,11 +964,11 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
         for slot, index in enumerate(chunks, start=1):  # every buffer first: nothing allocated while chunks run
             w = int(inputs.sizes[index].max())
             shapes = {"arc": (len(index), w + 1, w + 1), "token": (len(index), w), "bigram": (len(index), w + 2, w + 2)}
-            device.append({**{use: (_work_area(shape, np.float64, slot, use),
+            device.append({**{use: (runtime.work_area(shape, np.float64, slot, use),
                                     _pinned(shape, slot, use) if PINNED_STAGING else None)
                               for use, shape in shapes.items()},
-                           "heads": _work_area((len(index), w + 1), np.int64, slot, "heads"),
-                           "objective": _work_area((len(index),), np.float64, slot, "objective")})
+                           "heads": runtime.work_area((len(index), w + 1), np.int64, slot, "heads"),
+                           "objective": runtime.work_area((len(index),), np.float64, slot, "objective")})
         for k, (index, chunk) in enumerate(zip(chunks, device)):
             stream = _streams[k]
             w = chunk["heads"].shape[1] - 1
@@ -1087,7 +1070,7 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
         if plan.shared:
             _infer_shared[_launch_config(plan)](*args, log_z, token, arc, bigram)
         else:
-            floats = _work_area((plan.blocks, plan.floats), np.float64)
+            floats = runtime.work_area((plan.blocks, plan.floats), np.float64)
             _infer_global[_launch_config(plan)](*args, floats, log_z, token, arc, bigram)
     out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
     return tuple(runtime.returned_like(arc_scores, array) for array in out)

@@ -111,3 +111,21 @@ def to_host(array: Any) -> np.ndarray:
     if hasattr(array, "copy_to_host"):
         return array.copy_to_host()
     return np.asarray(array)
+
+
+_WORK_AREAS: dict[tuple[str, str, int], Any] = {}  # the last device array of each use, dtype and slot, used again
+# by a launch of the same shape
+
+
+def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
+    """A device array the launches keep (a chart or work area a kernel writes and nobody reads after it, or a
+    staging buffer of ``hook._decode_from_host``): the previous launch's of this use and slot when its shape is the
+    same (a batch launched again costs no allocation, nor the free that can wait for the GPU), else a new one that
+    replaces it.  Launches on the default stream take slot 0 and run in order; the chunks of
+    ``hook._decode_from_host``, on streams of their own at once, take one slot each and are waited for before it
+    returns, so one array is never used by two launches at once."""
+    key = (use, np.dtype(dtype).name, slot)
+    area = _WORK_AREAS.get(key)
+    if area is None or area.shape != shape:
+        area = _WORK_AREAS[key] = cuda().device_array(shape, dtype)
+    return area
