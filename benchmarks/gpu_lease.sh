@@ -10,7 +10,7 @@
 #   compressive  bench_gpu_compressive.py: cuda-dp and device="cuda" against the CPU, Google's test split
 #   curve        bench_gpu_curve.py: sentences per second against n beside the CPU DP and the ILP
 #     benchmarks/gpu_lease.sh OUT                           # everything (about 9 minutes)
-#     benchmarks/gpu_lease.sh OUT tests compressive curve   # what changed since the plain rows were measured
+#     benchmarks/gpu_lease.sh OUT compressive               # one part
 set -uo pipefail
 out=${1:?the output folder}
 shift
