@@ -9,8 +9,9 @@
 #   plain        bench_gpu.py: plain parsing against supar and torch-struct
 #   compressive  bench_gpu_compressive.py: cuda-dp and device="cuda" against the CPU, Google's test split
 #   curve        bench_gpu_curve.py: sentences per second against n beside the CPU DP and the ILP
-#     benchmarks/gpu_lease.sh OUT                           # everything (about 9 minutes)
-#     benchmarks/gpu_lease.sh OUT compressive               # one part
+#     benchmarks/gpu_lease.sh OUT                           # everything: up to 11 minutes, over one call's limit
+#     benchmarks/gpu_lease.sh OUT tests compressive         # so two calls: these (up to 5.5 minutes),
+#     benchmarks/gpu_lease.sh OUT plain curve               # then these (up to 6 minutes), into the same folder
 set -uo pipefail
 out=${1:?the output folder}
 shift
