@@ -230,6 +230,14 @@ def main() -> None:
             wait()
             seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
             table.add(task, str(n), count, f"on the GPU ({holder})", seconds, cpu, count, f"CPU: {name}")
+            hook.BLOCK_GROUP = 32  # idle threads of a block share a unit's offers, as teams do
+            check_same(hook.decode(*given), (heads, value), task)
+            hook.decode(*on_device)
+            wait()
+            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
+            hook.BLOCK_GROUP = 1
+            table.add(task, str(n), count, f"on the GPU ({holder}), up to 32 threads a unit", seconds, cpu, count,
+                      f"CPU: {name}")
             seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
             table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")
             hook.PINNED_STAGING = False  # the same copies straight from numpy's memory (the driver stages them)

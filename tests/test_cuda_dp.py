@@ -189,6 +189,34 @@ def test_team_sizes_give_a_sentence_its_share_of_the_gpu() -> None:
     assert hook.team_sizes(np.array([20]), np.array([0]), 132).tolist() == [6]  # no more blocks than its work needs
 
 
+def tied_problems(single_root: bool) -> list:
+    """Random problems of every length mode, and two whose scores are all 0 (or -inf): there each item's value is
+    reached by many offers, so a wrong merge of threads' partial results picks another tree."""
+    ps = [compbench.generate("gaussian", n, seed=n + 7, length=length, single_root=single_root)
+          for n, length in ((6, None), (3, 2), (5, Length(1, 4)), (4, None), (2, 0), (6, 3))]
+    for n, length in ((5, 3), (6, Length(2, 4))):
+        zero = compbench.generate("gaussian", n, seed=n, length=length, single_root=single_root)
+        arcs = np.where(np.isfinite(zero.arc_scores), 0.0, -np.inf)
+        ps.append(zero.replace(token_scores=np.zeros(n), arc_scores=arcs,
+                               bigram_scores=np.where(zero.bigram_scores > 1.5, -np.inf, 0.0)))
+    return ps
+
+
+@needs_kernels
+@pytest.mark.parametrize("shared_bytes", [None, 0])
+def test_threads_sharing_a_units_offers_in_one_block_give_the_same_answers(monkeypatch, shared_bytes) -> None:
+    """BLOCK_GROUP > 1: the one-block kernels (the chart in shared memory, then in global memory) share a unit's
+    offers among idle threads as teams do."""
+    from compbench_solvers.cuda import hook
+
+    monkeypatch.setattr(hook, "BLOCK_GROUP", 32)
+    if shared_bytes is not None:
+        monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)
+    for single_root in (False, True):
+        ps = tied_problems(single_root)
+        assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)
+
+
 @needs_kernels
 @pytest.mark.parametrize("single_root", [False, True])
 def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None:
@@ -198,13 +226,7 @@ def test_teams_of_blocks_give_the_same_answers(monkeypatch, single_root) -> None
     (bench_gpu_compressive.py checks every answer against the CPU's first)."""
     from compbench_solvers.cuda import hook
 
-    ps = [compbench.generate("gaussian", n, seed=n + 7, length=length, single_root=single_root)
-          for n, length in ((6, None), (3, 2), (5, Length(1, 4)), (4, None), (2, 0), (6, 3))]
-    for n, length in ((5, 3), (6, Length(2, 4))):  # every score 0: each item's value is reached by many offers
-        zero = compbench.generate("gaussian", n, seed=n, length=length, single_root=single_root)
-        arcs = np.where(np.isfinite(zero.arc_scores), 0.0, -np.inf)
-        ps.append(zero.replace(token_scores=np.zeros(n), arc_scores=arcs,
-                               bigram_scores=np.where(zero.bigram_scores > 1.5, -np.inf, 0.0)))
+    ps = tied_problems(single_root)
     picked = np.array([1, 0, 1, 1, 0, 1, 1, 1])
     monkeypatch.setattr(hook, "team_sizes", lambda sizes, cap, blocks: picked[:len(sizes)].copy())
     assert_same_answers(compbench.get_solver("cuda-dp").solve_many(ps), ps)

@@ -16,16 +16,17 @@ chooses; cap = 0 when nothing is counted)::
     [ltrap]       (ltrap m h)  <- (box m h)                  + attach(h, m)                       m >= 1
   goal: (rtri 0 n).  single_root: (rtri 0 j) with j < n is [rtri-skip] only.
 
-How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per
-width three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles
-(each phase reads only narrower spans and the phases before it); the threads share the (span, count) units of a
-phase.  TEAMS (MAP only, :func:`team_sizes`): a sentence whose chart costs at least two multiprocessors' shares of
-its batch is parsed by a team of blocks, one per share, in a cooperative launch beside the one-block sentences: the
-same phases with the grid's barrier between them, the team's threads sharing the units, and where a phase has
-fewer units than threads, up to 32 threads of one block sharing a unit's offers (every g-th split), their partial
-maxima merged in shared memory by value, then kept count, then chart.py's order (:func:`_merge`), so a team finds
-the offer one thread would.  Without teams a long sentence's counted chart keeps one multiprocessor busy long after
-the rest of its batch is done (Google's test split: docs/gpu.md).  The semirings:
+How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per width
+three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles (each
+phase reads only narrower spans and the phases before it); the threads share the (span, count) units of a phase.
+TEAMS (MAP only, :func:`team_sizes`): a sentence whose chart costs at least two multiprocessors' shares of its batch
+is parsed by a team of blocks, one per share, in a cooperative launch beside the one-block sentences: the same
+phases with the grid's barrier between them, the team's threads sharing the units, and where a phase has fewer units
+than threads, up to 32 threads of one block sharing a unit's offers (every g-th split), their partial maxima merged
+in shared memory by value, then kept count, then chart.py's order (:func:`_merge`), so a team finds the offer one
+thread would (the one-block kernels share offers so too when :data:`BLOCK_GROUP` > 1). Without teams a long
+sentence's counted chart keeps one multiprocessor busy long after the rest of its batch is done (Google's test
+split: docs/gpu.md).  The semirings:
 
 - max, with backpointers (split and left count of the first offer that reaches the item's value, in chart.py's
   order: rules as listed, splits ascending, left counts ascending) and, without counts, the kept-word count T of the
@@ -77,6 +78,8 @@ GROUP = 32  # the most threads of a team that share one (span, count) unit's off
 SCRATCH = 3 * TEAM_THREADS  # a team block's shared memory for merging partial results (float64; numba needs a
 # constant for a shared array's size)
 assert TEAM_THREADS % GROUP == 0, "a group of threads sharing a unit lies within one block (_phase)"
+BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a unit's offers (:func:`_phase`); 1:
+# none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
 FLOAT64, INT32 = cuda.float64, cuda.int32  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
@@ -572,8 +575,9 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
 
 
 @device
-def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, heads, objective):
-    """Every sentence this block is given: fill, goal, backtrace."""
+def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, group, scratch, heads, objective):
+    """Every sentence this block is given: fill, goal, backtrace (up to ``group`` threads sharing a unit's offers,
+    merged in ``scratch``: :func:`_phase`)."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
@@ -582,7 +586,7 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
         for k in range(tid, heads.shape[1], threads):
             heads[b, k] = -1
         _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
-                      threads, n + 1, 1, floats[:0])
+                      threads, n + 1, group, scratch)
         if tid == 0:
             _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack)
         cuda.syncthreads()
@@ -653,17 +657,21 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
 # ---------------------------------------------------------------------------------------------------------------
 
 @cuda.jit(cache=True)
-def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, heads, objective):
-    floats = cuda.shared.array(0, FLOAT64)
+def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, group, heads, objective):
+    shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (3 per thread when group > 1), then the chart
     ints = cuda.shared.array(0, INT32)  # the same memory: the int32 part follows the float64 part
-    _decode_sentences(floats[:floats_size], ints[2 * floats_size:], arc, token, bigram, params, order, single_root,
-                      heads, objective)
+    scratch = 3 * cuda.blockDim.x if group > 1 else 0
+    end = scratch + floats_size
+    _decode_sentences(shared[scratch:end], ints[2 * end:], arc, token, bigram, params, order, single_root, group,
+                      shared[:scratch], heads, objective)
 
 
 @cuda.jit(cache=True)
-def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, heads, objective):
+def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, group, heads, objective):
     slot = cuda.blockIdx.x
-    _decode_sentences(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, heads, objective)
+    scratch = cuda.shared.array(0, FLOAT64)  # the merge's scratch: 3 per thread when group > 1, else empty
+    _decode_sentences(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, group, scratch,
+                      heads, objective)
 
 
 @cuda.jit(cache=True)
@@ -716,6 +724,8 @@ class Plan(NamedTuple):
     ints: int  # int32 per block
     shared: bool
     blocks: int
+    group: int  # the most threads sharing a unit's offers (MAX: BLOCK_GROUP; SUM: 1)
+    scratch: int  # float64 of shared memory per block for their merge
 
 
 def chart_cost(sizes: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -777,12 +787,15 @@ def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, amon
     nbytes = 8 * floats + 4 * ints
     units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
     threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
+    group = BLOCK_GROUP if semiring == MAX else 1
+    scratch = 3 * threads if group > 1 else 0
     order = among[np.argsort(-chart_cost(sizes, cap), kind="stable")].astype(np.int64)
     B = len(sizes)
-    if nbytes <= SHARED_BYTES:
-        return Plan(params, order, threads, floats, ints, True, B)
+    if nbytes + 8 * scratch <= SHARED_BYTES:
+        return Plan(params, order, threads, floats, ints, True, B, group, scratch)
     resident = multiprocessors() * (2048 // threads)
-    return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)))
+    return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)), group,
+                scratch)
 
 
 def _ints(values: Any, name: str, B: int) -> np.ndarray:
@@ -844,7 +857,7 @@ def _on_device(values: np.ndarray, slot: int, use: str, stream: Any = 0) -> Any:
 
 
 def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
-    dynamic = 8 * plan.floats + 4 * plan.ints if plan.shared else 0
+    dynamic = 8 * (plan.floats + plan.scratch) + 4 * plan.ints if plan.shared else 8 * plan.scratch
     return plan.blocks, plan.threads, stream, dynamic
 
 
@@ -909,11 +922,13 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         params, order = _on_device(plan.params, slot, "params", stream), _on_device(plan.order, slot, "order", stream)
         args = (arc, token, bigram, params, order, bool(single_root))
         if plan.shared:
-            launches.append((_decode_shared[_launch_config(plan, stream)], (*args, plan.floats, heads, objective)))
+            launches.append((_decode_shared[_launch_config(plan, stream)],
+                             (*args, plan.floats, plan.group, heads, objective)))
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64, slot)
             ints = runtime.work_area((plan.blocks, plan.ints), np.int32, slot)
-            launches.append((_decode_global[_launch_config(plan, stream)], (*args, floats, ints, heads, objective)))
+            launches.append((_decode_global[_launch_config(plan, stream)],
+                             (*args, floats, ints, plan.group, heads, objective)))
     for kernel, args in launches:
         kernel(*args)
 
