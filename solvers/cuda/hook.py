@@ -848,14 +848,6 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
-def _on_device(values: np.ndarray, slot: int, use: str, stream: Any = 0) -> Any:
-    """A launch's small host array (its sentences' parameters, their order) copied into a kept device array
-    (:func:`compbench_solvers.cuda.runtime.work_area`: no allocation per launch)."""
-    area = runtime.work_area(values.shape, values.dtype, slot, use)
-    area.copy_to_device(values, stream=stream)
-    return area
-
-
 def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
     dynamic = 8 * (plan.floats + plan.scratch) + 4 * plan.ints if plan.shared else 8 * plan.scratch
     return plan.blocks, plan.threads, stream, dynamic
@@ -899,7 +891,8 @@ def _team_launch(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: 
     floats, ints = _work_sizes(params[teamed, 0], params[teamed, 2], MAX)
     widths = int(params[teamed, 0].max()) + 1
     return _decode_team[len(teams), TEAM_THREADS, stream], (
-        arc, token, bigram, _on_device(params, slot, "team-params", stream), _on_device(teams, slot, "teams", stream),
+        arc, token, bigram, runtime.kept_copy(params, "team-params", slot, stream),
+        runtime.kept_copy(teams, "teams", slot, stream),
         bool(single_root), widths, runtime.work_area((len(teamed), floats), np.float64, slot, "team"),
         runtime.work_area((len(teamed), ints), np.int32, slot, "team"), heads, objective)
 
@@ -919,7 +912,8 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         launches.append(_team_launch(arc, token, bigram, plan.params, teamed, team[teamed], single_root, heads,
                                      objective, stream if team_stream is None else team_stream, slot))
     if rest.size:
-        params, order = _on_device(plan.params, slot, "params", stream), _on_device(plan.order, slot, "order", stream)
+        params = runtime.kept_copy(plan.params, "params", slot, stream)
+        order = runtime.kept_copy(plan.order, "order", slot, stream)
         args = (arc, token, bigram, params, order, bool(single_root))
         if plan.shared:
             launches.append((_decode_shared[_launch_config(plan, stream)],
@@ -1086,7 +1080,7 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
     bigram = cuda.device_array((B, width + 2, width + 2) if with_marginals else (1, 1, 1), np.float64)
     if B:
         plan = _plan(inputs.sizes, inputs.lo, inputs.hi, SUM)
-        params, order = _on_device(plan.params, 0, "params"), _on_device(plan.order, 0, "order")
+        params, order = runtime.kept_copy(plan.params, "params"), runtime.kept_copy(plan.order, "order")
         no_ints = cuda.device_array(1, np.int32)  # the sums keep no kept counts nor backpointers
         args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
                 no_ints)

@@ -129,3 +129,11 @@ def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "wor
     if area is None or area.shape != shape:
         area = _WORK_AREAS[key] = cuda().device_array(shape, dtype)
     return area
+
+
+def kept_copy(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> Any:
+    """A launch's small host array (sentence sizes, parameters, an order) copied into a kept device array
+    (:func:`work_area`: no allocation per launch), on ``stream``."""
+    area = work_area(values.shape, values.dtype, slot, use)
+    area.copy_to_device(np.ascontiguousarray(values), stream=stream)
+    return area
