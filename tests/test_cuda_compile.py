@@ -59,7 +59,7 @@ def test_the_compressive_kernels_compile(compile_ptx) -> None:
     heads, objective = np.zeros((B, n + 1), np.int64), np.zeros(B)
     floats, ints = np.zeros((2, 64)), np.zeros((2, 64), np.int32)
     common = (arc, token, bigram, params, order, True)
-    compile_ptx(hook._decode_shared, *common, 64, 1, heads, objective)
+    compile_ptx(hook._decode_shared, *common, 64, 0, 1, heads, objective)
     compile_ptx(hook._decode_global, *common, floats, ints, 1, heads, objective)
     marginals = (np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
     compile_ptx(hook._infer_shared, *common, True, ints[0], objective, *marginals)

@@ -657,10 +657,9 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
 # ---------------------------------------------------------------------------------------------------------------
 
 @cuda.jit(cache=True)
-def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, group, heads, objective):
-    shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (3 per thread when group > 1), then the chart
+def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, scratch, group, heads, objective):
+    shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (Plan.scratch float64), then the chart
     ints = cuda.shared.array(0, INT32)  # the same memory: the int32 part follows the float64 part
-    scratch = 3 * cuda.blockDim.x if group > 1 else 0
     end = scratch + floats_size
     _decode_sentences(shared[scratch:end], ints[2 * end:], arc, token, bigram, params, order, single_root, group,
                       shared[:scratch], heads, objective)
@@ -868,9 +867,9 @@ def team_blocks() -> int:
     return min(blocks, _decode_team.compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
 
 
-def _teams(sizes: np.ndarray, cap: np.ndarray, teams: bool) -> np.ndarray:
-    """:func:`team_sizes` on this GPU (none when ``teams`` is False); :func:`team_blocks` (a compile, the first
-    time) is asked only when some sentence gets a team."""
+def gpu_team_sizes(sizes: np.ndarray, cap: np.ndarray, teams: bool = True) -> np.ndarray:
+    """:func:`team_sizes` on this GPU, as :func:`decode` takes them (none when ``teams`` is False);
+    :func:`team_blocks` (a compile, the first time) is asked only when some sentence gets a team."""
     team = team_sizes(sizes, cap, multiprocessors() if teams else 1)
     return team_sizes(sizes, cap, team_blocks()) if team.any() else team
 
@@ -917,7 +916,7 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         args = (arc, token, bigram, params, order, bool(single_root))
         if plan.shared:
             launches.append((_decode_shared[_launch_config(plan, stream)],
-                             (*args, plan.floats, plan.group, heads, objective)))
+                             (*args, plan.floats, plan.scratch, plan.group, heads, objective)))
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64, slot)
             ints = runtime.work_area((plan.blocks, plan.ints), np.int32, slot)
@@ -951,10 +950,9 @@ def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np
     ends at max(:data:`CHUNK`, a quarter of the batch) sentences, so that one chunk is copied while the one before it
     runs, or where the sizes fall below 3/4 of its first (each chunk is copied at its own width: little padding).
     Equal costs keep their order: a batch of one size is cut into contiguous ranges."""
-    teamed = np.flatnonzero(team)
+    teamed, rest = np.flatnonzero(team), np.flatnonzero(team == 0)
     chunks = [teamed] if teamed.size else []
-    cost = np.where(team > 0, np.inf, chart_cost(sizes, cap))
-    order = np.argsort(-cost, kind="stable")[teamed.size:]
+    order = rest[np.argsort(-chart_cost(sizes[rest], cap[rest]), kind="stable")]
     target = max(CHUNK, -(-len(order) // 4))
     start = 0
     for k in range(1, len(order) + 1):
@@ -972,7 +970,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
     heads = np.full((B, width + 1), -1, np.int64)
     objective = np.full(B, -np.inf)
     counting, cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)
-    team = _teams(inputs.sizes, cap, teams)
+    team = gpu_team_sizes(inputs.sizes, cap, teams)
     chunks = host_chunks(inputs.sizes, cap, team)
     while len(_streams) < len(chunks):
         _streams.append(cuda.stream())
@@ -1051,7 +1049,7 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     objective = cuda.device_array(B, np.float64)
     if B:
         cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
-        team = _teams(inputs.sizes, cap, teams)
+        team = gpu_team_sizes(inputs.sizes, cap, teams)
         if not team.any():
             _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
                            heads, objective)
