@@ -703,7 +703,7 @@ def _derive_rules(chart, scores, j, item, count):
 
 
 _DERIVES = {(mode, order): kernel(with_globals(_derive_rules, f"_derive_{name}_{order}", MODE=mode, ORDER=order,
-                                         offer=helpers[mode][0], split_rule=helpers[mode][1]))
+                                              offer=helpers[mode][0], split_rule=helpers[mode][1]))
             for mode, name in MODE_NAMES.items() for order, helpers in ((1, _MODES), (2, _SECOND_ORDER_MODES))}
 
 
