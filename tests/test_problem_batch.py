@@ -100,3 +100,30 @@ def test_a_list_is_laid_out_as_batches_of_one_kind_and_similar_sizes() -> None:
         assert {ps[k].second_order for k in index} == {batch.second_order}
         assert all(np.array_equal(batch[j].arc_scores, ps[k].arc_scores) for j, k in enumerate(index))
         assert batch.max_n <= batch.sizes.min() + max(1, batch.sizes.min() // 4)
+
+
+SPECIAL_SCORES = [0.0, -1.5, 2.0, compbench.limits.MAX_SCORE, -compbench.limits.MAX_SCORE,
+                  2 * compbench.limits.MAX_SCORE, -2 * compbench.limits.MAX_SCORE, np.nan, np.inf, -np.inf]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.lists(st.sampled_from(SPECIAL_SCORES), min_size=0, max_size=12), st.sampled_from([1, 2]))
+def test_check_scores_names_the_first_bad_score_of_a_full_search(values: list[float], rows: int) -> None:
+    """check_scores' two reductions pass exactly the arrays that the search for a bad score (NaN first, then
+    +inf, then a finite score outside MAX_SCORE) finds nothing in, and raise its error for the others."""
+    from compbench.problem import _first_bad_score, check_scores
+
+    array = np.array(values, dtype=np.float64)
+    if len(values) % rows == 0:  # a matrix: the index named has two numbers
+        array = array.reshape(rows, -1)
+    try:
+        _first_bad_score("scores", array)
+        expected = None
+    except ProblemError as exc:
+        expected = str(exc)
+    try:
+        check_scores("scores", array)
+        got = None
+    except ProblemError as exc:
+        got = str(exc)
+    assert got == expected
