@@ -541,13 +541,13 @@ def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
     if sizes is None:
         sizes = np.full(B, N - 1, np.int64)
     if runtime.on_gpu(sizes):
-        sizes_device = runtime.on_device(sizes, np.int64)
+        sizes_device = runtime.on_device(sizes, "eisner-sizes", np.int64)
     else:
         sizes = np.asarray(sizes)
         if sizes.shape != (B,) or sizes.dtype.kind not in "iu" or (sizes < 0).any() or (sizes > N - 1).any():
             raise ValueError(f"sizes: expected {B} integers in 0..{N - 1}, got {sizes!r}"[:200])
         sizes_device = runtime.kept_copy(sizes.astype(np.int64), "eisner-sizes")
-    return runtime.on_device(arc_scores), sizes_device, B, N
+    return runtime.on_device(arc_scores, "eisner-arcs"), sizes_device, B, N
 
 
 def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> tuple[Any, Any]:

@@ -816,8 +816,9 @@ class Inputs(NamedTuple):
     hi: np.ndarray
 
 
-def _on_host(array: Any) -> np.ndarray:
-    """A numpy array of float64 (no copy when it is one already, C-contiguous)."""
+def _on_host(array: Any, use: str) -> np.ndarray:
+    """A numpy array of float64 (no copy when it is one already, C-contiguous); ``use`` as
+    :func:`compbench_solvers.cuda.runtime.on_device`'s, not needed here."""
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
@@ -826,12 +827,12 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     """The scores where ``place`` puts them (by default on the GPU: numpy copied, GPU arrays in place) and the
     per-sentence sizes and bounds, checked."""
     runtime.cuda()  # a RuntimeError with the one-line reason when there is no GPU (nor the simulator)
-    arc = place(arc_scores)
+    arc = place(arc_scores, "arc")
     if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
         raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")
     B, width = arc.shape[0], arc.shape[1] - 1
-    token = place(np.zeros((B, width)) if token_scores is None else token_scores)
-    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores)
+    token = place(np.zeros((B, width)) if token_scores is None else token_scores, "token")
+    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores, "bigram")
     if token.shape != (B, width):
         raise ValueError(f"token_scores: expected {(B, width)}, got {token.shape}")
     if bigram.shape != (B, width + 2, width + 2):

@@ -72,17 +72,22 @@ def on_gpu(array: Any) -> bool:
     return hasattr(array, "__cuda_array_interface__") or (simulated() and type(array).__name__ == "FakeCUDAArray")
 
 
-def on_device(array: Any, dtype: Any = np.float64) -> Any:
+def on_device(array: Any, use: str, dtype: Any = np.float64) -> Any:
     """``array`` as a numba device array of ``dtype``: a GPU array of that dtype in place (no copy), a numpy array
-    (or anything numpy takes) copied to the GPU.  A GPU array of another dtype is a TypeError (converting it on the
-    GPU is the caller's choice, not a silent copy)."""
+    (or anything numpy takes) copied into the kept device array of ``use`` (:func:`work_area`: no allocation, nor
+    a free that waits for the GPU, per call; a launch's inputs need a use each).  A GPU array of another dtype is
+    a TypeError (converting it on the GPU is the caller's choice, not a silent copy)."""
     cu = cuda()
     if on_gpu(array):
         device = array if simulated() else cu.as_cuda_array(array)
         if device.dtype != np.dtype(dtype):
             raise TypeError(f"expected a GPU array of {np.dtype(dtype)}, got {device.dtype}")
         return device
-    return cu.to_device(np.ascontiguousarray(array, dtype=dtype))
+    values = np.ascontiguousarray(array, dtype=dtype)
+    area = work_area(values.shape, dtype, use=use)
+    if values.size:  # (an empty array's strides may differ from the area's, which the copy refuses)
+        area.copy_to_device(values)
+    return area
 
 
 def returned_like(reference: Any, device: Any) -> Any:
@@ -118,8 +123,8 @@ _WORK_AREAS: dict[tuple[str, str, int], Any] = {}  # the last device array of ea
 
 
 def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
-    """A device array the launches keep (a chart or work area a kernel writes and nobody reads after it, or a
-    staging buffer of ``hook._decode_from_host``): the previous launch's of this use and slot when its shape is the
+    """A device array the launches keep (a chart or work area a kernel writes and nobody reads after it, a copy of
+    numpy input (:func:`on_device`), or a staging buffer of ``hook._decode_from_host``): the previous launch's of this use and slot when its shape is the
     same (a batch launched again costs no allocation, nor the free that can wait for the GPU), else a new one that
     replaces it.  Launches on the default stream take slot 0 and run in order; the chunks of
     ``hook._decode_from_host``, on streams of their own at once, take one slot each and are waited for before it
