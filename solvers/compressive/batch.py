@@ -11,8 +11,10 @@ once per batch.  The calls release the GIL, so threads run slices of a batch on 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from typing import Callable
 
 import numpy as np
@@ -150,7 +152,7 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
     count among lengths ``params[k, 2]..params[k, 3]``, each kept word scoring ``kept_bonus[k]`` more.
     (heads B x (N+1), out B x 3): ``heads[k, :sizes[k] + 1]`` are sentence k's heads, ``out[k]`` its count,
     objective and kept words; the rows of the others are left at -1 and 0.  ``each(part, heads, out)`` is called in
-    this thread with each part of ``which`` once it is decoded, while the threads decode the rest (:func:`_run_parts`).
+    this thread with each part of ``which`` once it is decoded, while the threads decode the rest (:func:`run_in_parts`).
     """
     B, width = len(batch), batch.max_n + 1
     heads = np.full(B * width, -1, np.int64)
@@ -168,7 +170,7 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
         def run(part: np.ndarray) -> None:
             _decode_many(*arrays, *_new_work(int(cells[part].max()), int(N[part].max())), heads, out, part)
 
-        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs,
+        run_in_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs,
                    None if each is None else lambda part: each(part, rows, out))
     return rows, out
 
@@ -176,31 +178,57 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
 PARTS_PER_JOB = 8  # a batch on several threads is cut into this many parts per thread, of about equal cost
 
 
-def _run_parts(run: Callable[[np.ndarray], None], which: np.ndarray, cost: np.ndarray, jobs: int,
-               each: Callable[[np.ndarray], None] | None = None) -> None:
+@functools.cache
+def _threads(jobs: int) -> ThreadPoolExecutor:
+    """The kept pool of ``jobs`` threads (one per number asked for: no thread is started per call)."""
+    return ThreadPoolExecutor(jobs, thread_name_prefix="compbench")
+
+
+def run_in_parts(run: Callable[[np.ndarray], None], which: np.ndarray, cost: np.ndarray, jobs: int,
+                 each: Callable[[np.ndarray], None] | None = None, parts_per_job: int = PARTS_PER_JOB) -> None:
     """``run(part)`` for parts of ``which`` that cover it, then ``each(part)`` when given.  One thread: one part.
-    Several: ``PARTS_PER_JOB`` parts per thread of about equal ``cost``, the costliest sentences first (a long
+    Several: ``parts_per_job`` parts per thread of about equal ``cost``, the costliest sentences first (a long
     sentence costs as much as hundreds of short ones), on ``jobs`` threads (the kernels release the GIL) that take
     the next part when they finish one; ``each`` runs in this thread on each part as it is done, so the answers of
-    the parts done are built while the threads decode the others."""
+    the parts done are built while the threads decode the others.  None is still running when it returns or
+    raises."""
     jobs = max(1, min(int(jobs), len(which)))
     if jobs == 1:
         run(which)
         if each is not None:
             each(which)
         return
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
     order = np.argsort(-cost, kind="stable")
-    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, jobs * PARTS_PER_JOB) /
-                           (jobs * PARTS_PER_JOB), side="right")
+    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, jobs * parts_per_job) /
+                           (jobs * parts_per_job), side="right")
     parts = [np.sort(which[chunk]) for chunk in np.split(order, ends) if len(chunk)]
-    with ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(run, part): part for part in parts}
+    futures = {_threads(jobs).submit(run, part): part for part in parts}
+    try:
         for future in as_completed(futures):
             future.result()
             if each is not None:
                 each(futures[future])
+    finally:  # the parts write into the caller's arrays: none may outlive the call
+        wait(futures)
+
+
+@kernel(nogil=True)
+def gather_scores(token, arc, bigram, sizes, rows, which, token_out, arc_out, bigram_out):
+    """Sentence ``rows[k]`` of a padded batch into row k of the padded arrays ``*_out`` (a chunk of the batch at a
+    width of its own), for k in ``which``: its own scores only, its n token scores and the top-left (n+1)-square of
+    its arc and (n+2)-square of its bigram scores (the rest of the rows is left as it is: the kernels read a
+    sentence's own scores only)."""
+    for k in which:
+        b = rows[k]
+        n = sizes[b]
+        for j in range(n):
+            token_out[k, j] = token[b, j]
+        for i in range(n + 1):
+            for j in range(n + 1):
+                arc_out[k, i, j] = arc[b, i, j]
+        for i in range(n + 2):
+            for j in range(n + 2):
+                bigram_out[k, i, j] = bigram[b, i, j]
 
 
 @kernel(nogil=True)
@@ -296,5 +324,5 @@ def infer(batch: ProblemBatch, params: np.ndarray, goal: np.ndarray, with_margin
             _infer_many(*arrays, np.empty(scores), np.empty(scores if with_marginals else 1), np.empty(most * most),
                         np.empty(most), np.empty(most), np.empty(most), with_marginals, log_z, safe, *outputs, order)
 
-        _run_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
+        run_in_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
     return log_z, safe, *outputs

@@ -61,6 +61,9 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from compbench.solver import cores
+
+from ..compressive.batch import gather_scores, run_in_parts
 from ..jit import with_globals
 from . import runtime
 
@@ -945,6 +948,20 @@ def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
     return buffer
 
 
+STAGE_BYTES = 1 << 20  # the least a thread stages (a smaller chunk is staged by the calling thread alone)
+
+
+def _stage(inputs: Inputs, index: np.ndarray, buffers: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """A chunk's sentences (rows ``index`` of the batch) into its pinned buffers (token, arc, bigram), each its own
+    scores only (:func:`compbench_solvers.compressive.batch.gather_scores`), on every core in parts of about equal
+    bytes."""
+    n = inputs.sizes[index]
+    nbytes = 8 * ((n + 1) ** 2 + (n + 2) ** 2 + n)
+    jobs = min(cores(None), int(nbytes.sum()) // STAGE_BYTES)
+    run_in_parts(lambda part: gather_scores(inputs.token, inputs.arc, inputs.bigram, inputs.sizes, index, part,
+                                            *buffers), np.arange(len(index)), nbytes, jobs, parts_per_job=1)
+
+
 def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np.ndarray]:
     """The chunks a batch decoded from numpy is copied and launched in (sentence indices): the teamed sentences
     (``team`` > 0) first, a chunk of their own; then the others, the costliest first (:func:`chart_cost`): a chunk
@@ -987,20 +1004,22 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
                            "objective": runtime.work_area((len(index),), np.float64, slot, "objective")})
         for k, (index, chunk) in enumerate(zip(chunks, device)):
             stream = _streams[k]
-            w = chunk["heads"].shape[1] - 1
-            if w == width and np.all(np.diff(index) == 1):  # a contiguous range at full width: plain copies
-                cut = slice(int(index[0]), int(index[-1]) + 1)
-                scores = (inputs.arc[cut], inputs.token[cut], inputs.bigram[cut])
-            else:  # the chunk's sentences at its own width
-                scores = (inputs.arc[index, :w + 1, :w + 1], inputs.token[index, :w],
-                          inputs.bigram[index, :w + 2, :w + 2])
-            for source, use in zip(scores, ("arc", "token", "bigram")):
-                target, staging = chunk[use]
-                if staging is None:  # from pageable memory: the call returns once the driver has staged it
-                    target.copy_to_device(np.ascontiguousarray(source), stream=stream)
-                    continue
-                np.copyto(staging, source)  # while the chunks before this one are copied and run
-                target.copy_to_device(staging, stream=stream)  # from pinned memory: asynchronous, at full speed
+            uses = ("token", "arc", "bigram")
+            if PINNED_STAGING:  # while the chunks before this one are copied and run
+                _stage(inputs, index, tuple(chunk[use][1] for use in uses))
+                for use in uses:  # from pinned memory: asynchronous, at full speed
+                    chunk[use][0].copy_to_device(chunk[use][1], stream=stream)
+            else:  # from pageable memory (a contiguous range at full width in place, else the chunk's sentences
+                # gathered at its width): each call returns once the driver has staged it
+                w = chunk["heads"].shape[1] - 1
+                if w == width and np.all(np.diff(index) == 1):
+                    cut = slice(int(index[0]), int(index[-1]) + 1)
+                    scores = (inputs.token[cut], inputs.arc[cut], inputs.bigram[cut])
+                else:
+                    scores = (inputs.token[index, :w], inputs.arc[index, :w + 1, :w + 1],
+                              inputs.bigram[index, :w + 2, :w + 2])
+                for source, use in zip(scores, uses):
+                    chunk[use][0].copy_to_device(np.ascontiguousarray(source), stream=stream)
             _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
                            inputs.lo[index], inputs.hi[index], single_root, chunk["heads"], chunk["objective"], stream,
                            slot=1 + k, team=team[index])
