@@ -5,19 +5,25 @@ target lacks): this is where it shows without a GPU.
 
 It needs NVVM and NVRTC (the ``nvidia-nvvm`` and ``nvidia-cuda-nvrtc`` wheels: .ci/run installs them) and the real
 CUDA target, so it skips with the reason without them and under the simulator.  numba compiles a device function
-for the current device's compute capability; with no device, the test hands it 9.0 (``get_current_device`` of
-numba-cuda's dispatcher module, private API, pinned by pyproject.toml's numba-cuda range).
+for the current device's compute capability; with no device, the test hands it 9.0
+(``benchmarks/kernel_resources.ptx_compiler``).  NVIDIA's assembler (ptxas, the ``nvidia-cuda-nvcc`` wheel) then
+assembles the kernels of the benchmarks' rows for sm_90, as ``benchmarks/kernel_resources.py`` reports them: none may
+spill registers to memory at its settings.
 """
 
 from __future__ import annotations
 
 import os
-import types
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-CC = (9, 0)  # an H100's compute capability
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import kernel_resources  # noqa: E402  (benchmarks/: the one home of compiling a kernel without a GPU)
+
+CC = kernel_resources.CC  # an H100's compute capability
 
 
 @pytest.fixture(scope="module")
@@ -32,17 +38,8 @@ def compile_ptx():
         cuda.compile_ptx(lambda x: None, "(float64[:],)", cc=CC)
     except Exception as exc:  # NVVM or NVRTC missing: a DynamicLibNotFoundError, or numba's own
         pytest.skip(f"NVVM/NVRTC not found ({type(exc).__name__}); pip install nvidia-nvvm nvidia-cuda-nvrtc")
-    import numba.cuda.dispatcher as dispatcher
-
-    patch = pytest.MonkeyPatch()
-    patch.setattr(dispatcher, "get_current_device", lambda: types.SimpleNamespace(compute_capability=CC))
-
-    def ptx_of(kernel, *args) -> str:
-        signature = tuple(dispatcher.typeof(a, dispatcher.Purpose.argument) for a in args)
-        return cuda.compile_ptx(kernel.py_func, signature, cc=CC)[0]
-
-    yield ptx_of
-    patch.undo()
+    with kernel_resources.ptx_compiler(CC) as ptx_of:
+        yield ptx_of
 
 
 def arrays(B=4, n=9):
@@ -89,3 +86,14 @@ def test_the_plain_parsing_kernels_compile(compile_ptx, task) -> None:
             compile_ptx(kernel, arc, sizes, True, value, chart)
         else:
             compile_ptx(kernel, arc, sizes, True, value, np.zeros((B, N, N)), chart, chart)
+
+
+def test_the_benchmark_rows_kernels_assemble_for_an_h100_without_spills(compile_ptx) -> None:
+    try:
+        ptxas = kernel_resources.find_ptxas(None)
+    except SystemExit as exc:
+        pytest.skip(str(exc))
+    rows = kernel_resources.rows(ptxas)
+    assert len(rows) == 17 and all(row["registers"] > 0 for row in rows)
+    spilling = [(row["row"], row["spills"]) for row in rows if row["spills"] != (0, 0)]
+    assert not spilling, f"registers spilled to memory (bytes stored, loaded): {spilling}"

@@ -1,0 +1,225 @@
+"""What each GPU kernel of a benchmark row asks of an H100, read from the compiler without a GPU.
+
+    python benchmarks/kernel_resources.py --out reports/gpu/kernel_resources.md
+
+numba compiles each kernel to PTX for compute capability 9.0, as tests/test_cuda_compile.py does, and NVIDIA's
+ptxas (the ``nvidia-cuda-nvcc`` wheel, or ``--ptxas``) assembles it for sm_90 with ``-v``. ptxas reports the
+registers per thread, the static shared memory and any spills. The launch adds the rest: the threads per block and the
+dynamic shared memory that hook's plan gives. From these the table derives the blocks one multiprocessor holds at
+once, and what limits them. It uses an H100's limits: 65,536 registers (allocated per warp in units of 256), 2,048
+threads, 32 blocks, and 233,472 bytes of shared memory, of which each block also reserves 1 KB. It then gives the
+waves a batch of 4,096 sentences takes on 132 multiprocessors where each sentence has a block of its own. Where the
+registers limit the blocks, the last columns give the cap that would lift that limit (numba's ``max_registers``, at
+least 64), with ptxas's spills and the blocks and waves under it.
+
+These are resource counts and arithmetic, not timings. A kernel whose sentences all cost the same (one size in a
+batch) runs in whole waves. A row's time falls when its waves do, unless the change that cut them makes each block
+slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+CC = (9, 0)
+REGISTERS, THREADS, BLOCKS, SHARED, RESERVED, MULTIPROCESSORS = 65536, 2048, 32, 233472, 1024, 132
+BATCH = 4096
+
+
+def find_ptxas(given: str | None) -> str:
+    if given:
+        return given
+    wheel = sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "nvidia", "cu*", "bin", "ptxas")))
+    found = wheel[-1] if wheel else shutil.which("ptxas")  # the wheel's first: the PTX is NVVM's, of the same CUDA
+    if found is None:
+        raise SystemExit("ptxas not found: pip install nvidia-cuda-nvcc, or give --ptxas")
+    return found
+
+
+@contextlib.contextmanager
+def ptx_compiler(cc: tuple[int, int] = CC) -> Iterator[Callable[..., str]]:
+    """A function that compiles a kernel (a numba CUDA dispatcher) for the types of example arguments into PTX for
+    compute capability ``cc``, without a GPU: numba asks the current device's compute capability while it compiles
+    a device function, so ``get_current_device`` of numba-cuda's dispatcher module (private API, pinned by
+    pyproject.toml's numba-cuda range) answers ``cc`` meanwhile."""
+    from compbench_solvers.cuda import runtime
+
+    cuda = runtime.import_numba_cuda()
+    import numba.cuda.dispatcher as dispatcher
+
+    def ptx_of(kernel: Any, *args: Any) -> str:
+        signature = tuple(dispatcher.typeof(a, dispatcher.Purpose.argument) for a in args)
+        return cuda.compile_ptx(kernel.py_func, signature, cc=cc)[0]
+
+    current = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+    try:
+        yield ptx_of
+    finally:
+        dispatcher.get_current_device = current
+
+
+def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
+    """ptxas -v's registers, static shared memory and spills of the one kernel in ``ptx`` (at most ``cap``
+    registers a thread: numba's ``max_registers``, which it hands to the same assembler)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.ptx")
+        with open(path, "w") as f:
+            f.write(ptx)
+        relocatable = ["-c"] if "cudaCGSynchronize" in ptx else []  # the grid's barrier links with cudadevrt
+        limit = [f"-maxrregcount={cap}"] if cap else []
+        done = subprocess.run([ptxas, f"-arch=sm_{CC[0]}{CC[1]}", "-v", *relocatable, *limit, path, "-o",
+                               os.path.join(folder, "kernel.o")], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1])
+    text = done.stderr + done.stdout
+    used = re.search(r"Used (\d+) registers", text)
+    smem = re.search(r"(\d+) bytes smem", text)
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
+    # ptxas -c leaves out the static shared memory: then the PTX's own .shared arrays give it
+    static = int(smem.group(1)) if smem else sum(map(int, re.findall(r"\.shared\s[^;\[]*\[(\d+)\]", ptx)))
+    return {"registers": int(used.group(1)), "static": static,
+            "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx}
+
+
+def freeing_cap(threads: int, shared: int) -> int:
+    """The most registers a thread may use for the registers not to limit the blocks per multiprocessor below
+    what its threads, the block count and its shared memory allow (a multiple of 8, at least 64)."""
+    others = min(THREADS // (32 * -(-threads // 32)), BLOCKS, SHARED // (shared + RESERVED))
+    return max(64, min(255, REGISTERS // (others * 32 * -(-threads // 32)) // 8 * 8))
+
+
+def occupancy(registers: int, threads: int, shared: int) -> tuple[int, str]:
+    """Blocks per multiprocessor and what limits them (the first of the tied limits)."""
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // 256) * 256
+    limits = {"registers": REGISTERS // (per_warp * warps), "threads": THREADS // (32 * warps), "blocks": BLOCKS,
+              "shared memory": SHARED // (shared + RESERVED)}
+    fewest = min(limits.values())
+    return fewest, next(name for name, value in limits.items() if value == fewest)
+
+
+def rows(ptxas: str) -> list[dict]:
+    with ptx_compiler() as ptx_of:
+        return _rows(ptxas, ptx_of)
+
+
+def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
+    from compbench_solvers.cuda import eisner, hook
+
+    out = []
+    for n in (10, 25, 50, 100):  # plain parsing (bench_gpu.py's rows)
+        N, B = n + 1, 4
+        arc, sizes, value, chart = np.zeros((B, N, N)), np.zeros(B, np.int64), np.zeros(B), np.zeros(B * 2 * N * N)
+        for task in ("map", "log_z", "marginals"):
+            inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
+            threads = eisner.threads_for(N)
+            kernel = eisner._kernel(task, inside, outside, threads)
+            if task == "map":
+                args = (arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(B * 2 * N * N, np.int16),
+                        np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
+            elif task == "log_z":
+                args = (arc, sizes, True, value, chart)
+            else:
+                args = (arc, sizes, True, value, np.zeros((B, N, N)), chart, chart)
+            where = "shared" if inside else "global"
+            out.append({"row": f"plain {task}, n = {n}", "kernel": f"eisner {task} ({where} charts)",
+                        "threads": threads, "dynamic": 0, "per_sentence": True,
+                        **assemble(ptxas, ptx_of(kernel, *args))})
+    n, m = 25, 11  # compressive (bench_gpu_compressive.py's rows)
+    for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}"), (None, "log Z"), (None, "marginals")):
+        sizes = np.full(BATCH, n)
+        lo = np.full(BATCH, 0 if length is None else length)
+        hi = np.full(BATCH, n if length is None else length)
+        semiring = hook.MAX if task.startswith("MAP") else hook.SUM
+        asks, hook.multiprocessors = hook.multiprocessors, lambda: MULTIPROCESSORS  # as the plan of a global chart
+        try:  # asks the GPU
+            plan = hook._plan(sizes, lo, hi, semiring)
+        finally:
+            hook.multiprocessors = asks
+        dynamic = hook._launch_config(plan)[3]
+        B = 4
+        arc, token, bigram = np.zeros((B, n + 1, n + 1)), np.zeros((B, n)), np.zeros((B, n + 2, n + 2))
+        common = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros(B, np.int64), True)
+        floats, ints = np.zeros((2, plan.floats)), np.zeros((2, max(plan.ints, 1)), np.int32)
+        answers = (np.zeros((B, n + 1), np.int64), np.zeros(B))
+        marginals = (np.zeros(B), np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
+        if semiring == hook.MAX and plan.shared:
+            kernel, args = hook._decode_shared, (*common, plan.floats, plan.scratch, plan.group, *answers)
+        elif semiring == hook.MAX:
+            kernel, args = hook._decode_global, (*common, floats, ints, plan.group, *answers)
+        elif plan.shared:
+            kernel, args = hook._infer_shared, (*common, task == "marginals", ints[0], *marginals)
+        else:
+            kernel, args = hook._infer_global, (*common, task == "marginals", ints[0], floats, *marginals)
+        out.append({"row": f"compressive {task}, n = {n}", "kernel": kernel.py_func.__name__.lstrip("_") + (
+                    " (shared chart)" if plan.shared else f" (global chart, {plan.blocks} blocks)"),
+                    "threads": plan.threads, "dynamic": dynamic, "per_sentence": plan.shared,
+                    **assemble(ptxas, ptx_of(kernel, *args))})
+    team_args = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros((B, 4), np.int64), True, n + 1,
+                 np.zeros((2, 64)), np.zeros((2, 64), np.int32), *answers)  # the Google row's teams of blocks
+    out.append({"row": "compressive MAP, Google test (its teams)", "kernel": "decode_team (global chart)",
+                "threads": hook.TEAM_THREADS, "dynamic": 0, "per_sentence": False,
+                **assemble(ptxas, ptx_of(hook._decode_team, *team_args))})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ptxas", help="ptxas to use (default: the nvidia-cuda-nvcc wheel's, else the one on PATH)")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        raise SystemExit("numba's CUDA simulator is on: it compiles nothing (unset NUMBA_ENABLE_CUDASIM)")
+    ptxas = find_ptxas(args.ptxas)
+    version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    lines = [f"# H100 (sm_90) resources of each benchmark row's kernel: ptxas {version}; batch {BATCH:,}, "
+             f"{MULTIPROCESSORS} multiprocessors",
+             "| row | kernel | threads | registers | spills (stores/loads, bytes) | shared bytes (static + dynamic) | "
+             "blocks per SM | limited by | waves at 4,096 | at most this many registers | spills then | blocks per SM "
+             "then | waves then |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    for row in rows(ptxas):
+        def waves(blocks: int) -> str:  # (a kernel whose blocks loop over the sentences has none)
+            if not row["per_sentence"]:
+                return "-"
+            return f"{BATCH / (blocks * MULTIPROCESSORS):.2f} ({-(-BATCH // (blocks * MULTIPROCESSORS))})"
+
+        shared = row["static"] + row["dynamic"]
+        blocks, limit = occupancy(row["registers"], row["threads"], shared)
+        line = (f"| {row['row']} | {row['kernel']} | {row['threads']} | {row['registers']} | "
+                f"{row['spills'][0]}/{row['spills'][1]} | {row['static']:,} + {row['dynamic']:,} | {blocks} | "
+                f"{limit} | {waves(blocks)} |")
+        cap = freeing_cap(row["threads"], shared)
+        if limit == "registers" and cap < row["registers"]:  # the same kernel under numba's max_registers = cap
+            capped = assemble(ptxas, row["ptx"], cap)
+            capped_blocks = occupancy(capped["registers"], row["threads"], shared)[0]
+            line += (f" {cap} | {capped['spills'][0]}/{capped['spills'][1]} | {capped_blocks} | "
+                     f"{waves(capped_blocks)} |")
+        else:
+            line += " - | | | |"
+        lines.append(line)
+        print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
