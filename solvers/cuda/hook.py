@@ -45,9 +45,10 @@ stored) diagonal by diagonal (:func:`_at`: the spans of one width side by side, 
 a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
 (:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
 dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
-backpointers, stack) up to n = 29 without counts, n = 21 with counts up to 1, n = 15 up to 3; log Z and marginals
-(inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global memory, one work area per
-resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the sentences, the costliest first.
+backpointers, stack: int16, :data:`SHARED_INT`) up to n = 34 without counts, n = 25 with counts up to 1, n = 17 up
+to 3; log Z and marginals (inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global
+memory, one work area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the
+sentences, the costliest first.
 A team's chart is in global memory, one work area per team (the teamed sentences do not size the others' areas).
 Second order (sibling scores) is not supported: its rules ([rtrap-first], [rtrap-next], ...) are not written here.
 """
@@ -76,6 +77,8 @@ MAX, SUM = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the chart goes to shared memory when its block needs at most this much, else to global
 WORK_BYTES = 2 << 30  # the most the global work areas take (one per resident block)
+SHARED_INT = 2  # bytes of a kept count, backpointer or stack entry of a chart in shared memory (int16: every value
+# there is below 2^15, since a chart with n (cap+1) + cap >= 2^15 is far beyond SHARED_BYTES); int32 in global memory
 TEAM_THREADS = 256  # threads per block of a team (:func:`team_sizes`)
 GROUP = 32  # the most threads of a team that share one (span, count) unit's offers (one warp)
 SCRATCH = 3 * TEAM_THREADS  # a team block's shared memory for merging partial results (float64; numba needs a
@@ -84,7 +87,7 @@ assert TEAM_THREADS % GROUP == 0, "a group of threads sharing a unit lies within
 BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a unit's offers (:func:`_phase`); 1:
 # none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
-FLOAT64, INT32 = cuda.float64, cuda.int32  # numba's types, for the shared arrays (module globals: the simulator
+FLOAT64, INT16 = cuda.float64, cuda.int16  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
 device = cuda.jit(device=True)
 
@@ -662,9 +665,9 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
 @cuda.jit(cache=True)
 def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, scratch, group, heads, objective):
     shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (Plan.scratch float64), then the chart
-    ints = cuda.shared.array(0, INT32)  # the same memory: the int32 part follows the float64 part
+    ints = cuda.shared.array(0, INT16)  # the same memory: the int16 part follows the float64 part (SHARED_INT)
     end = scratch + floats_size
-    _decode_sentences(shared[scratch:end], ints[2 * end:], arc, token, bigram, params, order, single_root, group,
+    _decode_sentences(shared[scratch:end], ints[4 * end:], arc, token, bigram, params, order, single_root, group,
                       shared[:scratch], heads, objective)
 
 
@@ -723,7 +726,7 @@ class Plan(NamedTuple):
     order: np.ndarray  # (B,) int64
     threads: int
     floats: int  # float64 per block
-    ints: int  # int32 per block
+    ints: int  # ints per block (int16 in shared memory, int32 in global memory)
     shared: bool
     blocks: int
     group: int  # the most threads sharing a unit's offers (MAX: BLOCK_GROUP; SUM: 1)
@@ -767,7 +770,7 @@ def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
 
 
 def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int, int]:
-    """The float64 and int32 values of a work area that holds the chart of any of these sentences: for MAX the
+    """The float64 and integer values of a work area that holds the chart of any of these sentences: for MAX the
     chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts."""
     cells = (sizes + 1) * (sizes + 2) // 2
     size = ITEMS * cells * (cap + 1)
@@ -786,15 +789,16 @@ def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, amon
     among = np.arange(len(sizes)) if among is None else among
     sizes, cap = sizes[among], cap[among]
     floats, ints = _work_sizes(sizes, cap, semiring)
-    nbytes = 8 * floats + 4 * ints
     units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
     threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
     group = BLOCK_GROUP if semiring == MAX else 1
     scratch = 3 * threads if group > 1 else 0
     order = among[np.argsort(-chart_cost(sizes, cap), kind="stable")].astype(np.int64)
     B = len(sizes)
-    if nbytes + 8 * scratch <= SHARED_BYTES:
+    if 8 * (floats + scratch) + SHARED_INT * ints <= SHARED_BYTES:
+        assert (sizes * (cap + 1) + cap < 1 << 15).all(), "SHARED_INT's int16 holds every value of the chart"
         return Plan(params, order, threads, floats, ints, True, B, group, scratch)
+    nbytes = 8 * floats + 4 * ints
     resident = multiprocessors() * (2048 // threads)
     return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)), group,
                 scratch)
@@ -852,7 +856,7 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
 
 
 def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
-    dynamic = 8 * (plan.floats + plan.scratch) + 4 * plan.ints if plan.shared else 8 * plan.scratch
+    dynamic = 8 * (plan.floats + plan.scratch) + SHARED_INT * plan.ints if plan.shared else 8 * plan.scratch
     return plan.blocks, plan.threads, stream, dynamic
 
 
