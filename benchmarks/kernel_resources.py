@@ -6,8 +6,9 @@ numba compiles each kernel to PTX for compute capability 9.0, as tests/test_cuda
 ptxas (the ``nvidia-cuda-nvcc`` wheel, or ``--ptxas``) assembles it for sm_90 with ``-v``. ptxas reports the
 registers per thread, the static shared memory and any spills. The launch adds the rest: the threads per block and the
 dynamic shared memory that hook's plan gives. From these the table derives the blocks one multiprocessor holds at
-once, and what limits them. It uses an H100's limits: 65,536 registers (allocated per warp in units of 256), 2,048
-threads, 32 blocks, and 233,472 bytes of shared memory, of which each block also reserves 1 KB. It then gives the
+once, and what limits them. It uses an H100's limits (``runtime.H100``: 65,536 registers, allocated per warp in units
+of 256; 2,048 threads; 32 blocks; 233,472 bytes of shared memory, of which each block also reserves 1 KB), and
+``runtime.resident_blocks`` and ``runtime.register_cap``, as the kernels' launches do. It then gives the
 waves a batch of 4,096 sentences takes on 132 multiprocessors where each sentence has a block of its own. Where the
 registers limit the blocks, the last columns give the cap that would lift that limit (numba's ``max_registers``, at
 least 64), with ptxas's spills and the blocks and waves under it.
@@ -34,7 +35,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 CC = (9, 0)
-REGISTERS, THREADS, BLOCKS, SHARED, RESERVED, MULTIPROCESSORS = 65536, 2048, 32, 233472, 1024, 132
+MULTIPROCESSORS = 132  # an H100's (runtime.H100 holds what one of them takes)
 BATCH = 4096
 
 
@@ -94,23 +95,6 @@ def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
             "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx}
 
 
-def freeing_cap(threads: int, shared: int) -> int:
-    """The most registers a thread may use for the registers not to limit the blocks per multiprocessor below
-    what its threads, the block count and its shared memory allow (a multiple of 8, at least 64)."""
-    others = min(THREADS // (32 * -(-threads // 32)), BLOCKS, SHARED // (shared + RESERVED))
-    return max(64, min(255, REGISTERS // (others * 32 * -(-threads // 32)) // 8 * 8))
-
-
-def occupancy(registers: int, threads: int, shared: int) -> tuple[int, str]:
-    """Blocks per multiprocessor and what limits them (the first of the tied limits)."""
-    warps = -(-threads // 32)
-    per_warp = -(-registers * 32 // 256) * 256
-    limits = {"registers": REGISTERS // (per_warp * warps), "threads": THREADS // (32 * warps), "blocks": BLOCKS,
-              "shared memory": SHARED // (shared + RESERVED)}
-    fewest = min(limits.values())
-    return fewest, next(name for name, value in limits.items() if value == fewest)
-
-
 def rows(ptxas: str) -> list[dict]:
     with ptx_compiler() as ptx_of:
         return _rows(ptxas, ptx_of)
@@ -149,7 +133,7 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
             plan = hook._plan(sizes, lo, hi, semiring)
         finally:
             hook.multiprocessors = asks
-        dynamic = hook._launch_config(plan)[3]
+        dynamic = hook.dynamic_shared(plan)
         B = 4
         arc, token, bigram = np.zeros((B, n + 1, n + 1)), np.zeros((B, n)), np.zeros((B, n + 2, n + 2))
         common = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros(B, np.int64), True)
@@ -183,6 +167,8 @@ def main() -> None:
     args = parser.parse_args()
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
         raise SystemExit("numba's CUDA simulator is on: it compiles nothing (unset NUMBA_ENABLE_CUDASIM)")
+    from compbench_solvers.cuda import runtime
+
     ptxas = find_ptxas(args.ptxas)
     version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     lines = [f"# H100 (sm_90) resources of each benchmark row's kernel: ptxas {version}; batch {BATCH:,}, "
@@ -199,14 +185,14 @@ def main() -> None:
             return f"{BATCH / (blocks * MULTIPROCESSORS):.2f} ({-(-BATCH // (blocks * MULTIPROCESSORS))})"
 
         shared = row["static"] + row["dynamic"]
-        blocks, limit = occupancy(row["registers"], row["threads"], shared)
+        blocks, limit = runtime.resident_blocks(row["registers"], row["threads"], shared, runtime.H100)
         line = (f"| {row['row']} | {row['kernel']} | {row['threads']} | {row['registers']} | "
                 f"{row['spills'][0]}/{row['spills'][1]} | {row['static']:,} + {row['dynamic']:,} | {blocks} | "
                 f"{limit} | {waves(blocks)} |")
-        cap = freeing_cap(row["threads"], shared)
+        cap = runtime.register_cap(row["threads"], shared, runtime.H100)
         if limit == "registers" and cap < row["registers"]:  # the same kernel under numba's max_registers = cap
             capped = assemble(ptxas, row["ptx"], cap)
-            capped_blocks = occupancy(capped["registers"], row["threads"], shared)[0]
+            capped_blocks = runtime.resident_blocks(capped["registers"], row["threads"], shared, runtime.H100)[0]
             line += (f" {cap} | {capped['spills'][0]}/{capped['spills'][1]} | {capped_blocks} | "
                      f"{waves(capped_blocks)} |")
         else:

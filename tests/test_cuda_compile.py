@@ -97,3 +97,38 @@ def test_the_benchmark_rows_kernels_assemble_for_an_h100_without_spills(compile_
     assert len(rows) == 17 and all(row["registers"] > 0 for row in rows)
     spilling = [(row["row"], row["spills"]) for row in rows if row["spills"] != (0, 0)]
     assert not spilling, f"registers spilled to memory (bytes stored, loaded): {spilling}"
+
+
+def test_resident_blocks_and_the_register_cap_of_an_h100() -> None:
+    """The occupancy arithmetic kernel_resources.py and runtime.capped share, on rows of its H100 table: the plain
+    MAP at n = 10 (32 threads, 78 registers, 2,560 bytes of shared memory) and cuda-dp's free-length MAP at n = 25
+    (64 threads, 160 registers, 27,000 bytes)."""
+    pytest.importorskip("numba_cuda", reason="needs numba-cuda (pip install 'compbench[gpu]')")
+    from compbench_solvers.cuda import runtime
+
+    assert runtime.resident_blocks(78, 32, 2560) == (25, "registers")
+    assert runtime.register_cap(32, 2560) == 64
+    assert runtime.resident_blocks(64, 32, 2560) == (32, "registers and blocks")
+    assert runtime.resident_blocks(160, 64, 27000) == (6, "registers")
+    assert runtime.resident_blocks(160, 64, 37152) == (6, "registers and shared memory")
+    assert runtime.register_cap(64, 27000) == 128
+    assert runtime.resident_blocks(128, 64, 27000) == (8, "registers and shared memory")
+    assert runtime.register_cap(256, 0) == 64  # never below 64, where kernels spill
+    assert runtime.resident_blocks(64, 256, 48 * 1024) == (4, "registers and shared memory")
+
+
+def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -> None:
+    pytest.importorskip("numba_cuda", reason="needs numba-cuda (pip install 'compbench[gpu]')")
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        pytest.skip("numba's CUDA simulator is on: it has no registers to cap")
+    from compbench_solvers.cuda import eisner, hook, runtime
+
+    kernel = eisner._kernel("map", 256, 0, 32)
+    assert runtime.capped(kernel, 32, 2560) is kernel  # the switch is off by default
+    monkeypatch.setattr(runtime, "REGISTER_CAP", True)
+    monkeypatch.setattr(runtime, "cuda", runtime.import_numba_cuda)  # no GPU needed to define a kernel
+    monkeypatch.setattr(runtime, "multiprocessor", lambda: runtime.H100)
+    capped = runtime.capped(kernel, 32, 2560)
+    assert capped is not kernel and capped.py_func is kernel.py_func
+    assert capped.targetoptions["max_registers"] == 64
+    assert runtime.capped(hook._decode_shared, 64, 27000).targetoptions["max_registers"] == 128

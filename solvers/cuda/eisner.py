@@ -525,6 +525,14 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
     return kernel
 
 
+def _launched(task: str, inside: int, outside: int, threads: int, blocks: int) -> Any:
+    """:func:`_kernel` configured for ``blocks`` blocks of ``threads`` threads (one a sentence), under
+    :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers (its shared memory: the charts
+    there and the reductions' scratch)."""
+    shared = 8 * (inside + outside + 2 * threads)
+    return runtime.capped(_kernel(task, inside, outside, threads), threads, shared)[blocks, threads]
+
+
 # ---- the public functions ----
 
 def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
@@ -572,8 +580,7 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         stack = runtime.work_area((B * 3 * (4 * N + 4),), np.int32, use="eisner-stack")
         chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
         threads = threads_for(N)
-        _kernel("map", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, heads, bp, stack,
-                                                       chart)
+        _launched("map", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, heads, bp, stack, chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
 
@@ -587,7 +594,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
         inside, _ = placement(N, 2)
         chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
         threads = threads_for(N)
-        _kernel("log_z", inside, 0, threads)[B, threads](arc, sizes_device, bool(single_root), value, chart)
+        _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
 
 
@@ -604,6 +611,6 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
         outside_chart = runtime.work_area((1 if outside else B * 2 * N * N,), np.float64, use="eisner-outside")
         threads = threads_for(N)
-        _kernel("marginals", inside, outside, threads)[B, threads](arc, sizes_device, bool(single_root), value,
-                                                                   marginals, chart, outside_chart)
+        _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value, marginals,
+                                                            chart, outside_chart)
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)

@@ -855,9 +855,17 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     return Inputs(arc, token, bigram, n, lo, hi)
 
 
-def _launch_config(plan: Plan, stream: Any = 0) -> tuple[int, int, Any, int]:
-    dynamic = 8 * (plan.floats + plan.scratch) + SHARED_INT * plan.ints if plan.shared else 8 * plan.scratch
-    return plan.blocks, plan.threads, stream, dynamic
+def dynamic_shared(plan: Plan) -> int:
+    """The bytes of dynamic shared memory a block of ``plan``'s launch takes: the shared chart's, or the merge's
+    scratch."""
+    return 8 * (plan.floats + plan.scratch) + SHARED_INT * plan.ints if plan.shared else 8 * plan.scratch
+
+
+def _launched(kernel: Any, plan: Plan, stream: Any = 0) -> Any:
+    """``kernel`` configured for ``plan``'s launch on ``stream`` (its blocks, threads and :func:`dynamic_shared`),
+    under :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers."""
+    dynamic = dynamic_shared(plan)
+    return runtime.capped(kernel, plan.threads, dynamic)[plan.blocks, plan.threads, stream, dynamic]
 
 
 def multiprocessors() -> int:
@@ -923,13 +931,13 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         order = runtime.kept_copy(plan.order, "order", slot, stream)
         args = (arc, token, bigram, params, order, bool(single_root))
         if plan.shared:
-            launches.append((_decode_shared[_launch_config(plan, stream)],
+            launches.append((_launched(_decode_shared, plan, stream),
                              (*args, plan.floats, plan.scratch, plan.group, heads, objective)))
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64, slot)
             ints = runtime.work_area((plan.blocks, plan.ints), np.int32, slot)
-            launches.append((_decode_global[_launch_config(plan, stream)],
-                             (*args, floats, ints, plan.group, heads, objective)))
+            launches.append((_launched(_decode_global, plan, stream), (*args, floats, ints, plan.group, heads,
+                                                                       objective)))
     for kernel, args in launches:
         kernel(*args)
 
@@ -1107,10 +1115,10 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
         args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
                 no_ints)
         if plan.shared:
-            _infer_shared[_launch_config(plan)](*args, log_z, token, arc, bigram)
+            _launched(_infer_shared, plan)(*args, log_z, token, arc, bigram)
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64)
-            _infer_global[_launch_config(plan)](*args, floats, log_z, token, arc, bigram)
+            _launched(_infer_global, plan)(*args, floats, log_z, token, arc, bigram)
     out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
     return tuple(runtime.returned_like(arc_scores, array) for array in out)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import os
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -142,3 +142,67 @@ def kept_copy(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> A
     area = work_area(values.shape, values.dtype, slot, use)
     area.copy_to_device(np.ascontiguousarray(values), stream=stream)
     return area
+
+
+class Multiprocessor(NamedTuple):
+    """What one multiprocessor of a GPU holds at once (CUDA's device attributes of these names)."""
+
+    registers: int  # MAX_REGISTERS_PER_MULTIPROCESSOR (32-bit, given to warps in units of 256)
+    threads: int  # MAX_THREADS_PER_MULTIPROCESSOR
+    blocks: int  # MAX_BLOCKS_PER_MULTIPROCESSOR
+    shared: int  # MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, bytes
+    reserved: int  # RESERVED_SHARED_MEMORY_PER_BLOCK, bytes each block takes beside its own
+
+
+H100 = Multiprocessor(65536, 2048, 32, 233472, 1024)
+
+
+@functools.cache
+def multiprocessor() -> Multiprocessor:
+    """This GPU's multiprocessor (an H100's under the simulator)."""
+    if simulated():
+        return H100
+    device = cuda().get_current_device()
+    return Multiprocessor(*(int(getattr(device, name)) for name in (
+        "MAX_REGISTERS_PER_MULTIPROCESSOR", "MAX_THREADS_PER_MULTIPROCESSOR", "MAX_BLOCKS_PER_MULTIPROCESSOR",
+        "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "RESERVED_SHARED_MEMORY_PER_BLOCK")))
+
+
+def resident_blocks(registers: int, threads: int, shared: int, sm: Multiprocessor = H100) -> tuple[int, str]:
+    """How many blocks of a kernel one multiprocessor runs at once, and what limits them (every limit reached, joined
+    by "and"): ``registers`` a thread, ``threads`` a block, ``shared`` bytes a block (static and dynamic)."""
+    warps = -(-threads // 32)
+    limits = {"registers": sm.registers // (-(-registers * 32 // 256) * 256 * warps),
+              "threads": sm.threads // (32 * warps), "blocks": sm.blocks,
+              "shared memory": sm.shared // (shared + sm.reserved)}
+    fewest = min(limits.values())
+    return fewest, " and ".join(name for name, value in limits.items() if value == fewest)
+
+
+def register_cap(threads: int, shared: int, sm: Multiprocessor = H100) -> int:
+    """The most registers a thread of a kernel may use without their limiting its resident blocks below what its
+    threads, the block count and its shared memory allow: a multiple of 8, at least 64 (below, a kernel spills)."""
+    warps = -(-threads // 32)
+    others = min(sm.threads // (32 * warps), sm.blocks, sm.shared // (shared + sm.reserved))
+    return max(64, min(255, sm.registers // (others * 32 * warps) // 8 * 8))
+
+
+REGISTER_CAP = False  # each kernel launched compiled with at most register_cap(...) registers a thread (numba's
+# max_registers; more resident blocks where the registers limit them, at the cost of spills): an experiment switch
+# that gpu_profile.py and bench_gpu_compressive.py time beside the default (reports/gpu/kernel_resources.md shows
+# which kernels it changes); which is faster is still to be measured on a GPU
+
+
+def capped(kernel: Any, threads: int, shared: int) -> Any:
+    """``kernel`` (a numba CUDA dispatcher) as launched with blocks of ``threads`` threads and ``shared`` bytes of
+    shared memory each: itself, or with :data:`REGISTER_CAP` its copy compiled with at most :func:`register_cap`
+    registers a thread (once per process: not in numba's cache, whose index does not tell the two apart).  The
+    simulator has no registers: the kernel itself."""
+    if not REGISTER_CAP or simulated():
+        return kernel
+    return _with_max_registers(kernel, register_cap(threads, shared, multiprocessor()))
+
+
+@functools.cache
+def _with_max_registers(kernel: Any, registers: int) -> Any:
+    return cuda().jit(max_registers=registers)(kernel.py_func)
