@@ -90,7 +90,7 @@ def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: st
 
 
 def check_same(got: tuple, expected: tuple, label: str) -> None:
-    """A GPU run under another setting (BLOCK_GROUP, PINNED_STAGING) gives the default's (heads, objective)."""
+    """A GPU run under another setting (BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP) gives the default's (heads, objective)."""
     if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected)):
         raise SystemExit(f"{label}: the answers differ from the default setting's")
 
@@ -237,6 +237,13 @@ def main() -> None:
             seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
             hook.BLOCK_GROUP = 1
             table.add(task, str(n), count, f"on the GPU ({holder}), up to 32 threads a unit", seconds, cpu, count,
+                      f"CPU: {name}")
+            runtime.REGISTER_CAP = True  # registers capped where they limit the resident blocks
+            check_same(hook.decode(*on_device), (heads, value), task)
+            wait()
+            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
+            runtime.REGISTER_CAP = False
+            table.add(task, str(n), count, f"on the GPU ({holder}), registers capped", seconds, cpu, count,
                       f"CPU: {name}")
             seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
             table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")

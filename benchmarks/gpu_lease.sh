@@ -11,10 +11,11 @@
 #   curve        bench_gpu_curve.py: sentences per second against n beside the CPU DP and the ILP
 #   profile      gpu_profile.py: each workload's copies and kernels on a timeline (torch's profiler) into OUT/profile,
 #                and Nsight Compute's counters of the kernels whose rows missed their goals (ncu-*.txt there)
-#     benchmarks/gpu_lease.sh OUT tests compressive         # up to 5.5 minutes,
-#     benchmarks/gpu_lease.sh OUT profile                   # up to 6 minutes,
+#     benchmarks/gpu_lease.sh OUT tests compressive         # up to 6.5 minutes,
+#     benchmarks/gpu_lease.sh OUT profile                   # up to 6.5 minutes,
 #     benchmarks/gpu_lease.sh OUT plain curve               # up to 6 minutes: one call's limit is 10 minutes and a
-#                                                           # session's device time 15, starts included: choose
+#                                                           # session's device time 15, starts included: the first
+#                                                           # two, in that order, unless a part has newer questions
 set -uo pipefail
 out=${1:?the output folder}
 shift
@@ -54,18 +55,18 @@ compbench.marginals_many([compbench.generate('gaussian', 4, seed=0)] * 2, jobs=1
 " > "$out/cpu_warmup.log" 2>&1 &
 wants plain && timeout 250 python3 bench_gpu.py --budget 210 --out "$out/gpu_plain.txt" 2>&1 \
     | tee "$out/gpu_plain.log"
-wants compressive && timeout 170 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 \
+wants compressive && timeout 240 python3 bench_gpu_compressive.py --google ../.gpu-data/google-test.npz --repeats 5 \
     --cpu-repeats 2 --out "$out/gpu_compressive.md" 2>&1 | tee "$out/gpu_compressive.log"
 wants curve && timeout 95 python3 bench_gpu_curve.py --batch 1024 --ilp-count 16 --ilp-limit 8 \
     --out "$out/gpu_curve.json" 2>&1 | tee "$out/gpu_curve.log"
 if wants profile; then
     mkdir -p "$out/profile"
-    timeout 120 python3 gpu_profile.py --google ../.gpu-data/google-test.npz --trace "$out/profile" \
+    timeout 150 python3 gpu_profile.py --google ../.gpu-data/google-test.npz --trace "$out/profile" \
         > "$out/profile.log" 2>&1
     tail -3 "$out/profile.log"
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
-    for workload in compressive-free-n25-gpu compressive-free-n25-gpu-group32 plain-map-n10-gpu plain-logz-n25-gpu \
-            plain-marginals-n25-gpu plain-marginals-n50-gpu; do  # one process each: its kernels' reports apart
+    for workload in compressive-free-n25-gpu compressive-free-n25-gpu-capped plain-map-n10-gpu \
+            plain-map-n10-gpu-capped plain-logz-n25-gpu plain-marginals-n25-gpu; do  # one process each: apart
         timeout 40 "$ncu" --clock-control none --section LaunchStats --section Occupancy --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section WarpStateStats python3 gpu_profile.py --workload "$workload" \
             > "$out/profile/ncu-$workload.txt" 2>&1

@@ -36,6 +36,10 @@ import numpy as np
 from bench_gpu_compressive import gaussian_batch, on_gpu, padded
 
 GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")  # the chrome trace's categories of events on the GPU
+# the plain kernels whose registers alone limit their resident blocks, where runtime.REGISTER_CAP changes them
+# (reports/gpu/kernel_resources.md, made by kernel_resources.py; the quick sizes too)
+REGISTER_LIMITED = {("map", 10), ("marginals", 10), ("map", 25), ("map", 100), ("marginals", 100), ("map", 4),
+                    ("marginals", 6)}
 
 
 def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callable[[], Any]]]:
@@ -43,10 +47,10 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
     GPU)."""
     from numba import cuda
 
-    from compbench_solvers.cuda import eisner, hook
+    from compbench_solvers.cuda import eisner, hook, runtime
 
     n, count, m = (5, 6, 2) if quick else (25, 4096, 11)
-    plain_sizes = (4, 6) if quick else (10, 25, 50)
+    plain_sizes = (4, 6) if quick else (10, 25, 50, 100)
 
     def compressive(length: int | None, where: str, task: Callable[..., Any]) -> Callable[[], Callable[[], Any]]:
         def prepare() -> Callable[[], Any]:
@@ -56,18 +60,19 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
             return lambda: (task(*given), cuda.synchronize())
         return prepare
 
-    def switched(name: str, value: Any, prepare: Callable[[], Callable[[], Any]]) -> Callable[[], Callable[[], Any]]:
-        """The workload with hook's switch ``name`` set to ``value`` while it runs."""
+    def switched(module: Any, name: str, value: Any,
+                 prepare: Callable[[], Callable[[], Any]]) -> Callable[[], Callable[[], Any]]:
+        """The workload with the switch ``name`` of ``module`` set to ``value`` while it runs."""
         def prepared() -> Callable[[], Any]:
             run = prepare()
 
             def call() -> Any:
-                default = getattr(hook, name)
-                setattr(hook, name, value)
+                default = getattr(module, name)
+                setattr(module, name, value)
                 try:
                     return run()
                 finally:
-                    setattr(hook, name, default)
+                    setattr(module, name, default)
             return call
         return prepared
 
@@ -89,11 +94,14 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
 
     runs = {
         f"compressive-free-n{n}-gpu": compressive(None, "GPU", hook.decode),
-        f"compressive-free-n{n}-gpu-group32": switched("BLOCK_GROUP", 32, compressive(None, "GPU", hook.decode)),
+        f"compressive-free-n{n}-gpu-group32": switched(hook, "BLOCK_GROUP", 32, compressive(None, "GPU", hook.decode)),
+        f"compressive-free-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True,
+                                                      compressive(None, "GPU", hook.decode)),
         f"compressive-free-n{n}-numpy": compressive(None, "numpy", hook.decode),
-        f"compressive-free-n{n}-numpy-unpinned": switched("PINNED_STAGING", False,
+        f"compressive-free-n{n}-numpy-unpinned": switched(hook, "PINNED_STAGING", False,
                                                           compressive(None, "numpy", hook.decode)),
         f"compressive-m{m}-n{n}-gpu": compressive(m, "GPU", hook.decode),
+        f"compressive-m{m}-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True, compressive(m, "GPU", hook.decode)),
         f"compressive-logz-n{n}-gpu": compressive(None, "GPU", hook.log_partition),
         f"compressive-marginals-n{n}-gpu": compressive(None, "GPU", hook.marginals),
         "google-numpy-teams": google_split(True),
@@ -103,6 +111,9 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         for task, function in (("map", eisner.tree_map), ("logz", eisner.tree_log_partition),
                                ("marginals", eisner.tree_marginals)):
             runs[f"plain-{task}-n{size}-gpu"] = plain(size, function, "GPU")
+            if (task, size) in REGISTER_LIMITED:
+                runs[f"plain-{task}-n{size}-gpu-capped"] = switched(runtime, "REGISTER_CAP", True,
+                                                                     plain(size, function, "GPU"))
         runs[f"plain-map-n{size}-numpy"] = plain(size, eisner.tree_map, "numpy")
     return runs
 
