@@ -122,6 +122,11 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
             out.append({"row": f"plain {task}, n = {n}", "kernel": f"eisner {task} ({where} charts)",
                         "threads": threads, "dynamic": 0, "per_sentence": True,
                         **assemble(ptxas, ptx_of(kernel, *args))})
+            if task == "marginals" and outside:  # eisner.OUTSIDE_IN_SHARED = False
+                kernel = eisner._kernel(task, inside, 0, threads)
+                out.append({"row": f"plain {task}, n = {n}, outside charts global",
+                            "kernel": f"eisner {task} (inside charts shared, outside global)", "threads": threads,
+                            "dynamic": 0, "per_sentence": True, **assemble(ptxas, ptx_of(kernel, *args))})
     n, m = 25, 11  # compressive (bench_gpu_compressive.py's rows)
     for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}"), (None, "log Z"), (None, "marginals")):
         sizes = np.full(BATCH, n)

@@ -165,9 +165,10 @@ def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
         np.testing.assert_allclose(got[2][1], expected[2][1], rtol=1e-12, atol=1e-15)
 
 
-def test_placement_switch():
+def test_placement_switch(monkeypatch):
     """The charts' shared/global switch as docs/gpu.md states it (N = n+1): inside charts in shared memory up to
-    n = 53, the marginals' outside charts beside them up to n = 36."""
+    n = 53, the marginals' outside charts beside them up to n = 36 (in global memory with OUTSIDE_IN_SHARED off, a
+    placement the test above runs)."""
     from compbench_solvers.cuda import eisner
 
     assert eisner.placement(54, 2)[0] > 0 and eisner.placement(55, 2) == (0, 0)
@@ -176,6 +177,8 @@ def test_placement_switch():
     for N in (11, 26, 51):
         inside, outside = eisner.placement(N, 4)
         assert 8 * (inside + outside) + eisner.REDUCTION_BYTES <= 48 * 1024
+    monkeypatch.setattr(eisner, "OUTSIDE_IN_SHARED", False)
+    assert eisner.placement(26, 4) == (eisner.placement(26, 2)[0], 0) and eisner.placement(26, 2)[0] > 0
 
 
 def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):

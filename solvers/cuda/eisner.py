@@ -78,6 +78,10 @@ MAX_THREADS = 128  # the most threads per block while a chart is in shared memor
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
 REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
+OUTSIDE_IN_SHARED = True  # the marginals' outside charts in shared memory where they fit beside the inside charts;
+# False: in global memory always, which doubles the resident blocks where shared memory limits them (n = 25:
+# reports/gpu/kernel_resources.md), at the cost of slower reads: gpu_profile.py times both, which is faster is still
+# to be measured on a GPU
 
 # The phases of one width (what the threads' tasks are).
 BOX, COMPLETE, COMPLETE_OUT, TRAP_OUT = 0, 1, 2, 3
@@ -99,7 +103,7 @@ def placement(N: int, charts: int) -> tuple[int, int]:
     room = (SHARED_BYTES - REDUCTION_BYTES) // 8
     need = -(-2 * N * N // ROUND) * ROUND
     inside = need if need <= room else 0
-    outside = need if charts == 4 and inside and 2 * need <= room else 0
+    outside = need if charts == 4 and inside and OUTSIDE_IN_SHARED and 2 * need <= room else 0
     return inside, outside
 
 
