@@ -65,7 +65,8 @@ if wants profile; then
         > "$out/profile.log" 2>&1
     tail -3 "$out/profile.log"
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
-    for workload in compressive-free-n25-gpu compressive-free-n25-gpu-capped plain-map-n10-gpu \
+    [[ -n "$ncu" ]] || echo "no ncu on this machine: no counters"
+    [[ -n "$ncu" ]] && for workload in compressive-free-n25-gpu compressive-free-n25-gpu-capped plain-map-n10-gpu \
             plain-map-n10-gpu-capped plain-logz-n25-gpu plain-marginals-n25-gpu; do  # one process each: apart
         timeout 40 "$ncu" --clock-control none --section LaunchStats --section Occupancy --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section WarpStateStats python3 gpu_profile.py --workload "$workload" \

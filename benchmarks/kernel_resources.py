@@ -6,9 +6,10 @@ numba compiles each kernel to PTX for compute capability 9.0, as tests/test_cuda
 ptxas (the ``nvidia-cuda-nvcc`` wheel, or ``--ptxas``) assembles it for sm_90 with ``-v``. ptxas reports the
 registers per thread, the static shared memory and any spills. The launch adds the rest: the threads per block and the
 dynamic shared memory that hook's plan gives. From these the table derives the blocks one multiprocessor holds at
-once, and what limits them. It uses an H100's limits (``runtime.H100``: 65,536 registers, allocated per warp in units
-of 256; 2,048 threads; 32 blocks; 233,472 bytes of shared memory, of which each block also reserves 1 KB), and
-``runtime.resident_blocks`` and ``runtime.register_cap``, as the kernels' launches do. It then gives the
+once, and what limits them. It uses an H100's limits (``runtime.H100``: 65,536 registers, a quarter for each warp
+scheduler, given to a warp in units of 256; 2,048 threads; 32 blocks; 233,472 bytes of shared memory, given to a block
+in units of 128 bytes, 1 KB of them reserved), by the rules of CUDA's occupancy calculator (cuda_occupancy.h), in
+``runtime.resident_blocks`` and ``runtime.register_cap``, as the kernels' launches use them. It then gives the
 waves a batch of 4,096 sentences takes on 132 multiprocessors where each sentence has a block of its own. Where the
 registers limit the blocks, the last columns give the cap that would lift that limit (numba's ``max_registers``, at
 least 64), with ptxas's spills and the blocks and waves under it.

@@ -258,3 +258,35 @@ def test_trusted_problem_is_the_checked_one() -> None:
         assert not q.arc_scores.flags.writeable
         assert np.isneginf(raw.arc_scores[:, 0]).all() and np.isneginf(np.diag(raw.arc_scores)).all()
         assert np.isneginf(raw.bigram_scores[np.tril_indices(p.n + 2)]).all()
+
+
+def _parts_in_a_child() -> None:
+    from compbench_solvers.compressive.batch import run_in_parts
+
+    seen = np.zeros(40)
+    run_in_parts(lambda part: seen.__setitem__(part, seen[part] + 1), np.arange(40), np.ones(40), 2)
+    raise SystemExit(0 if (seen == 1).all() else 3)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_run_in_parts_in_a_forked_child_and_on_a_failure() -> None:
+    """The kept thread pools: a forked child (a process pool's worker) gets pools of its own instead of the
+    parent's, which have no threads there; a failing part is raised, once the others stopped."""
+    import multiprocessing
+
+    from compbench_solvers.compressive.batch import run_in_parts
+
+    run_in_parts(lambda part: None, np.arange(40), np.ones(40), 2)  # the parent's pool of 2 exists
+    child = multiprocessing.get_context("fork").Process(target=_parts_in_a_child)
+    child.start()
+    child.join(30)
+    if child.exitcode is None:
+        child.kill()
+    assert child.exitcode == 0
+
+    def fails(part: np.ndarray) -> None:
+        if 0 in part:
+            raise ValueError("part 0 fails")
+
+    with pytest.raises(ValueError, match="part 0 fails"):
+        run_in_parts(fails, np.arange(40), np.ones(40), 2)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from typing import Callable
@@ -184,30 +185,37 @@ def _threads(jobs: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(jobs, thread_name_prefix="compbench")
 
 
+os.register_at_fork(after_in_child=_threads.cache_clear)  # a forked child has the pools but not their threads
+
+
 def run_in_parts(run: Callable[[np.ndarray], None], which: np.ndarray, cost: np.ndarray, jobs: int,
-                 each: Callable[[np.ndarray], None] | None = None, parts_per_job: int = PARTS_PER_JOB) -> None:
-    """``run(part)`` for parts of ``which`` that cover it, then ``each(part)`` when given.  One thread: one part.
-    Several: ``parts_per_job`` parts per thread of about equal ``cost``, the costliest sentences first (a long
-    sentence costs as much as hundreds of short ones), on ``jobs`` threads (the kernels release the GIL) that take
-    the next part when they finish one; ``each`` runs in this thread on each part as it is done, so the answers of
-    the parts done are built while the threads decode the others.  None is still running when it returns or
-    raises."""
-    jobs = max(1, min(int(jobs), len(which)))
-    if jobs == 1:
+                 each: Callable[[np.ndarray], None] | None = None, parts: int | None = None) -> None:
+    """``run(part)`` for parts of ``which`` that cover it, then ``each(part)`` when given.  One thread or one part:
+    all of ``which`` at once, in this thread.  Else ``parts`` parts (default ``PARTS_PER_JOB`` a thread) of about
+    equal ``cost``, the costliest sentences first (a long sentence costs as much as hundreds of short ones), on
+    ``jobs`` threads (the kernels release the GIL) that take the next part when they finish one; ``each`` runs in
+    this thread on each part as it is done, so the answers of the parts done are built while the threads decode the
+    others.  None is still running when it returns or raises (a failure cancels the parts not yet started)."""
+    jobs = max(1, int(jobs))  # the pool's size (not cut to the parts: one kept pool for every call that asks it)
+    parts = min(len(which), jobs * PARTS_PER_JOB if parts is None else int(parts))
+    if jobs == 1 or parts <= 1:
         run(which)
         if each is not None:
             each(which)
         return
     order = np.argsort(-cost, kind="stable")
-    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, jobs * parts_per_job) /
-                           (jobs * parts_per_job), side="right")
-    parts = [np.sort(which[chunk]) for chunk in np.split(order, ends) if len(chunk)]
-    futures = {_threads(jobs).submit(run, part): part for part in parts}
+    ends = np.searchsorted(np.cumsum(cost[order]), cost.sum() * np.arange(1, parts) / parts, side="right")
+    pieces = [np.sort(which[chunk]) for chunk in np.split(order, ends) if len(chunk)]
+    futures = {_threads(jobs).submit(run, piece): piece for piece in pieces}
     try:
         for future in as_completed(futures):
             future.result()
             if each is not None:
                 each(futures[future])
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
     finally:  # the parts write into the caller's arrays: none may outlive the call
         wait(futures)
 

@@ -969,9 +969,10 @@ def _stage(inputs: Inputs, index: np.ndarray, buffers: tuple[np.ndarray, np.ndar
     bytes."""
     n = inputs.sizes[index]
     nbytes = 8 * ((n + 1) ** 2 + (n + 2) ** 2 + n)
-    jobs = min(cores(None), int(nbytes.sum()) // STAGE_BYTES)
+    jobs = cores(None)  # one kept pool for every chunk, in as many parts as the chunk has STAGE_BYTES, at most jobs
     run_in_parts(lambda part: gather_scores(inputs.token, inputs.arc, inputs.bigram, inputs.sizes, index, part,
-                                            *buffers), np.arange(len(index)), nbytes, jobs, parts_per_job=1)
+                                            *buffers), np.arange(len(index)), nbytes, jobs,
+                 parts=min(jobs, int(nbytes.sum()) // STAGE_BYTES))
 
 
 def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np.ndarray]:

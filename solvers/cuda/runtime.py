@@ -147,7 +147,7 @@ def kept_copy(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> A
 class Multiprocessor(NamedTuple):
     """What one multiprocessor of a GPU holds at once (CUDA's device attributes of these names)."""
 
-    registers: int  # MAX_REGISTERS_PER_MULTIPROCESSOR (32-bit, given to warps in units of 256)
+    registers: int  # MAX_REGISTERS_PER_MULTIPROCESSOR (32-bit), split evenly among its 4 warp schedulers
     threads: int  # MAX_THREADS_PER_MULTIPROCESSOR
     blocks: int  # MAX_BLOCKS_PER_MULTIPROCESSOR
     shared: int  # MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, bytes
@@ -155,6 +155,10 @@ class Multiprocessor(NamedTuple):
 
 
 H100 = Multiprocessor(65536, 2048, 32, 233472, 1024)
+SCHEDULERS = 4  # warp schedulers (sub-partitions) of a multiprocessor since compute capability 7.0: a warp's
+# registers come from its scheduler's quarter of the file
+REGISTER_UNIT = 256  # registers are given to a warp in units of this many
+SHARED_UNIT = 128  # and shared memory to a block in units of this many bytes (compute capability 8.0 and up)
 
 
 @functools.cache
@@ -168,23 +172,30 @@ def multiprocessor() -> Multiprocessor:
         "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR", "RESERVED_SHARED_MEMORY_PER_BLOCK")))
 
 
+def _limits(registers: int, threads: int, shared: int, sm: Multiprocessor) -> dict[str, int]:
+    """The blocks of a kernel one multiprocessor could hold by each of its limits, by the rules of CUDA's occupancy
+    calculator (cuda_occupancy.h): ``registers`` a thread, ``threads`` a block, ``shared`` bytes a block."""
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
+    return {"registers": SCHEDULERS * (sm.registers // SCHEDULERS // per_warp) // warps,
+            "threads": sm.threads // (32 * warps), "blocks": sm.blocks,
+            "shared memory": sm.shared // (-(-(shared + sm.reserved) // SHARED_UNIT) * SHARED_UNIT)}
+
+
 def resident_blocks(registers: int, threads: int, shared: int, sm: Multiprocessor = H100) -> tuple[int, str]:
     """How many blocks of a kernel one multiprocessor runs at once, and what limits them (every limit reached, joined
     by "and"): ``registers`` a thread, ``threads`` a block, ``shared`` bytes a block (static and dynamic)."""
-    warps = -(-threads // 32)
-    limits = {"registers": sm.registers // (-(-registers * 32 // 256) * 256 * warps),
-              "threads": sm.threads // (32 * warps), "blocks": sm.blocks,
-              "shared memory": sm.shared // (shared + sm.reserved)}
+    limits = _limits(registers, threads, shared, sm)
     fewest = min(limits.values())
     return fewest, " and ".join(name for name, value in limits.items() if value == fewest)
 
 
 def register_cap(threads: int, shared: int, sm: Multiprocessor = H100) -> int:
     """The most registers a thread of a kernel may use without their limiting its resident blocks below what its
-    threads, the block count and its shared memory allow: a multiple of 8, at least 64 (below, a kernel spills)."""
-    warps = -(-threads // 32)
-    others = min(sm.threads // (32 * warps), sm.blocks, sm.shared // (shared + sm.reserved))
-    return max(64, min(255, sm.registers // (others * 32 * warps) // 8 * 8))
+    threads, the block count and its shared memory allow: a multiple of 8 up to 255, at least 64 (below, the
+    kernels spill)."""
+    others = min(value for name, value in _limits(8, threads, shared, sm).items() if name != "registers")
+    return next((cap for cap in range(248, 64, -8) if _limits(cap, threads, shared, sm)["registers"] >= others), 64)
 
 
 REGISTER_CAP = False  # each kernel launched compiled with at most register_cap(...) registers a thread (numba's
