@@ -4,9 +4,15 @@
     ncu --clock-control none --section ... python benchmarks/gpu_profile.py --workload NAME   (one workload, once)
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu_profile.py --quick      (a smoke test: each workload once, tiny)
 
-The workloads are the rows of bench_gpu.py and bench_gpu_compressive.py whose goals were missed or whose two ways
-(pinned staging or not, teams or not) are to be told apart (docs/gpu.md): compressive n = 25, batch 4,096, from numpy
-and from the GPU; Google's test split from numpy; plain parsing at the sizes below 10x supar.
+The workloads are the rows of bench_gpu.py and bench_gpu_compressive.py whose goals were missed or whose variants are
+to be told apart (docs/gpu.md):
+- a call's fixed cost: one sentence, so that the host's share shows alone (at n = 10 a whole batch of 4,096 took
+  about 1 ms, and a batch of 256 most of that);
+- compressive n = 25, batch 4,096, from numpy and from the GPU, with each switch (BLOCK_GROUP, REGISTER_CAP,
+  PINNED_STAGING);
+- Google's test split from numpy, with teams and without;
+- plain parsing at n = 10, 25, 50 and 100, each kernel whose registers limit its blocks also capped, and the
+  marginals with their outside charts in global memory.
 
 ``--trace OUT``: each workload is run twice (numba's compile, the kept buffers), then once under torch's profiler,
 which records CUDA's activity for every kernel and copy in the process (numba's launches included). For each run,
@@ -53,9 +59,10 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
     n, count, m = (5, 6, 2) if quick else (25, 4096, 11)
     plain_sizes = (4, 6) if quick else (10, 25, 50, 100)
 
-    def compressive(length: int | None, where: str, task: Callable[..., Any]) -> Callable[[], Callable[[], Any]]:
+    def compressive(length: int | None, where: str, task: Callable[..., Any],
+                    sentences: int = count) -> Callable[[], Callable[[], Any]]:
         def prepare() -> Callable[[], Any]:
-            given = hook.batch_arguments(gaussian_batch(count, n, length, seed=1 + (length or 0)))
+            given = hook.batch_arguments(gaussian_batch(sentences, n, length, seed=1 + (length or 0)))
             if where == "GPU":
                 given = (*(on_gpu(a)[0] for a in given[:3]), *given[3:])
             return lambda: (task(*given), cuda.synchronize())
@@ -86,14 +93,19 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
             return lambda: (hook.decode(*given, teams=teams), cuda.synchronize())
         return prepare
 
-    def plain(size: int, task: Callable[..., Any], where: str) -> Callable[[], Callable[[], Any]]:
+    def plain(size: int, task: Callable[..., Any], where: str,
+              sentences: int = count) -> Callable[[], Callable[[], Any]]:
         def prepare() -> Callable[[], Any]:
-            arcs = np.random.default_rng(size).normal(size=(count, size + 1, size + 1))
+            arcs = np.random.default_rng(size).normal(size=(sentences, size + 1, size + 1))
             given = on_gpu(arcs)[0] if where == "GPU" else arcs
             return lambda: (task(given), cuda.synchronize())
         return prepare
 
-    runs = {
+    runs = {  # a call's fixed cost first: one sentence, so that the timeline shows the host's share alone
+        "overhead-compressive-free-one-gpu": compressive(None, "GPU", hook.decode, sentences=1),
+        "overhead-compressive-free-one-numpy": compressive(None, "numpy", hook.decode, sentences=1),
+        "overhead-plain-logz-one-gpu": plain(plain_sizes[0], eisner.tree_log_partition, "GPU", sentences=1),
+        "overhead-plain-map-one-gpu": plain(plain_sizes[0], eisner.tree_map, "GPU", sentences=1),
         f"compressive-free-n{n}-gpu": compressive(None, "GPU", hook.decode),
         f"compressive-free-n{n}-gpu-group32": switched(hook, "BLOCK_GROUP", 32, compressive(None, "GPU", hook.decode)),
         f"compressive-free-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True,
@@ -102,7 +114,8 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         f"compressive-free-n{n}-numpy-unpinned": switched(hook, "PINNED_STAGING", False,
                                                           compressive(None, "numpy", hook.decode)),
         f"compressive-m{m}-n{n}-gpu": compressive(m, "GPU", hook.decode),
-        f"compressive-m{m}-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True, compressive(m, "GPU", hook.decode)),
+        f"compressive-m{m}-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True,
+                                                      compressive(m, "GPU", hook.decode)),
         f"compressive-logz-n{n}-gpu": compressive(None, "GPU", hook.log_partition),
         f"compressive-marginals-n{n}-gpu": compressive(None, "GPU", hook.marginals),
         "google-numpy-teams": google_split(True),
