@@ -168,9 +168,10 @@ def timeline(trace: dict, wall_seconds: float, shown: int = 40) -> list[str]:
     spans = [((float(e["ts"]) - origin) / 1e3, (float(e["ts"]) + float(e["dur"]) - origin) / 1e3) for e in gpu]
     busy, gaps = _intervals_union(spans)
     first, last = spans[0][0], max(stop for _, stop in spans)
+    longest = ", ".join(f"{b - a:.3f} ms at {a:.3f}" for a, b in sorted(gaps, key=lambda g: g[0] - g[1])[:3])
     lines.append(f"  GPU: first event at {first:.3f} ms, last ends at {last:.3f} ms, busy {busy:.3f} ms; "
-                 f"{len(gaps)} idle gaps, {sum(b - a for a, b in gaps):.3f} ms, the longest "
-                 + ", ".join(f"{b - a:.3f} ms at {a:.3f}" for a, b in sorted(gaps, key=lambda g: g[0] - g[1])[:3]))
+                 f"{len(gaps)} idle gaps, {sum(b - a for a, b in gaps):.3f} ms" + (f", the longest {longest}" if gaps
+                                                                                 else ""))
     for kind in GPU_KINDS:
         of_kind = [e for e in gpu if e.get("cat") == kind]
         if of_kind:

@@ -37,6 +37,11 @@ def test_the_timeline_sums_the_gpu_s_busy_union_gaps_and_kinds() -> None:
     assert "stream 13, grid [512, 1, 1] block [64, 1, 1]" in text
 
 
+def test_a_gpu_never_idle_has_no_gaps_to_name() -> None:
+    lines = gpu_profile.timeline({"traceEvents": [_event("kernel", "k", 0.0, 500.0)]}, 0.0005)
+    assert lines[1] == "  GPU: first event at 0.000 ms, last ends at 0.500 ms, busy 0.500 ms; 0 idle gaps, 0.000 ms"
+
+
 def test_a_trace_without_gpu_events_says_so_and_names_what_it_saw() -> None:
     trace = {"traceEvents": [_event("cpu_op", "aten::add", 0.0, 3.0), _event("python_function", "f", 1.0, 1.0)]}
     said = gpu_profile.timeline(trace, 0.001)[-1]
