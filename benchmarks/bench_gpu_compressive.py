@@ -90,7 +90,8 @@ def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: st
 
 
 def check_same(got: tuple, expected: tuple, label: str) -> None:
-    """A GPU run under another setting (BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP) gives the default's (heads, objective)."""
+    """A GPU run under another setting (BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP) gives the default's (heads,
+    objective)."""
     if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected)):
         raise SystemExit(f"{label}: the answers differ from the default setting's")
 

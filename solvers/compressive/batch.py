@@ -153,8 +153,8 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
     count among lengths ``params[k, 2]..params[k, 3]``, each kept word scoring ``kept_bonus[k]`` more.
     (heads B x (N+1), out B x 3): ``heads[k, :sizes[k] + 1]`` are sentence k's heads, ``out[k]`` its count,
     objective and kept words; the rows of the others are left at -1 and 0.  ``each(part, heads, out)`` is called in
-    this thread with each part of ``which`` once it is decoded, while the threads decode the rest (:func:`run_in_parts`).
-    """
+    this thread with each part of ``which`` once it is decoded, while the threads decode the rest
+    (:func:`run_in_parts`)."""
     B, width = len(batch), batch.max_n + 1
     heads = np.full(B * width, -1, np.int64)
     out = np.zeros((B, OUT))

@@ -124,11 +124,11 @@ _WORK_AREAS: dict[tuple[str, str, int], Any] = {}  # the last device array of ea
 
 def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "work") -> Any:
     """A device array the launches keep (a chart or work area a kernel writes and nobody reads after it, a copy of
-    numpy input (:func:`on_device`), or a staging buffer of ``hook._decode_from_host``): the previous launch's of this use and slot when its shape is the
-    same (a batch launched again costs no allocation, nor the free that can wait for the GPU), else a new one that
-    replaces it.  Launches on the default stream take slot 0 and run in order; the chunks of
-    ``hook._decode_from_host``, on streams of their own at once, take one slot each and are waited for before it
-    returns, so one array is never used by two launches at once."""
+    numpy input (:func:`on_device`), or a staging buffer of ``hook._decode_from_host``): the previous launch's of
+    this use and slot when its shape is the same (a batch launched again costs no allocation, nor the free that can
+    wait for the GPU), else a new one that replaces it.  Launches on the default stream take slot 0 and run in
+    order; the chunks of ``hook._decode_from_host``, on streams of their own at once, take one slot each and are
+    waited for before it returns, so one array is never used by two launches at once."""
     key = (use, np.dtype(dtype).name, slot)
     area = _WORK_AREAS.get(key)
     if area is None or area.shape != shape:
