@@ -308,3 +308,25 @@ def test_without_a_gpu_cuda_dp_is_unsupported_with_a_one_line_reason() -> None:
     assert "\n" not in reason and reason.startswith(("numba-cuda is not installed", "no CUDA GPU", "the CUDA driver"))
     assert status == "unsupported" and message == f"cuda-dp: {reason}"
     assert batch == ["unsupported", "unsupported"]
+
+
+@needs_kernels
+def test_capped_registers_give_the_same_answers(monkeypatch) -> None:
+    """runtime.REGISTER_CAP (numba's max_registers) changes how many blocks a multiprocessor holds, never an answer:
+    cuda-dp's and the plain parser's with it equal the defaults' (on a GPU: the simulator has no registers)."""
+    if runtime.simulated():
+        pytest.skip("numba's CUDA simulator has no registers to cap (the GPU tests run this on a GPU)")
+    from compbench_solvers.cuda import eisner
+
+    ps = [compbench.generate("gaussian", n, seed=n, length=length) for n, length in
+          ((9, None), (7, 3), (5, Length(1, 4)), (8, None))]
+    arcs = np.random.default_rng(3).standard_normal((3, 11, 11))
+    expected = compbench.get_solver("cuda-dp").solve_many(ps)
+    plain = [runtime.to_host(a) for a in (*eisner.tree_map(arcs), eisner.tree_log_partition(arcs))]
+    monkeypatch.setattr(runtime, "REGISTER_CAP", True)
+    got = compbench.get_solver("cuda-dp").solve_many(ps)
+    assert [(s.status, s.objective, s.heads.tolist()) for s in got] == [
+        (s.status, s.objective, s.heads.tolist()) for s in expected]
+    assert_same_answers(got, ps)
+    for a, b in zip(plain, (*eisner.tree_map(arcs), eisner.tree_log_partition(arcs))):
+        np.testing.assert_array_equal(a, runtime.to_host(b))
