@@ -50,8 +50,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-from types import FunctionType
 from pathlib import Path
+from types import FunctionType
 from typing import Any, Callable
 
 import numba

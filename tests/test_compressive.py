@@ -193,7 +193,7 @@ def test_bisection_proves_infeasible_when_no_length_reaches_the_target():
     assert compbench.get_solver("resource-dp").solve(problem).status == Status.INFEASIBLE
 
 
-def test_bisection_time_limit_gives_timeout_with_awith_globals():
+def test_bisection_time_limit_gives_timeout_with_a_bound():
     problems_tried = [compbench.generate("integer-ties", n=30, seed=s, length=13) for s in range(20)]
     answers = [compbench.get_solver("bisection").solve(p, time_limit=0.0) for p in problems_tried]
     timed_out = [a for a in answers if a.status == Status.TIMEOUT]
@@ -229,7 +229,7 @@ def _scaled(x):
     return SCALE * x
 
 
-def test_bound_copies_a_function_with_globals_of_its_own():
+def test_with_globals_copies_a_function_with_globals_of_its_own():
     from compbench_solvers.jit import with_globals
 
     tripled = with_globals(_scaled, "_tripled", SCALE=3)

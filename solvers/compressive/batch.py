@@ -172,7 +172,7 @@ def decode(batch: ProblemBatch, params: np.ndarray, kept_bonus: np.ndarray | Non
             _decode_many(*arrays, *_new_work(int(cells[part].max()), int(N[part].max())), heads, out, part)
 
         run_in_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs,
-                   None if each is None else lambda part: each(part, rows, out))
+                     None if each is None else lambda part: each(part, rows, out))
     return rows, out
 
 

@@ -558,7 +558,7 @@ _split_fill_pruned = kernel(inline="always")(with_globals(_split_offers, "_split
 _split_find = kernel(inline="always")(with_globals(_split_offers, "_split_find", offer=_offer_find))
 _split_emit = kernel(inline="always")(with_globals(_split_offers, "_split_emit", offer=_offer_emit))
 _split_outside_max_counted = kernel(inline="always")(with_globals(_split_offers, "_split_outside_max_counted",
-                                                            offer=_offer_outside_max))
+                                                                  offer=_offer_outside_max))
 
 
 @kernel(inline="always")
@@ -621,9 +621,9 @@ def _derive_rules(chart, scores, j, item, count):
     Not a kernel itself: each mode and order has a copy of it (``_DERIVES``, by
     :func:`compbench_solvers.jit.with_globals`) in which the names ``MODE``, ``ORDER`` (1 or 2), ``offer`` and
     ``split_rule`` (the mode's: ``_MODES``) are constants, so numba drops the other modes' and the other order's
-    code before it types anything.  Each copy is a call of its own,
-    made once per column (a call passes the records' arrays: one call per item made the free chart's fill 2.7x
-    slower at n = 25; inlining it into the fill compiles for minutes).
+    code before it types anything.  Each copy is a call of its own, made once per column (a call passes the
+    records' arrays: one call per item made the free chart's fill 2.7x slower at n = 25; inlining it into the fill
+    compiles for minutes).
 
     FIND (the backtrace) writes nothing and returns the first rule, split and left count that reach the item's value
     at ``count``, or R_NONE; the other modes return R_NONE.  ``scores.ones`` is the semiring's one per split,
