@@ -23,12 +23,13 @@ The script imports no MIP backend.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import pathlib
 import statistics
 import sys
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -90,10 +91,21 @@ def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: st
 
 
 def check_same(got: tuple, expected: tuple, label: str) -> None:
-    """A GPU run under another setting (BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP) gives the default's (heads,
-    objective)."""
+    """A GPU run (the scores on the GPU, or under an experiment switch: BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP)
+    gives the answers (heads, objective) of the default run from numpy, which the CPU's checked."""
     if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected)):
         raise SystemExit(f"{label}: the answers differ from the default setting's")
+
+
+@contextlib.contextmanager
+def setting(module: Any, name: str, value: Any) -> Iterator[None]:
+    """``module.name`` (an experiment switch) set to ``value`` while the block runs, its default back after it."""
+    default = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, default)
 
 
 def check_inference(problems: list, got: tuple, label: str, repeats: int) -> float:
@@ -229,31 +241,24 @@ def main() -> None:
             on_device = (*(a for a, _, _ in gpu_arrays), *given[3:])
             hook.decode(*on_device)
             wait()
-            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
-            table.add(task, str(n), count, f"on the GPU ({holder})", seconds, cpu, count, f"CPU: {name}")
-            hook.BLOCK_GROUP = 32  # idle threads of a block share a unit's offers, as teams do
-            check_same(hook.decode(*given), (heads, value), task)
-            hook.decode(*on_device)
-            wait()
-            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
-            hook.BLOCK_GROUP = 1
-            table.add(task, str(n), count, f"on the GPU ({holder}), up to 32 threads a unit", seconds, cpu, count,
-                      f"CPU: {name}")
-            runtime.REGISTER_CAP = True  # registers capped where they limit the resident blocks
-            check_same(hook.decode(*on_device), (heads, value), task)
-            wait()
-            seconds = median_seconds(lambda: (hook.decode(*on_device), wait()), args.repeats)
-            runtime.REGISTER_CAP = False
-            table.add(task, str(n), count, f"on the GPU ({holder}), registers capped", seconds, cpu, count,
-                      f"CPU: {name}")
-            seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
-            table.add(task, str(n), count, "numpy (copies timed)", seconds, cpu, count, f"CPU: {name}")
-            hook.PINNED_STAGING = False  # the same copies straight from numpy's memory (the driver stages them)
-            check_same(hook.decode(*given), (heads, value), task)
-            seconds = median_seconds(lambda: hook.decode(*given), args.repeats)
-            hook.PINNED_STAGING = True
-            table.add(task, str(n), count, "numpy (copies timed), no pinned staging", seconds, cpu, count,
-                      f"CPU: {name}")
+            def decoded_on_gpu() -> tuple:
+                answer = hook.decode(*on_device)
+                wait()
+                return answer
+
+            from_gpu = (decoded_on_gpu, f"on the GPU ({holder})")
+            from_numpy = (lambda: hook.decode(*given), "numpy (copies timed)")
+            # the default, then each experiment switch (its answers checked against the default's first)
+            for (run, source), switch, what in (
+                    (from_gpu, None, ""),
+                    (from_gpu, (hook, "BLOCK_GROUP", 32), ", up to 32 threads a unit"),  # as teams do
+                    (from_gpu, (runtime, "REGISTER_CAP", True), ", registers capped"),  # where they limit blocks
+                    (from_numpy, None, ""),
+                    (from_numpy, (hook, "PINNED_STAGING", False), ", no pinned staging")):  # the driver stages
+                with setting(*switch) if switch else contextlib.nullcontext():
+                    check_same(run(), (heads, value), f"{task}{what}")
+                    seconds = median_seconds(run, args.repeats)
+                table.add(task, str(n), count, source + what, seconds, cpu, count, f"CPU: {name}")
         batch = gaussian_batch(count, n, None, seed=7 + count)
         given = hook.batch_arguments(batch)
         gpu_arrays = [on_gpu(a) for a in given[:3]]

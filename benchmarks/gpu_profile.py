@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bench_gpu_compressive import gaussian_batch, on_gpu, padded
+from bench_gpu_compressive import gaussian_batch, on_gpu, padded, setting
 
 GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")  # the chrome trace's categories of events on the GPU
 # the plain kernels whose registers alone limit their resident blocks, where runtime.REGISTER_CAP changes them
@@ -75,12 +75,8 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
             run = prepare()
 
             def call() -> Any:
-                default = getattr(module, name)
-                setattr(module, name, value)
-                try:
+                with setting(module, name, value):
                     return run()
-                finally:
-                    setattr(module, name, default)
             return call
         return prepared
 
