@@ -22,9 +22,6 @@ import numpy as np
 from bench_gpu_compressive import gaussian_batch, padded
 from machine import machine_line
 
-H100_MULTIPROCESSORS = 132
-
-
 def chunk_buffers(sizes: np.ndarray, chunks: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     buffers = []
     for index in chunks:
@@ -34,15 +31,9 @@ def chunk_buffers(sizes: np.ndarray, chunks: list[np.ndarray]) -> list[tuple[np.
     return buffers
 
 
-def by_numpy(inputs, chunks, buffers) -> None:
-    for index, (arc, token, bigram) in zip(chunks, buffers):
-        w = token.shape[1]
-        if w == inputs.token.shape[1] and np.all(np.diff(index) == 1):  # a contiguous range at full width: one pass
-            cut = slice(int(index[0]), int(index[-1]) + 1)
-            scores = (inputs.arc[cut], inputs.token[cut], inputs.bigram[cut])
-        else:
-            scores = (inputs.arc[index, :w + 1, :w + 1], inputs.token[index, :w], inputs.bigram[index, :w + 2, :w + 2])
-        for buffer, source in zip((arc, token, bigram), scores):
+def by_numpy(hook, inputs, chunks, buffers) -> None:
+    for index, (arc, token, bigram) in zip(chunks, buffers):  # (what PINNED_STAGING = False copies from)
+        for buffer, source in zip((token, arc, bigram), hook._chunk_scores(inputs, index, token.shape[1])):
             np.copyto(buffer, source)
 
 
@@ -70,7 +61,7 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     from compbench.solver import cores
-    from compbench_solvers.cuda import hook
+    from compbench_solvers.cuda import hook, runtime
 
     cases = []
     if args.google:
@@ -81,18 +72,18 @@ def main() -> None:
         name = f"n = {args.n}, batch {args.batch}, " + ("free length" if length is None else f"m = {length}")
         cases.append((name, hook.batch_arguments(batch)[:6]))
     lines = [machine_line(), f"# host staging of cuda-dp's decode from numpy, {cores(None)} threads; chunks as "
-             f"for {H100_MULTIPROCESSORS} multiprocessors; median of {args.repeats} runs",
+             f"for {runtime.H100_MULTIPROCESSORS} multiprocessors; median of {args.repeats} runs",
              "| batch | sentences | chunks | MB written (numpy / stage) | numpy ms | hook._stage ms | ratio |",
              "|---|---|---|---|---|---|---|"]
     for name, (arc, token, bigram, sizes, lo, hi) in cases:
         inputs = hook.Inputs(np.ascontiguousarray(arc), np.ascontiguousarray(token), np.ascontiguousarray(bigram),
                              np.asarray(sizes, np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64))
         cap = hook.count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
-        chunks = hook.host_chunks(inputs.sizes, cap, hook.team_sizes(inputs.sizes, cap, H100_MULTIPROCESSORS))
+        chunks = hook.host_chunks(inputs.sizes, cap, hook.team_sizes(inputs.sizes, cap, runtime.H100_MULTIPROCESSORS))
         buffers = chunk_buffers(inputs.sizes, chunks)
         written = sum(a.nbytes for chunk in buffers for a in chunk) / 1e6
-        own = sum(8 * ((n + 1) ** 2 + (n + 2) ** 2 + n) for n in inputs.sizes.tolist()) / 1e6
-        numpy_ms = median_ms(lambda: by_numpy(inputs, chunks, buffers), args.repeats)
+        own = hook.own_score_bytes(inputs.sizes).sum() / 1e6
+        numpy_ms = median_ms(lambda: by_numpy(hook, inputs, chunks, buffers), args.repeats)
         stage_ms = median_ms(lambda: by_stage(hook, inputs, chunks, buffers), args.repeats)
         lines.append(f"| {name} | {len(inputs.sizes)} | {len(chunks)} | {written:.1f} / {own:.1f} | {numpy_ms:.2f} | "
                      f"{stage_ms:.2f} | {numpy_ms / stage_ms:.1f}x |")

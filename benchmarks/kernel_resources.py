@@ -32,11 +32,11 @@ import sys
 import tempfile
 import types
 from typing import Any, Callable, Iterator
+from unittest import mock
 
 import numpy as np
 
 CC = (9, 0)
-MULTIPROCESSORS = 132  # an H100's (runtime.H100 holds what one of them takes)
 BATCH = 4096
 
 
@@ -102,7 +102,7 @@ def rows(ptxas: str) -> list[dict]:
 
 
 def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
-    from compbench_solvers.cuda import eisner, hook
+    from compbench_solvers.cuda import eisner, hook, runtime
 
     out = []
     for n in (10, 25, 50, 100):  # plain parsing (bench_gpu.py's rows)
@@ -134,11 +134,9 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
         lo = np.full(BATCH, 0 if length is None else length)
         hi = np.full(BATCH, n if length is None else length)
         semiring = hook.MAX if task.startswith("MAP") else hook.SUM
-        asks, hook.multiprocessors = hook.multiprocessors, lambda: MULTIPROCESSORS  # as the plan of a global chart
-        try:  # asks the GPU
+        with mock.patch.object(runtime, "multiprocessors", lambda: runtime.H100_MULTIPROCESSORS), \
+                mock.patch.object(runtime, "multiprocessor", lambda: runtime.H100):  # (a global chart's plan asks)
             plan = hook._plan(sizes, lo, hi, semiring)
-        finally:
-            hook.multiprocessors = asks
         dynamic = hook.dynamic_shared(plan)
         B = 4
         arc, token, bigram = np.zeros((B, n + 1, n + 1)), np.zeros((B, n)), np.zeros((B, n + 2, n + 2))
@@ -178,7 +176,7 @@ def main() -> None:
     ptxas = find_ptxas(args.ptxas)
     version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     lines = [f"# H100 (sm_90) resources of each benchmark row's kernel: ptxas {version}; batch {BATCH:,}, "
-             f"{MULTIPROCESSORS} multiprocessors",
+             f"{runtime.H100_MULTIPROCESSORS} multiprocessors",
              "| row | kernel | threads | registers | spills (stores/loads, bytes) | shared bytes (static + dynamic) | "
              "blocks per SM | limited by | waves at 4,096 | at most this many registers | spills then | blocks per SM "
              "then | waves then |",
@@ -188,7 +186,8 @@ def main() -> None:
         def waves(blocks: int) -> str:  # (a kernel whose blocks loop over the sentences has none)
             if not row["per_sentence"]:
                 return "-"
-            return f"{BATCH / (blocks * MULTIPROCESSORS):.2f} ({-(-BATCH // (blocks * MULTIPROCESSORS))})"
+            resident = blocks * runtime.H100_MULTIPROCESSORS
+            return f"{BATCH / resident:.2f} ({-(-BATCH // resident)})"
 
         shared = row["static"] + row["dynamic"]
         blocks, limit = runtime.resident_blocks(row["registers"], row["threads"], shared, runtime.H100)

@@ -799,7 +799,7 @@ def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, amon
         assert (sizes * (cap + 1) + cap < 1 << 15).all(), "SHARED_INT's int16 holds every value of the chart"
         return Plan(params, order, threads, floats, ints, True, B, group, scratch)
     nbytes = 8 * floats + 4 * ints
-    resident = multiprocessors() * (2048 // threads)
+    resident = runtime.multiprocessors() * (runtime.multiprocessor().threads // threads)
     return Plan(params, order, threads, floats, ints, False, max(1, min(B, resident, WORK_BYTES // nbytes)), group,
                 scratch)
 
@@ -868,16 +868,11 @@ def _launched(kernel: Any, plan: Plan, stream: Any = 0) -> Any:
     return runtime.capped(kernel, plan.threads, dynamic)[plan.blocks, plan.threads, stream, dynamic]
 
 
-def multiprocessors() -> int:
-    """The GPU's streaming multiprocessors (1 in the simulator)."""
-    return int(getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1))
-
-
 @functools.cache
 def team_blocks() -> int:
     """The most blocks the teams of one launch take: one per multiprocessor, or fewer where a cooperative launch of
     :func:`_decode_team` holds fewer (a context limited to part of the GPU).  Its first call compiles the kernel."""
-    blocks = multiprocessors()
+    blocks = runtime.multiprocessors()
     if runtime.simulated():
         return blocks
     return min(blocks, _decode_team.compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
@@ -886,7 +881,7 @@ def team_blocks() -> int:
 def gpu_team_sizes(sizes: np.ndarray, cap: np.ndarray, teams: bool = True) -> np.ndarray:
     """:func:`team_sizes` on this GPU, as :func:`decode` takes them (none when ``teams`` is False);
     :func:`team_blocks` (a compile, the first time) is asked only when some sentence gets a team."""
-    team = team_sizes(sizes, cap, multiprocessors() if teams else 1)
+    team = team_sizes(sizes, cap, runtime.multiprocessors() if teams else 1)
     return team_sizes(sizes, cap, team_blocks()) if team.any() else team
 
 
@@ -963,16 +958,30 @@ def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
 STAGE_BYTES = 1 << 20  # the least a thread stages (a smaller chunk is staged by the calling thread alone)
 
 
+def own_score_bytes(sizes: np.ndarray) -> np.ndarray:
+    """The bytes of each sentence's own scores: n token, (n+1)^2 arc and (n+2)^2 bigram scores in float64."""
+    return 8 * ((sizes + 1) ** 2 + (sizes + 2) ** 2 + sizes)
+
+
 def _stage(inputs: Inputs, index: np.ndarray, buffers: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
     """A chunk's sentences (rows ``index`` of the batch) into its pinned buffers (token, arc, bigram), each its own
     scores only (:func:`compbench_solvers.compressive.batch.gather_scores`), on every core in parts of about equal
     bytes."""
-    n = inputs.sizes[index]
-    nbytes = 8 * ((n + 1) ** 2 + (n + 2) ** 2 + n)
+    nbytes = own_score_bytes(inputs.sizes[index])
     jobs = cores(None)  # one kept pool for every chunk, in as many parts as the chunk has STAGE_BYTES, at most jobs
     run_in_parts(lambda part: gather_scores(inputs.token, inputs.arc, inputs.bigram, inputs.sizes, index, part,
                                             *buffers), np.arange(len(index)), nbytes, jobs,
                  parts=min(jobs, int(nbytes.sum()) // STAGE_BYTES))
+
+
+def _chunk_scores(inputs: Inputs, index: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A chunk's scores (token, arc, bigram) at its width ``w`` as numpy holds them: a contiguous range of
+    sentences at the batch's width in place, any other chunk's sentences gathered at ``w`` (numpy's fancy indexing:
+    a copy)."""
+    if w == inputs.token.shape[1] and np.all(np.diff(index) == 1):
+        cut = slice(int(index[0]), int(index[-1]) + 1)
+        return inputs.token[cut], inputs.arc[cut], inputs.bigram[cut]
+    return inputs.token[index, :w], inputs.arc[index, :w + 1, :w + 1], inputs.bigram[index, :w + 2, :w + 2]
 
 
 def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np.ndarray]:
@@ -1022,15 +1031,8 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
                 _stage(inputs, index, tuple(chunk[use][1] for use in uses))
                 for use in uses:  # from pinned memory: asynchronous, at full speed
                     chunk[use][0].copy_to_device(chunk[use][1], stream=stream)
-            else:  # from pageable memory (a contiguous range at full width in place, else the chunk's sentences
-                # gathered at its width): each call returns once the driver has staged it
-                w = chunk["heads"].shape[1] - 1
-                if w == width and np.all(np.diff(index) == 1):
-                    cut = slice(int(index[0]), int(index[-1]) + 1)
-                    scores = (inputs.token[cut], inputs.arc[cut], inputs.bigram[cut])
-                else:
-                    scores = (inputs.token[index, :w], inputs.arc[index, :w + 1, :w + 1],
-                              inputs.bigram[index, :w + 2, :w + 2])
+            else:  # from pageable memory: each call returns once the driver has staged it
+                scores = _chunk_scores(inputs, index, chunk["heads"].shape[1] - 1)
                 for source, use in zip(scores, uses):
                     chunk[use][0].copy_to_device(np.ascontiguousarray(source), stream=stream)
             _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],

@@ -155,10 +155,16 @@ class Multiprocessor(NamedTuple):
 
 
 H100 = Multiprocessor(65536, 2048, 32, 233472, 1024)
+H100_MULTIPROCESSORS = 132  # an H100 SXM's (80 GB): the GPU the benchmarks' figures without a GPU are for
 SCHEDULERS = 4  # warp schedulers (sub-partitions) of a multiprocessor since compute capability 7.0: a warp's
 # registers come from its scheduler's quarter of the file
 REGISTER_UNIT = 256  # registers are given to a warp in units of this many
 SHARED_UNIT = 128  # and shared memory to a block in units of this many bytes (compute capability 8.0 and up)
+
+
+def multiprocessors() -> int:
+    """The GPU's streaming multiprocessors (1 in the simulator)."""
+    return int(getattr(cuda().get_current_device(), "MULTIPROCESSOR_COUNT", 1))
 
 
 @functools.cache
