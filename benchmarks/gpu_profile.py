@@ -46,7 +46,6 @@ GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")  # the chrome trace's categor
 # (reports/gpu/kernel_resources.md, made by kernel_resources.py; the quick sizes too)
 REGISTER_LIMITED = {("map", 10), ("marginals", 10), ("map", 25), ("map", 100), ("marginals", 100), ("map", 4),
                     ("marginals", 6)}
-OUTSIDE_SHARED = {10, 25, 4}  # the sizes whose marginals keep their outside charts in shared memory by default
 
 
 def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callable[[], Any]]]:
@@ -124,7 +123,7 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
             if (task, size) in REGISTER_LIMITED:
                 runs[f"plain-{task}-n{size}-gpu-capped"] = switched(runtime, "REGISTER_CAP", True,
                                                                      plain(size, function, "GPU"))
-        if size in OUTSIDE_SHARED:  # the outside charts in global memory, and then registers capped too
+        if eisner.placement(size + 1, 4)[1]:  # outside charts in shared memory: in global memory, then capped too
             outside_global = switched(eisner, "OUTSIDE_IN_SHARED", False, plain(size, eisner.tree_marginals, "GPU"))
             runs[f"plain-marginals-n{size}-gpu-outside-global"] = outside_global
             runs[f"plain-marginals-n{size}-gpu-outside-global-capped"] = switched(runtime, "REGISTER_CAP", True,
