@@ -93,7 +93,7 @@ def check_decode(problems: list, heads: np.ndarray, value: np.ndarray, label: st
 def check_same(got: tuple, expected: tuple, label: str) -> None:
     """A GPU run (the scores on the GPU, or under an experiment switch: BLOCK_GROUP, PINNED_STAGING, REGISTER_CAP)
     gives the answers (heads, objective) of the default run from numpy, which the CPU's checked."""
-    if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected)):
+    if not all(np.array_equal(to_host(a), to_host(b)) for a, b in zip(got, expected, strict=True)):
         raise SystemExit(f"{label}: the answers differ from the default setting's")
 
 
