@@ -10,7 +10,10 @@ once, and what limits them. It uses an H100's limits (``runtime.H100``: 65,536 r
 scheduler, given to a warp in units of 256; 2,048 threads; 32 blocks; 233,472 bytes of shared memory, given to a block
 in units of 128 bytes, 1 KB of them reserved), by the rules of CUDA's occupancy calculator (cuda_occupancy.h), in
 ``runtime.resident_blocks`` and ``runtime.register_cap``, as the kernels' launches use them. It then gives the
-waves a batch of 4,096 sentences takes on 132 multiprocessors where each sentence has a block of its own. Where the
+waves a batch of 4,096 sentences takes on 132 multiprocessors where each sentence has a block of its own. NVIDIA's
+disassembler (nvdisasm, the ``nvidia-cuda-nvdisasm`` wheel) gives the machine code, from which the table counts the
+instructions a candidate of the DP's innermost loops costs (:func:`candidate_loops`): what a thread issues per split
+it sums, the measure to cut where the GPU's schedulers, not its memory, are the limit. Where the
 registers limit the blocks, the last columns give the cap that would lift that limit (numba's ``max_registers``, at
 least 64), with ptxas's spills and the blocks and waves under it.
 
@@ -73,17 +76,58 @@ def ptx_compiler(cc: tuple[int, int] = CC) -> Iterator[Callable[..., str]]:
         dispatcher.get_current_device = current
 
 
+def find_nvdisasm(ptxas: str) -> str | None:
+    """NVIDIA's disassembler beside ``ptxas`` (the ``nvidia-cuda-nvdisasm`` wheel of the gpu-compile extra shares its
+    folder), else on PATH, else None."""
+    beside = os.path.join(os.path.dirname(ptxas), "nvdisasm")
+    return beside if os.path.exists(beside) else shutil.which("nvdisasm")
+
+
+def candidate_loops(sass: str) -> list[int]:
+    """The machine instructions a candidate (one pair of float64 chart reads) of each innermost loop of a kernel's
+    SASS (nvdisasm's) that reads two float64 values or more and adds them: the loops the DP's ⊕ over splits runs in
+    (the compiler may unroll one, whose count then covers several candidates)."""
+    code: list[str] = []  # the instructions in order
+    labels: dict[str, int] = {}  # a branch target's label -> the index of the instruction it names
+    for line in sass.splitlines():
+        label = re.match(r"(\.L_x_\d+):", line.strip())
+        instruction = re.search(r"/\*[0-9a-f]{4,}\*/\s+([^;]*);", line)
+        if label:
+            labels[label.group(1)] = len(code)
+        elif instruction:
+            code.append(instruction.group(1).strip())
+    loops = []  # (first, last) instruction of each loop: a branch back
+    for k, text in enumerate(code):
+        target = re.search(r"\bBRA\b.*\((\.L_x_\d+)\)", text)
+        if target and labels.get(target.group(1), k + 1) <= k:
+            loops.append((labels[target.group(1)], k))
+    counts = []
+    for a, b in loops:
+        if any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops):
+            continue  # not innermost
+        body = [text.split()[1] if text.startswith("@") else text.split()[0] for text in code[a:b + 1]]
+        reads = sum(1 for op in body if re.match(r"(LDS|LDG|LD)(\.\w+)*\.64$", op))
+        if reads >= 2 and any(op.startswith("DADD") for op in body):
+            counts.append(round(len(body) / (reads // 2)))
+    return counts
+
+
 def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
     """ptxas -v's registers, static shared memory and spills of the one kernel in ``ptx`` (at most ``cap``
-    registers a thread: numba's ``max_registers``, which it hands to the same assembler)."""
+    registers a thread: numba's ``max_registers``, which it hands to the same assembler), and with nvdisasm at
+    hand its candidate loops' instructions (:func:`candidate_loops`; else None)."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "kernel.ptx")
         with open(path, "w") as f:
             f.write(ptx)
         relocatable = ["-c"] if "cudaCGSynchronize" in ptx else []  # the grid's barrier links with cudadevrt
         limit = [f"-maxrregcount={cap}"] if cap else []
-        done = subprocess.run([ptxas, f"-arch=sm_{CC[0]}{CC[1]}", "-v", *relocatable, *limit, path, "-o",
-                               os.path.join(folder, "kernel.o")], capture_output=True, text=True)
+        binary = os.path.join(folder, "kernel.o")
+        done = subprocess.run([ptxas, f"-arch=sm_{CC[0]}{CC[1]}", "-v", *relocatable, *limit, path, "-o", binary],
+                              capture_output=True, text=True)
+        nvdisasm = find_nvdisasm(ptxas)
+        sass = subprocess.run([nvdisasm, "-c", binary], capture_output=True, text=True).stdout if (
+            nvdisasm and not done.returncode) else None
     if done.returncode:
         raise RuntimeError(done.stderr.strip().splitlines()[-1])
     text = done.stderr + done.stdout
@@ -93,7 +137,8 @@ def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
     # ptxas -c leaves out the static shared memory: then the PTX's own .shared arrays give it
     static = int(smem.group(1)) if smem else sum(map(int, re.findall(r"\.shared\s[^;\[]*\[(\d+)\]", ptx)))
     return {"registers": int(used.group(1)), "static": static,
-            "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx}
+            "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx,
+            "candidate": candidate_loops(sass) if sass is not None else None}
 
 
 def rows(ptxas: str) -> list[dict]:
@@ -178,9 +223,14 @@ def main() -> None:
     lines = [f"# H100 (sm_90) resources of each benchmark row's kernel: ptxas {version}; batch {BATCH:,}, "
              f"{runtime.H100_MULTIPROCESSORS} multiprocessors",
              "| row | kernel | threads | registers | spills (stores/loads, bytes) | shared bytes (static + dynamic) | "
-             "blocks per SM | limited by | waves at 4,096 | at most this many registers | spills then | blocks per SM "
-             "then | waves then |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "blocks per SM | limited by | waves at 4,096 | instructions a candidate (fewest-most) | at most this many "
+             "registers | spills then | blocks per SM then | waves then |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def per_candidate(counts: list[int] | None) -> str:
+        if counts is None:
+            return "(no nvdisasm)"
+        return f"{min(counts)}-{max(counts)}" if counts else "-"
 
     for row in rows(ptxas):
         def waves(blocks: int) -> str:  # (a kernel whose blocks loop over the sentences has none)
@@ -193,7 +243,7 @@ def main() -> None:
         blocks, limit = runtime.resident_blocks(row["registers"], row["threads"], shared, runtime.H100)
         line = (f"| {row['row']} | {row['kernel']} | {row['threads']} | {row['registers']} | "
                 f"{row['spills'][0]}/{row['spills'][1]} | {row['static']:,} + {row['dynamic']:,} | {blocks} | "
-                f"{limit} | {waves(blocks)} |")
+                f"{limit} | {waves(blocks)} | {per_candidate(row['candidate'])} |")
         cap = runtime.register_cap(row["threads"], shared, runtime.H100)
         if limit == "registers" and cap < row["registers"]:  # the same kernel under numba's max_registers = cap
             capped = assemble(ptxas, row["ptx"], cap)

@@ -167,11 +167,11 @@ def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
 
 def test_placement_switch(monkeypatch):
     """The charts' shared/global switch as docs/gpu.md states it (N = n+1): inside charts in shared memory up to
-    n = 53, the marginals' outside charts beside them up to n = 36 (in global memory with OUTSIDE_IN_SHARED off, a
+    n = 52, the marginals' outside charts beside them up to n = 36 (in global memory with OUTSIDE_IN_SHARED off, a
     placement the test above runs)."""
     from compbench_solvers.cuda import eisner
 
-    assert eisner.placement(54, 2)[0] > 0 and eisner.placement(55, 2) == (0, 0)
+    assert eisner.placement(53, 2)[0] > 0 and eisner.placement(54, 2) == (0, 0)
     assert eisner.placement(37, 4)[1] > 0 and eisner.placement(38, 4)[1] == 0 and eisner.placement(38, 4)[0] > 0
     assert eisner.placement(101, 4) == (0, 0)
     for N in (11, 26, 51):

@@ -58,6 +58,18 @@ def log_add(a: float, b: float) -> float:
 _log_add = njit(cache=True)(log_add)
 
 
+def log_merge(top: float, total: float, top2: float, total2: float) -> tuple[float, float]:
+    """⊕ of two running log-sum-exps, each held as (top, total): top the largest value, total Σ exp(value - top), so
+    that the log-sum-exp is top + log(total); (-inf, 0) holds nothing, and one value v is (v, 1).  One exp, after
+    the choice of which side is larger (a GPU's threads that choose differently would run both sides of a branch
+    one after the other): the larger side's total plus the smaller's scaled by exp(-|top - top2|).  Compiled for the
+    GPU in :mod:`compbench_solvers.cuda.eisner` and :mod:`compbench_solvers.cuda.hook`."""
+    if top2 == NEG:
+        return top, total
+    larger, smaller = (total2, total) if top2 > top else (total, total2)
+    return max(top, top2), larger + smaller * math.exp(-abs(top - top2))
+
+
 RANGE = 300.0  # a count vector whose finite values spread wider than this is convolved in log space
 
 

@@ -5,17 +5,18 @@ One thread block parses one sentence, the whole batch in one launch: the span wi
 spans than threads, over their split points too (groups of ``g`` threads per span, each reducing every g-th split;
 the group's partial results meet in shared memory).  The deduction system is the hook-trick chart's
 (:mod:`compbench_solvers.compressive.chart`) with nothing skipped.  Positions 0..n (0 is the root); per sentence two
-(n+1) x (n+1) charts:
+charts of (n+2) rows of n+1:
 
     C[h][e]    complete: h with all its dependents on the side of e, reaching e (h < e: the CPU chart's (rtri h e),
                h > e: (ltri e h)); C[i][i] is both empty halves of i
     I[h][m]    incomplete: the arc h -> m over two facing halves (h < m: (rtrap h m), h > m: (ltrap m h))
     box(i, j)  the two facing halves between i < j, shared by I[i][j] and I[j][i]; first order keeps it in registers
 
-  Item [h][e] lives in row (e - h) mod (n+1), column h of its chart (:func:`_at`): the threads of a phase take its
-  spans in order of their first position and, at each split offset, read consecutive places (coalesced in global
-  memory, no bank conflicts in shared memory); the outside pass counts its candidates from the item outwards so
-  that its reads line up the same way.
+  Item [h][e] lives in column h of its chart, row e - h when h <= e (:func:`_right`), row n + 1 + e - h when h >= e
+  (:func:`_left`; C[i][i] in both rows 0 and n+1): a candidate's places are affine in its split (no wrap-around to
+  test), the threads of a phase take its spans in order of their first position and, at each split offset, read
+  consecutive places (coalesced in global memory, no bank conflicts in shared memory); the outside pass counts its
+  candidates from the item outwards so that its reads line up the same way.
 
 THE RULES (each written once below, in the device function that carries its name; ⊕ is max or log-sum-exp, ⊗ is +):
 
@@ -45,8 +46,8 @@ CPU chart's backtrace finds it: the same trees, bit-identical scores, since ever
 
 WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
 it fits the static limit of 48 KB per block (:data:`SHARED_BYTES`, less the 2 KB the split reductions use): the
-inside charts (2 (n+1)^2 float64 at the batch's padded n) up to n = 53; the marginals' outside charts beside them up
-to n = 36, in global memory beyond (the inside charts still in shared memory up to n = 53).  Larger charts are rows
+inside charts (2 (n+1)(n+2) float64 at the batch's padded n) up to n = 52; the marginals' outside charts beside them
+up to n = 36, in global memory beyond (the inside charts still in shared memory up to n = 52).  Larger charts are rows
 of one global array per launch (cached by L1/L2).  Shared memory beyond 48 KB per block (dynamic, opt-in on the
 H100: up to 227 KB) would take the inside charts to n = 118; numba-cuda 0.30 has no API to opt in.  The arc matrix is read once,
 coalesced, as the initial value of I (I[h][m] starts as arc(h, m)); the MAP's back-pointers (int16) and the
@@ -64,17 +65,18 @@ import numpy as np
 
 from compbench.problem import check_scores
 
-from ..compressive.marginals import log_add
+from ..compressive.marginals import log_add, log_merge
 
 from . import runtime
 
 cuda = runtime.import_numba_cuda()
 float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target types it
+int32 = numba.int32  # the hot loops' places (:func:`_line`)
 
 MAX, LOG = 0, 1  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
-MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 53)
+MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 52)
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
 REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
 ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
@@ -101,10 +103,14 @@ def placement(N: int, charts: int) -> tuple[int, int]:
     (``charts`` = 2: none; 4: inside and outside) for a padded N = n+1: each goes to shared memory when it fits the
     static 48 KB left beside the reductions' scratch, the inside charts first."""
     room = (SHARED_BYTES - REDUCTION_BYTES) // 8
-    need = -(-2 * N * N // ROUND) * ROUND
+    need = -(-2 * chart_size(N) // ROUND) * ROUND
     inside = need if need <= room else 0
     outside = need if charts == 4 and inside and OUTSIDE_IN_SHARED and 2 * need <= room else 0
     return inside, outside
+
+
+_log_add = cuda.jit(device=True)(log_add)  # the CPU's (compbench_solvers.compressive.marginals), compiled for the GPU
+_log_merge = cuda.jit(device=True)(log_merge)  # and its ⊕ of running log-sum-exps, one exp each
 
 
 # ---- the semirings: an accumulator (a, b) per item; MAX: (best value, its first split), LOG: (largest value,
@@ -123,11 +129,7 @@ def _accumulate(semiring, a, b, v, split):
         if v > a:
             return v, float(split)
         return a, b
-    if v == NEG:
-        return a, b
-    if v > a:
-        return v, b * math.exp(a - v) + 1.0
-    return a, b + math.exp(v - a)
+    return _log_merge(a, b, v, 1.0)
 
 
 @cuda.jit(device=True)
@@ -137,13 +139,7 @@ def _combine(semiring, a, b, a2, b2):
         if a2 > a or (a2 == a and a2 != NEG and b2 < b):
             return a2, b2
         return a, b
-    if a2 == NEG:
-        return a, b
-    if a == NEG:
-        return a2, b2
-    if a2 > a:
-        return a2, b2 + b * math.exp(a - a2)
-    return a, b + b2 * math.exp(a2 - a)
+    return _log_merge(a, b, a2, b2)
 
 
 @cuda.jit(device=True)
@@ -153,29 +149,42 @@ def _value(semiring, a, b):
     return a + math.log(b)
 
 
-_log_add = cuda.jit(device=True)(log_add)  # the CPU's (compbench_solvers.compressive.marginals), compiled for the GPU
-
 
 # ---- where an item lives ----
 
 @cuda.jit(device=True)
-def _at(S, h, e):
-    """The place of item [h][e] in an S x S chart: row (e - h) mod S, column h.  The items of one width and one
-    direction are consecutive in h, and so are the antecedents that a phase's threads (one per span, in order of
-    its first position) read at the same split offset: a warp's reads are coalesced in global memory, free of bank
-    conflicts in shared memory."""
-    d = e - h
-    if d < 0:
-        d += S
-    return d * S + h
+def _right(S, h, e):
+    """The place of item [h][e], h <= e (right-headed), in a chart of S + 1 rows of S: row e - h, column h."""
+    return (e - h) * S + h
 
-
-# ---- the rules: one candidate each (chart A at offset o: C, then I at o + S*S; S = n+1) ----
 
 @cuda.jit(device=True)
-def _box(A, o, S, i, j, r):
+def _left(S, h, e):
+    """The place of item [h][e], h >= e (left-headed): row S + e - h, column h.  A row holds the right items of one
+    width and the left items of another side by side (their columns do not meet), C[h][h] is in rows 0 and S both;
+    the items of one width and one direction are consecutive in h, and so are the antecedents that a phase's
+    threads (one per span, in order of its first position) read at the same split offset: a warp's reads are
+    coalesced in global memory, free of bank conflicts in shared memory.  Each rule knows which side its items
+    head, so a candidate's places are affine in its split: one add each from the last candidate's."""
+    return (S + e - h) * S + h
+
+
+def chart_size(S: int) -> int:
+    """The places of one chart over S = n+1 positions: S + 1 rows of S (:func:`_left`)."""
+    return S * (S + 1)
+
+
+_size = cuda.jit(device=True)(chart_size)
+
+
+# ---- the rules: the places of one candidate's antecedents, (x, y) for X[x] ⊗ Y[y], in the order the CPU chart adds
+# them (its MAX values bit for bit); inside: X = Y = the sentence's charts (C, then I at _size(S); S = n+1), the
+# candidate named by its split ----
+
+@cuda.jit(device=True)
+def _box(S, i, j, r):
     # [box] box(i, j) <- C[i][r] C[j][r+1]: i's right half up to r beside j's left half from r+1
-    return A[o + _at(S, i, r)] + A[o + _at(S, j, r + 1)]
+    return _right(S, i, r), _left(S, j, r + 1)
 
 
 @cuda.jit(device=True)
@@ -185,54 +194,61 @@ def _trap(box, arc):
 
 
 @cuda.jit(device=True)
-def _rtri(A, o, S, i, j, m):
+def _rtri(S, i, j, m):
     # [rtri] C[i][j] <- I[i][m] C[m][j]: m is i's outermost right dependent
-    return A[o + S * S + _at(S, i, m)] + A[o + _at(S, m, j)]
+    return _size(S) + _right(S, i, m), _right(S, m, j)
 
 
 @cuda.jit(device=True)
-def _ltri(A, o, S, i, j, m):
+def _ltri(S, i, j, m):
     # [ltri] C[j][i] <- C[m][i] I[j][m]: m is j's outermost left dependent
-    return A[o + _at(S, m, i)] + A[o + S * S + _at(S, j, m)]
+    return _left(S, m, i), _size(S) + _left(S, j, m)
 
 
-# ---- the rules read backwards (outside chart U at offset p: β(C), then at p + S*S β(box) in the upper triangle
-# and, until the width's last phase, β(I) in both) ----
-
-@cuda.jit(device=True)
-def _rtri_back_to_complete(A, o, U, p, S, i, m, j):
-    # [rtri] backwards: β(C[m][j]) ⊕= β(C[i][j]) α(I[i][m])
-    return U[p + _at(S, i, j)] + A[o + S * S + _at(S, i, m)]
-
+# ---- the rules read backwards: X = the sentence's outside charts (β(C), then at _size(S) β(box) in the right items'
+# places and, until the width's last phase, β(I) in both), Y = its inside charts; the candidates of the item over (i, j)
+# named t = 0, 1, ... outwards from it (t-th nearest first), so that the threads of a phase read side by side ----
 
 @cuda.jit(device=True)
-def _rtri_back_to_trap(A, o, U, p, S, i, m, j):
-    # [rtri] backwards: β(I[i][m]) ⊕= β(C[i][j]) α(C[m][j])
-    return U[p + _at(S, i, j)] + A[o + _at(S, m, j)]
+def _rtri_back_to_complete(S, i, j, t):
+    # [rtri] backwards: β(C[i][j]) ⊕= β(C[k][j]) α(I[k][i]),        k = i-1-t: C[k][j] <- I[k][i] C[i][j]
+    k = i - 1 - t
+    return _right(S, k, j), _size(S) + _right(S, k, i)
 
 
 @cuda.jit(device=True)
-def _ltri_back_to_complete(A, o, U, p, S, i, m, j):
-    # [ltri] backwards: β(C[m][i]) ⊕= β(C[j][i]) α(I[j][m])
-    return U[p + _at(S, j, i)] + A[o + S * S + _at(S, j, m)]
+def _box_back_to_right(S, i, j, t):
+    # [box] backwards:  β(C[i][j]) ⊕= β(box(i, h)) α(C[h][j+1]),    h = j+1+t: box(i, h) <- C[i][j] C[h][j+1]
+    h = j + 1 + t
+    return _size(S) + _right(S, i, h), _left(S, h, j + 1)
 
 
 @cuda.jit(device=True)
-def _ltri_back_to_trap(A, o, U, p, S, i, m, j):
-    # [ltri] backwards: β(I[j][m]) ⊕= β(C[j][i]) α(C[m][i])
-    return U[p + _at(S, j, i)] + A[o + _at(S, m, i)]
+def _ltri_back_to_complete(S, i, j, t):
+    # [ltri] backwards: β(C[j][i]) ⊕= β(C[h][i]) α(I[h][j]),        h = j+1+t: C[h][i] <- C[j][i] I[h][j]
+    h = j + 1 + t
+    return _left(S, h, i), _size(S) + _left(S, h, j)
 
 
 @cuda.jit(device=True)
-def _box_back_to_right(A, o, U, p, S, i, r, j):
-    # [box] backwards: β(C[i][r]) ⊕= β(box(i, j)) α(C[j][r+1])
-    return U[p + S * S + _at(S, i, j)] + A[o + _at(S, j, r + 1)]
+def _box_back_to_left(S, i, j, t):
+    # [box] backwards:  β(C[j][i]) ⊕= β(box(h, j)) α(C[h][i-1]),    h = i-1-t: box(h, j) <- C[h][i-1] C[j][i]
+    h = i - 1 - t
+    return _size(S) + _right(S, h, j), _right(S, h, i - 1)
 
 
 @cuda.jit(device=True)
-def _box_back_to_left(A, o, U, p, S, i, r, j):
-    # [box] backwards: β(C[j][r+1]) ⊕= β(box(i, j)) α(C[i][r])
-    return U[p + S * S + _at(S, i, j)] + A[o + _at(S, i, r)]
+def _rtri_back_to_trap(S, i, j, t):
+    # [rtri] backwards: β(I[i][j]) ⊕= β(C[i][k]) α(C[j][k]),        k = j+t: C[i][k] <- I[i][j] C[j][k]
+    k = j + t
+    return _right(S, i, k), _right(S, j, k)
+
+
+@cuda.jit(device=True)
+def _ltri_back_to_trap(S, i, j, t):
+    # [ltri] backwards: β(I[j][i]) ⊕= β(C[j][k]) α(C[i][k]),        k = i-t: C[j][k] <- C[i][k] I[j][i]
+    k = i - t
+    return _left(S, j, k), _left(S, i, k)
 
 
 @cuda.jit(device=True)
@@ -244,6 +260,22 @@ def _traps_back_to_box(right, left, arc_right, arc_left):
 # ---- one phase of one width: the tasks, each a ⊕ over candidates, spread over groups of g threads ----
 
 @cuda.jit(device=True)
+def _line(rule, semiring, a, b, X, Y, S, i, j, first, end, g):
+    """⊕ into (a, b) of ``rule``'s candidates s = first, first + g, ... below ``end`` for the item over (i, j), X[x] ⊗
+    Y[y] at the places it gives in one sentence's charts, and the s after the last.  The places are affine in s
+    (:func:`_left`): each moves by one add a candidate, the step read off the rule at first and first + 1; they are
+    32-bit (numba's integers are 64-bit, which take two registers each and several instructions an add)."""
+    x, y = rule(S, i, j, first)
+    x1, y1 = rule(S, i, j, first + 1)
+    dx, dy, g = int32(g * (x1 - x)), int32(g * (y1 - y)), int32(g)
+    x, y, s, end = int32(x), int32(y), int32(first), int32(end)
+    while s < end:
+        a, b = _accumulate(semiring, a, b, X[x] + Y[y], s)
+        x, y, s = int32(x + dx), int32(y + dy), int32(s + g)
+    return a, b, s
+
+
+@cuda.jit(device=True)
 def _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root):
     """The accumulator of ``task``'s candidates lane, lane + g, ... (``kind``: which items; a task is a span
     (i, i + w), the first ``spans`` tasks right-headed items, the next ones left-headed)."""
@@ -252,45 +284,42 @@ def _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root):
     i = task - spans if left else task
     j = i + w
     a, b = _empty(semiring)
+    inside, outside = A[o:], U[p:]  # the sentence's charts
     if kind == BOX:
-        for r in range(i + lane, j, g):
-            a, b = _accumulate(semiring, a, b, _box(A, o, S, i, j, r), r)
+        a, b, _ = _line(_box, semiring, a, b, inside, inside, S, i, j, i + lane, j, g)
     elif kind == COMPLETE:
         if not left:
             if not (single_root and i == 0 and j < n):
-                for m in range(i + 1 + lane, j + 1, g):
-                    a, b = _accumulate(semiring, a, b, _rtri(A, o, S, i, j, m), m)
+                a, b, _ = _line(_rtri, semiring, a, b, inside, inside, S, i, j, i + 1 + lane, j + 1, g)
         elif i >= 1:
-            for m in range(i + lane, j, g):
-                a, b = _accumulate(semiring, a, b, _ltri(A, o, S, i, j, m), m)
-    elif kind == COMPLETE_OUT:  # β of C[i][j] (right) or C[j][i] (left); i + n - j candidates each, counted
-        for t in range(lane, i + n - j, g):  # outwards from the item (t-th nearest first)
-            if not left:
-                if t < i:  # C[k][j] <- I[k][i] C[i][j]
-                    k = i - 1 - t
-                    if not (single_root and k == 0 and j < n):
-                        a, b = _accumulate(semiring, a, b, _rtri_back_to_complete(A, o, U, p, S, k, i, j), t)
-                else:  # box(i, h) <- C[i][j] C[h][j+1]
-                    h = j + 1 + t - i
-                    a, b = _accumulate(semiring, a, b, _box_back_to_right(A, o, U, p, S, i, j, h), t)
-            elif i >= 1:
-                if t < n - j:  # C[h][i] <- C[j][i] I[h][j]
-                    h = j + 1 + t
-                    a, b = _accumulate(semiring, a, b, _ltri_back_to_complete(A, o, U, p, S, i, j, h), t)
-                else:  # box(h, j) <- C[h][i-1] C[j][i]
-                    h = i - 1 - (t - (n - j))
-                    a, b = _accumulate(semiring, a, b, _box_back_to_left(A, o, U, p, S, h, i - 1, j), t)
-    else:  # TRAP_OUT: β of I[i][j] (right) or I[j][i] (left), the candidates counted outwards from the item
-        if not left:
-            for t in range(lane, n + 1 - j, g):  # C[i][k] <- I[i][j] C[j][k]
-                k = j + t
-                if not (single_root and i == 0 and k < n):
-                    a, b = _accumulate(semiring, a, b, _rtri_back_to_trap(A, o, U, p, S, i, j, k), t)
+            a, b, _ = _line(_ltri, semiring, a, b, inside, inside, S, i, j, i + lane, j, g)
+    elif kind == COMPLETE_OUT:  # β of C[i][j] (right) or C[j][i] (left): i + n - j candidates, two rules' in turn
+        if not left:  # single_root: C[0][j] with j < n has no [rtri] (k = 0 is t = i - 1)
+            t_end = i - 1 if (single_root and j < n) else i
+            a, b, t = _line(_rtri_back_to_complete, semiring, a, b, outside, inside, S, i, j, lane, t_end, g)
+            if t < i:
+                t += g
+            a, b, _ = _line(_box_back_to_right, semiring, a, b, outside, inside, S, i, j, t - i, n - j, g)
+        elif i >= 1:
+            a, b, t = _line(_ltri_back_to_complete, semiring, a, b, outside, inside, S, i, j, lane, n - j, g)
+            a, b, _ = _line(_box_back_to_left, semiring, a, b, outside, inside, S, i, j, t - (n - j), i, g)
+    else:  # TRAP_OUT: β of I[i][j] (right) or I[j][i] (left)
+        if not left:  # single_root: C[0][k] with k < n has no [rtri], only k = n (t = n - j)
+            first = lane
+            if single_root and i == 0:
+                first = _at_least(lane, g, n - j)
+            a, b, _ = _line(_rtri_back_to_trap, semiring, a, b, outside, inside, S, i, j, first, n + 1 - j, g)
         else:
-            for t in range(lane, i, g):  # C[j][k] <- C[i][k] I[j][i]
-                k = i - t
-                a, b = _accumulate(semiring, a, b, _ltri_back_to_trap(A, o, U, p, S, k, i, j), t)
+            a, b, _ = _line(_ltri_back_to_trap, semiring, a, b, outside, inside, S, i, j, lane, i, g)
     return a, b
+
+
+@cuda.jit(device=True)
+def _at_least(first, g, least):
+    """The first of first, first + g, first + 2g, ... that is at least ``least`` (g a power of two)."""
+    if first >= least:
+        return first
+    return first + ((least - first + g - 1) & -g)
 
 
 @cuda.jit(device=True)
@@ -302,27 +331,27 @@ def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q):
     j = i + w
     value = _value(semiring, a, b)
     if kind == BOX:
-        right, left_trap = o + S * S + _at(S, i, j), o + S * S + _at(S, j, i)
+        right, left_trap = o + _size(S) + _right(S, i, j), o + _size(S) + _left(S, j, i)
         A[right] = _trap(value, A[right])  # I[i][j] held arc(i, j)
         A[left_trap] = _trap(value, A[left_trap]) if i >= 1 else NEG
         if semiring == MAX:
-            bp[q + _at(S, i, j)] = int(b)
+            bp[q + _right(S, i, j)] = int(b)
     elif kind == COMPLETE:
         if not left:
-            A[o + _at(S, i, j)] = value
+            A[o + _right(S, i, j)] = value
             if semiring == MAX:
-                bp[q + S * S + _at(S, i, j)] = int(b)
+                bp[q + _size(S) + _right(S, i, j)] = int(b)
         else:
-            A[o + _at(S, j, i)] = value  # -inf for i = 0: no candidates
+            A[o + _left(S, j, i)] = value  # -inf for i = 0: no candidates
             if semiring == MAX:
-                bp[q + S * S + _at(S, j, i)] = int(b)
+                bp[q + _size(S) + _left(S, j, i)] = int(b)
     elif kind == COMPLETE_OUT:
         if not left:
-            U[p + _at(S, i, j)] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
+            U[p + _right(S, i, j)] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
         else:
-            U[p + _at(S, j, i)] = value
+            U[p + _left(S, j, i)] = value
     else:
-        U[p + S * S + (_at(S, j, i) if left else _at(S, i, j))] = value
+        U[p + _size(S) + (_left(S, j, i) if left else _right(S, i, j))] = value
 
 
 @cuda.jit(device=True)
@@ -340,16 +369,18 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
     """Every task of one phase of width w, by all threads of the block (each round: g threads per task, their
     partial accumulators combined in shared memory by the task's first thread), then a barrier.  Consecutive
     threads take consecutive tasks (the g threads of a task are T/g apart), so that a warp reads consecutive places
-    of the charts (:func:`_at`)."""
+    of the charts (:func:`_left`).  T and g are powers of two: a task and a lane are a mask and a shift of the thread
+    (a 64-bit division is a long sequence of instructions on the GPU)."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
     spans = n - w + 1
     tasks = spans if kind == BOX else 2 * spans
     most = w if kind <= COMPLETE else n - w + 1
     g = _group(tasks, most, T)
-    per_round = T // g
+    shift = cuda.ffs(T) - cuda.ffs(g)  # log2 of the tasks per round, T / g
+    per_round = 1 << shift
     for first in range(0, tasks, per_round):
-        task = first + tid % per_round
-        lane = tid // per_round
+        task = first + (tid & (per_round - 1))
+        lane = tid >> shift
         a, b = _empty(semiring)
         if task < tasks:
             a, b = _partial(kind, semiring, A, o, U, p, S, n, w, task, lane, g, single_root)
@@ -373,10 +404,14 @@ def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red):
     """Fill the inside charts: the axioms and the arcs (read once, coalesced, as I's initial value), then the
     widths in order."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
-    for e in range(tid, S * S, T):
-        h, m = e // S, e % S
-        A[o + _at(S, h, m)] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
-        A[o + S * S + _at(S, h, m)] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
+    for h in range(S):
+        for m in range(tid, S, T):
+            place = _right(S, h, m) if h <= m else _left(S, h, m)
+            A[o + place] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
+            A[o + _size(S) + place] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
+            if h == m:  # the diagonal's other place, where the left items end
+                A[o + _left(S, h, h)] = 0.0
+                A[o + _size(S) + _left(S, h, h)] = NEG
     cuda.syncthreads()
     for w in range(1, n + 1):
         _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
@@ -392,14 +427,14 @@ def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red
         _phase(TRAP_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
         for i in range(tid, n - w + 1, T):
             j = i + w
-            right = U[p + S * S + _at(S, i, j)]
-            left = U[p + S * S + _at(S, j, i)]
+            right = U[p + _size(S) + _right(S, i, j)]
+            left = U[p + _size(S) + _left(S, j, i)]
             if log_z != NEG:
-                marginals[sentence, i, j] = math.exp(A[o + S * S + _at(S, i, j)] + right - log_z)
+                marginals[sentence, i, j] = math.exp(A[o + _size(S) + _right(S, i, j)] + right - log_z)
                 if i >= 1:
-                    marginals[sentence, j, i] = math.exp(A[o + S * S + _at(S, j, i)] + left - log_z)
+                    marginals[sentence, j, i] = math.exp(A[o + _size(S) + _left(S, j, i)] + left - log_z)
             arc_left = arc[sentence, j, i] if i >= 1 else NEG
-            U[p + S * S + _at(S, i, j)] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
+            U[p + _size(S) + _right(S, i, j)] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
         cuda.syncthreads()
 
 
@@ -415,17 +450,17 @@ def _backtrace(bp, q, S, n, heads, sentence, stack, s0):
         if i == j:
             continue
         if x == C_RIGHT:  # [rtri] C[i][j] <- I[i][m] C[m][j]
-            m = bp[q + S * S + _at(S, i, j)]
+            m = bp[q + _size(S) + _right(S, i, j)]
             x1, i1, j1, x2, i2, j2 = I_RIGHT, i, m, C_RIGHT, m, j
         elif x == C_LEFT:  # [ltri] C[j][i] <- C[m][i] I[j][m]
-            m = bp[q + S * S + _at(S, j, i)]
+            m = bp[q + _size(S) + _left(S, j, i)]
             x1, i1, j1, x2, i2, j2 = C_LEFT, i, m, I_LEFT, m, j
         else:  # [rtrap] / [ltrap] over [box] box(i, j) <- C[i][r] C[j][r+1]
             if x == I_RIGHT:
                 heads[sentence, j] = i
             else:
                 heads[sentence, i] = j
-            r = bp[q + _at(S, i, j)]
+            r = bp[q + _right(S, i, j)]
             x1, i1, j1, x2, i2, j2 = C_RIGHT, i, r, C_LEFT, r + 1, j
         stack[s0 + 3 * top], stack[s0 + 3 * top + 1], stack[s0 + 3 * top + 2] = x1, i1, j1
         stack[s0 + 3 * top + 3], stack[s0 + 3 * top + 4], stack[s0 + 3 * top + 5] = x2, i2, j2
@@ -441,10 +476,10 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
     S = n + 1
     for k in range(tid, heads.shape[1], T):
         heads[sentence, k] = -1
-    q = sentence * 2 * heads.shape[1] * heads.shape[1]
+    q = sentence * 2 * _size(heads.shape[1])
     _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
     if tid == 0:
-        best = A[o + _at(S, 0, n)]
+        best = A[o + _right(S, 0, n)]
         value[sentence] = best
         if best != NEG:
             _backtrace(bp, q, S, n, heads, sentence, stack, sentence * 3 * (4 * heads.shape[1] + 4))
@@ -456,7 +491,7 @@ def _run_log_z(arc, sizes, single_root, value, A, o, red):
     n = sizes[sentence]
     _inside(LOG, arc, sentence, A, o, n + 1, n, single_root, red, 0, red)
     if cuda.threadIdx.x == 0:
-        value[sentence] = A[o + _at(n + 1, 0, n)]
+        value[sentence] = A[o + _right(n + 1, 0, n)]
 
 
 @cuda.jit(device=True)
@@ -465,10 +500,11 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
     n = sizes[sentence]
     S = n + 1
     N = marginals.shape[1]
-    for e in range(tid, N * N, T):
-        marginals[sentence, e // N, e % N] = 0.0
+    for h in range(N):
+        for m in range(tid, N, T):
+            marginals[sentence, h, m] = 0.0
     _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
-    log_z = A[o + _at(S, 0, n)]
+    log_z = A[o + _right(S, 0, n)]
     if tid == 0:
         value[sentence] = log_z
     _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red)
@@ -491,7 +527,7 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
                 red = cuda.shared.array(scratch, float64)
-                o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+                o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
     elif task == "log_z":
         if inside:
@@ -504,7 +540,7 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
                 red = cuda.shared.array(scratch, float64)
-                o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+                o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
                 _run_log_z(arc, sizes, single_root, value, chart, o, red)
     elif inside and outside:
         @cuda.jit
@@ -518,13 +554,13 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
             A = cuda.shared.array(inside, float64)
-            p = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+            p = cuda.blockIdx.x * 2 * _size(arc.shape[1])
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
     else:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
-            o = cuda.blockIdx.x * 2 * arc.shape[1] * arc.shape[1]
+            o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
             _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
     return kernel
 
@@ -580,9 +616,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
     heads = cu.device_array((B, N), np.int64)
     if B:
         inside, _ = placement(N, 2)
-        bp = runtime.work_area((B * 2 * N * N,), np.int16, use="eisner-back")  # scratch, kept between calls
+        bp = runtime.work_area((B * 2 * chart_size(N),), np.int16, use="eisner-back")  # scratch, kept between calls
         stack = runtime.work_area((B * 3 * (4 * N + 4),), np.int32, use="eisner-stack")
-        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
+        chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
         _launched("map", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, heads, bp, stack, chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
@@ -596,7 +632,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     value = cu.device_array(B, np.float64)
     if B:
         inside, _ = placement(N, 2)
-        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
+        chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
         _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart)
     return runtime.returned_like(arc_scores, value)
@@ -612,8 +648,8 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
     marginals = cu.device_array((B, N, N), np.float64)
     if B:
         inside, outside = placement(N, 4)
-        chart = runtime.work_area((1 if inside else B * 2 * N * N,), np.float64, use="eisner-chart")
-        outside_chart = runtime.work_area((1 if outside else B * 2 * N * N,), np.float64, use="eisner-outside")
+        chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
+        outside_chart = runtime.work_area((1 if outside else B * 2 * chart_size(N),), np.float64, use="eisner-outside")
         threads = threads_for(N)
         _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value, marginals,
                                                             chart, outside_chart)

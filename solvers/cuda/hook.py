@@ -65,6 +65,7 @@ import numpy as np
 from compbench.solver import cores
 
 from ..compressive.batch import gather_scores, run_in_parts
+from ..compressive.marginals import log_merge
 from ..jit import with_globals
 from . import runtime
 
@@ -90,6 +91,7 @@ BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a
 FLOAT64, INT16 = cuda.float64, cuda.int16  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
 device = cuda.jit(device=True)
+_log_merge = device(log_merge)  # ⊕ of running log-sum-exps (compbench_solvers.compressive.marginals)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -127,9 +129,8 @@ def _add(semiring, a, s, t, k, v, vt, vk):
     if v == NEG:
         return a, s, t, k
     if semiring == SUM:
-        if v > a:
-            return v, s * math.exp(a - v) + 1.0, t, k
-        return a, s + math.exp(v - a), t, k
+        a, s = _log_merge(a, s, v, 1.0)
+        return a, s, t, k
     if v > a or (v == a and vt < t):
         return v, s, vt, vk
     return a, s, t, k
