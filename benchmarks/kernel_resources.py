@@ -190,9 +190,9 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
         answers = (np.zeros((B, n + 1), np.int64), np.zeros(B))
         marginals = (np.zeros(B), np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
         if semiring == hook.MAX and plan.shared:
-            kernel, args = hook._decode_shared, (*common, plan.floats, plan.scratch, plan.group, *answers)
+            kernel, args = hook.decoder(plan), (*common, plan.floats, plan.scratch, plan.group, *answers)
         elif semiring == hook.MAX:
-            kernel, args = hook._decode_global, (*common, floats, ints, plan.group, *answers)
+            kernel, args = hook.decoder(plan), (*common, floats, ints, plan.group, *answers)
         elif plan.shared:
             kernel, args = hook._infer_shared, (*common, task == "marginals", ints[0], *marginals)
         else:

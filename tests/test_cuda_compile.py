@@ -56,8 +56,9 @@ def test_the_compressive_kernels_compile(compile_ptx) -> None:
     heads, objective = np.zeros((B, n + 1), np.int64), np.zeros(B)
     floats, ints = np.zeros((2, 64)), np.zeros((2, 64), np.int32)
     common = (arc, token, bigram, params, order, True)
-    compile_ptx(hook._decode_shared, *common, 64, 0, 1, heads, objective)
-    compile_ptx(hook._decode_global, *common, floats, ints, 1, heads, objective)
+    for (counted, grouped), kernels in hook.DECODERS.items():  # every copy (tests/test_cuda_dp.py runs them)
+        compile_ptx(kernels[True], *common, 64, 0, 1, heads, objective)
+        compile_ptx(kernels[False], *common, floats, ints, 1, heads, objective)
     marginals = (np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
     compile_ptx(hook._infer_shared, *common, True, ints[0], objective, *marginals)
     compile_ptx(hook._infer_global, *common, True, ints[0], floats, objective, *marginals)
@@ -131,4 +132,4 @@ def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -
     capped = runtime.capped(kernel, 32, 2560)
     assert capped is not kernel and capped.py_func is kernel.py_func
     assert capped.targetoptions["max_registers"] == 64
-    assert runtime.capped(hook._decode_shared, 64, 27000).targetoptions["max_registers"] == 128
+    assert runtime.capped(hook.DECODERS[False, False][True], 64, 27000).targetoptions["max_registers"] == 128

@@ -581,19 +581,27 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
         _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
 
 
-@device
+COUNTED = GROUPED = True  # bound in each copy of _decode_sentences (:data:`DECODERS`): whether its sentences may
+# have a count dimension, and whether threads may share a unit's offers (group > 1); a copy without leaves that code
+# out, and the registers it holds: the free-length decoder at n = 25 takes 96 registers a thread instead of 160
+# (reports/gpu/kernel_resources.md), so that shared memory, not registers, limits its blocks
+DECODE_SENTENCES = None  # bound in each copy of the decoding kernels: its copy of _decode_sentences
+
+
 def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, group, scratch, heads, objective):
     """Every sentence this block is given: fill, goal, backtrace (up to ``group`` threads sharing a unit's offers,
-    merged in ``scratch``: :func:`_phase`)."""
+    merged in ``scratch``: :func:`_phase`).  Not a device function itself: a copy per :data:`COUNTED` and
+    :data:`GROUPED`."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
         b = order[q]
-        n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
+        counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
         V, T, back, stack = _areas(floats, ints, n, cap)
         for k in range(tid, heads.shape[1], threads):
             heads[b, k] = -1
         _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
-                      threads, n + 1, group, scratch)
+                      threads, n + 1, group if GROUPED else 1, scratch)
         if tid == 0:
             _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack)
         cuda.syncthreads()
@@ -663,21 +671,36 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
 # The kernels: the chart in shared memory (one block per sentence) or in global memory (a work area per block)
 # ---------------------------------------------------------------------------------------------------------------
 
-@cuda.jit(cache=True)
 def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, scratch, group, heads, objective):
     shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (Plan.scratch float64), then the chart
     ints = cuda.shared.array(0, INT16)  # the same memory: the int16 part follows the float64 part (SHARED_INT)
     end = scratch + floats_size
-    _decode_sentences(shared[scratch:end], ints[4 * end:], arc, token, bigram, params, order, single_root, group,
-                      shared[:scratch], heads, objective)
+    DECODE_SENTENCES(shared[scratch:end], ints[4 * end:], arc, token, bigram, params, order, single_root, group,
+                     shared[:scratch], heads, objective)
 
 
-@cuda.jit(cache=True)
 def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, group, heads, objective):
     slot = cuda.blockIdx.x
     scratch = cuda.shared.array(0, FLOAT64)  # the merge's scratch: 3 per thread when group > 1, else empty
-    _decode_sentences(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, group, scratch,
-                      heads, objective)
+    DECODE_SENTENCES(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, group, scratch,
+                     heads, objective)
+
+
+def _decoders(counted: bool, grouped: bool) -> dict[bool, Any]:
+    """The decoding kernels (shared chart: True, global: False) of one copy of :func:`_decode_sentences`."""
+    name = ("_counted" if counted else "_free") + ("_grouped" if grouped else "")
+    sentences = device(with_globals(_decode_sentences, "_decode_sentences" + name, COUNTED=counted, GROUPED=grouped))
+    return {shared: cuda.jit(cache=True)(with_globals(kernel, kernel.__name__ + name, DECODE_SENTENCES=sentences))
+            for shared, kernel in ((True, _decode_shared), (False, _decode_global))}
+
+
+DECODERS = {(counted, grouped): _decoders(counted, grouped) for counted in (False, True) for grouped in (False, True)}
+
+
+def decoder(plan: "Plan") -> Any:
+    """The decoding kernel of ``plan``'s launch: its chart's place, and the copy without counts or shared offers
+    where none of the sentences it takes has them."""
+    return DECODERS[bool((plan.params[plan.order, 1] != NONE).any()), plan.group > 1][plan.shared]
 
 
 @cuda.jit(cache=True)
@@ -927,13 +950,13 @@ def _launch_decode(arc: Any, token: Any, bigram: Any, sizes: np.ndarray, lo: np.
         order = runtime.kept_copy(plan.order, "order", slot, stream)
         args = (arc, token, bigram, params, order, bool(single_root))
         if plan.shared:
-            launches.append((_launched(_decode_shared, plan, stream),
+            launches.append((_launched(decoder(plan), plan, stream),
                              (*args, plan.floats, plan.scratch, plan.group, heads, objective)))
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64, slot)
             ints = runtime.work_area((plan.blocks, plan.ints), np.int32, slot)
-            launches.append((_launched(_decode_global, plan, stream), (*args, floats, ints, plan.group, heads,
-                                                                       objective)))
+            launches.append((_launched(decoder(plan), plan, stream), (*args, floats, ints, plan.group, heads,
+                                                                      objective)))
     for kernel, args in launches:
         kernel(*args)
 
