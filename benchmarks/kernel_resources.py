@@ -146,24 +146,50 @@ def rows(ptxas: str) -> list[dict]:
         return _rows(ptxas, ptx_of)
 
 
+def plain_arguments(task: str, N: int, B: int = 4) -> tuple:
+    """Arguments of the types :mod:`compbench_solvers.cuda.eisner`'s kernel of ``task`` ("map", "log_z",
+    "marginals") is launched with, for B sentences of N = n+1 positions (numpy arrays: a kernel compiles for their
+    types)."""
+    from compbench_solvers.cuda import eisner
+
+    arc, sizes, value = np.zeros((B, N, N)), np.zeros(B, np.int64), np.zeros(B)
+    chart = np.zeros(B * 2 * eisner.chart_size(N))
+    if task == "map":
+        return (arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(len(chart), np.int16),
+                np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
+    if task == "log_z":
+        return arc, sizes, True, value, chart
+    return arc, sizes, True, value, np.zeros((B, N, N)), chart, chart
+
+
+def compressive_arguments(kernel: str, n: int, B: int = 4, floats: int = 64, ints: int = 64, scratch: int = 0,
+                          group: int = 1) -> tuple:
+    """Arguments of the types :mod:`compbench_solvers.cuda.hook`'s ``kernel`` ("decode_shared", "decode_global",
+    "decode_team", "infer_shared", "infer_global") is launched with, for B sentences of n words, work areas of
+    ``floats`` and ``ints`` (a shared chart's: ``floats`` and the merge's ``scratch``), ``group`` threads a unit."""
+    arc, token, bigram = np.zeros((B, n + 1, n + 1)), np.zeros((B, n)), np.zeros((B, n + 2, n + 2))
+    common = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros(B, np.int64), True)
+    areas = (np.zeros((2, floats)), np.zeros((2, max(ints, 1)), np.int32))
+    answers = (np.zeros((B, n + 1), np.int64), np.zeros(B))
+    marginals = (np.zeros(B), np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
+    return {"decode_shared": (*common, floats, scratch, group, *answers),
+            "decode_global": (*common, *areas, group, *answers),
+            "decode_team": (*common[:4], np.zeros((B, 4), np.int64), True, n + 1, *areas, *answers),
+            "infer_shared": (*common, True, areas[1][0], *marginals),
+            "infer_global": (*common, True, areas[1][0], areas[0], *marginals)}[kernel]
+
+
 def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
     from compbench_solvers.cuda import eisner, hook, runtime
 
     out = []
     for n in (10, 25, 50, 100):  # plain parsing (bench_gpu.py's rows)
-        N, B = n + 1, 4
-        arc, sizes, value, chart = np.zeros((B, N, N)), np.zeros(B, np.int64), np.zeros(B), np.zeros(B * 2 * N * N)
+        N = n + 1
         for task in ("map", "log_z", "marginals"):
             inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
             threads = eisner.threads_for(N)
             kernel = eisner._kernel(task, inside, outside, threads)
-            if task == "map":
-                args = (arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(B * 2 * N * N, np.int16),
-                        np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
-            elif task == "log_z":
-                args = (arc, sizes, True, value, chart)
-            else:
-                args = (arc, sizes, True, value, np.zeros((B, N, N)), chart, chart)
+            args = plain_arguments(task, N)
             where = "shared" if inside else "global"
             out.append({"row": f"plain {task}, n = {n}", "kernel": f"eisner {task} ({where} charts)",
                         "threads": threads, "dynamic": 0, "per_sentence": True,
@@ -183,29 +209,17 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
                 mock.patch.object(runtime, "multiprocessor", lambda: runtime.H100):  # (a global chart's plan asks)
             plan = hook._plan(sizes, lo, hi, semiring)
         dynamic = hook.dynamic_shared(plan)
-        B = 4
-        arc, token, bigram = np.zeros((B, n + 1, n + 1)), np.zeros((B, n)), np.zeros((B, n + 2, n + 2))
-        common = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros(B, np.int64), True)
-        floats, ints = np.zeros((2, plan.floats)), np.zeros((2, max(plan.ints, 1)), np.int32)
-        answers = (np.zeros((B, n + 1), np.int64), np.zeros(B))
-        marginals = (np.zeros(B), np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
-        if semiring == hook.MAX and plan.shared:
-            kernel, args = hook.decoder(plan), (*common, plan.floats, plan.scratch, plan.group, *answers)
-        elif semiring == hook.MAX:
-            kernel, args = hook.decoder(plan), (*common, floats, ints, plan.group, *answers)
-        elif plan.shared:
-            kernel, args = hook._infer_shared, (*common, task == "marginals", ints[0], *marginals)
-        else:
-            kernel, args = hook._infer_global, (*common, task == "marginals", ints[0], floats, *marginals)
+        where = "shared" if plan.shared else "global"
+        kernel = hook.decoder(plan) if semiring == hook.MAX else getattr(hook, f"_infer_{where}")
+        args = compressive_arguments(f"{'decode' if semiring == hook.MAX else 'infer'}_{where}", n,
+                                     floats=plan.floats, ints=plan.ints, scratch=plan.scratch, group=plan.group)
         out.append({"row": f"compressive {task}, n = {n}", "kernel": kernel.py_func.__name__.lstrip("_") + (
                     " (shared chart)" if plan.shared else f" (global chart, {plan.blocks} blocks)"),
                     "threads": plan.threads, "dynamic": dynamic, "per_sentence": plan.shared,
                     **assemble(ptxas, ptx_of(kernel, *args))})
-    team_args = (arc, token, bigram, np.zeros((B, 5), np.int64), np.zeros((B, 4), np.int64), True, n + 1,
-                 np.zeros((2, 64)), np.zeros((2, 64), np.int32), *answers)  # the Google row's teams of blocks
     out.append({"row": "compressive MAP, Google test (its teams)", "kernel": "decode_team (global chart)",
                 "threads": hook.TEAM_THREADS, "dynamic": 0, "per_sentence": False,
-                **assemble(ptxas, ptx_of(hook._decode_team, *team_args))})
+                **assemble(ptxas, ptx_of(hook._decode_team, *compressive_arguments("decode_team", n)))})
     return out
 
 

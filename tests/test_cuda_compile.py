@@ -42,27 +42,16 @@ def compile_ptx():
         yield ptx_of
 
 
-def arrays(B=4, n=9):
-    f = np.float64
-    return (np.zeros((B, n + 1, n + 1), f), np.zeros((B, n), f), np.zeros((B, n + 2, n + 2), f),
-            np.zeros((B, 5), np.int64), np.zeros(B, np.int64))
-
-
 def test_the_compressive_kernels_compile(compile_ptx) -> None:
     from compbench_solvers.cuda import hook
 
-    arc, token, bigram, params, order = arrays()
-    B, n = arc.shape[0], arc.shape[1] - 1
-    heads, objective = np.zeros((B, n + 1), np.int64), np.zeros(B)
-    floats, ints = np.zeros((2, 64)), np.zeros((2, 64), np.int32)
-    common = (arc, token, bigram, params, order, True)
+    arguments, n = kernel_resources.compressive_arguments, 9
     for (counted, grouped), kernels in hook.DECODERS.items():  # every copy (tests/test_cuda_dp.py runs them)
-        compile_ptx(kernels[True], *common, 64, 0, 1, heads, objective)
-        compile_ptx(kernels[False], *common, floats, ints, 1, heads, objective)
-    marginals = (np.zeros((B, n)), np.zeros((B, n + 1, n + 1)), np.zeros((B, n + 2, n + 2)))
-    compile_ptx(hook._infer_shared, *common, True, ints[0], objective, *marginals)
-    compile_ptx(hook._infer_global, *common, True, ints[0], floats, objective, *marginals)
-    team_args = (arc, token, bigram, params, np.zeros((B, 4), np.int64), True, n + 1, floats, ints, heads, objective)
+        compile_ptx(kernels[True], *arguments("decode_shared", n))
+        compile_ptx(kernels[False], *arguments("decode_global", n))
+    compile_ptx(hook._infer_shared, *arguments("infer_shared", n))
+    compile_ptx(hook._infer_global, *arguments("infer_global", n))
+    team_args = arguments("decode_team", n)
     ptx = compile_ptx(hook._decode_team, *team_args)
     assert "cudaCGSynchronize" in ptx  # the grid's barrier: launched cooperatively
     import numba.cuda.dispatcher as dispatcher  # the types team_blocks() compiles for are the launches' own
@@ -74,19 +63,11 @@ def test_the_compressive_kernels_compile(compile_ptx) -> None:
 def test_the_plain_parsing_kernels_compile(compile_ptx, task) -> None:
     from compbench_solvers.cuda import eisner
 
-    arc, _, _, _, sizes = arrays()
-    B, N = arc.shape[0], arc.shape[1]
-    value, chart = np.zeros(B), np.zeros(B * 2 * N * N)
+    N = 10
     inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
     for shared in (True, False):  # the charts in shared memory, and in global memory
         kernel = eisner._kernel(task, inside if shared else 0, outside if shared else 0, eisner.threads_for(N))
-        if task == "map":
-            compile_ptx(kernel, arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(B * 2 * N * N, np.int16),
-                        np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
-        elif task == "log_z":
-            compile_ptx(kernel, arc, sizes, True, value, chart)
-        else:
-            compile_ptx(kernel, arc, sizes, True, value, np.zeros((B, N, N)), chart, chart)
+        compile_ptx(kernel, *kernel_resources.plain_arguments(task, N))
 
 
 def test_the_benchmark_rows_kernels_assemble_for_an_h100_without_spills(compile_ptx) -> None:
