@@ -11,11 +11,13 @@
 #   curve        bench_gpu_curve.py: sentences per second against n beside the CPU DP and the ILP
 #   profile      gpu_profile.py: each workload's copies and kernels on a timeline (torch's profiler) into OUT/profile,
 #                and Nsight Compute's counters of the kernels whose rows missed their goals (ncu-*.txt there)
-#     benchmarks/gpu_lease.sh OUT tests compressive         # up to 6.5 minutes,
-#     benchmarks/gpu_lease.sh OUT profile                   # up to 6.5 minutes,
-#     benchmarks/gpu_lease.sh OUT plain curve               # up to 6 minutes: one call's limit is 10 minutes and a
+#     benchmarks/gpu_lease.sh OUT tests plain               # up to 6.7 minutes,
+#     benchmarks/gpu_lease.sh OUT compressive curve         # up to 5.6 minutes,
+#     benchmarks/gpu_lease.sh OUT profile                   # up to 6.5 minutes: one call's limit is 10 minutes and a
 #                                                           # session's device time 15, starts included: the first
-#                                                           # two, in that order, unless a part has newer questions
+#                                                           # two, in that order (the plain kernels changed most since
+#                                                           # the last GPU run: reports/gpu/kernel_resources.md),
+#                                                           # unless a part has newer questions
 set -uo pipefail
 out=${1:?the output folder}
 shift
