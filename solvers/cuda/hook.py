@@ -88,6 +88,7 @@ assert TEAM_THREADS % GROUP == 0, "a group of threads sharing a unit lies within
 BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a unit's offers (:func:`_phase`); 1:
 # none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
+int32 = numba.int32  # the places of the split loops (:func:`_split_offers`)
 FLOAT64, INT16 = cuda.float64, cuda.int16  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
 device = cuda.jit(device=True)
@@ -145,21 +146,56 @@ def _total(semiring, a, s):
 
 
 @device
-def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept, cap, split, positions, caps,
-            a, s, t, k):
-    """Every offer of one rule instance (x) <- (xa ia ja) (xb ib jb) ⊗ extra to count c: the counts c1 + c2 + shift
-    = c, c1 ascending (a span (i, j) counts at most j - i words).  The value is chart.py's expression, (V[a, c1] +
-    extra) + V[b, c2], so the max semiring's values are bit-identical; ``kept`` words join the kept count."""
+def _offers_at(semiring, use_t, V, T, pa, wa, pb, wb, c, shift, extra, kept, cap, split, caps, a, s, t, k):
+    """Every offer of one rule instance (x) <- (a) (b) ⊗ extra to count c, its antecedents at places pa and pb
+    spanning wa and wb words: the counts c1 + c2 + shift = c, c1 ascending (a span of w words counts at most w).
+    The value is chart.py's expression, (V[a, c1] + extra) + V[b, c2], so the max semiring's values are
+    bit-identical; ``kept`` words join the kept count."""
     if extra == NEG:
         return a, s, t, k
-    pa = _at(xa, ia, ja, positions, caps)
-    pb = _at(xb, ib, jb, positions, caps)
     rest = c - shift
     vt = 0
     if use_t:
         vt = T[pa] + kept + T[pb]  # use_t: no counts (caps = 1), an item's index is its cell's
-    for c1 in range(max(0, rest - min(cap, jb - ib)), min(min(cap, ja - ia), rest) + 1):
+    if cap == 0:
+        if rest == 0:
+            a, s, t, k = _add(semiring, a, s, t, k, V[pa] + extra + V[pb], vt, split)
+        return a, s, t, k
+    for c1 in range(max(0, rest - min(cap, wb)), min(min(cap, wa), rest) + 1):
         a, s, t, k = _add(semiring, a, s, t, k, V[pa + c1] + extra + V[pb + rest - c1], vt, split * caps + c1)
+    return a, s, t, k
+
+
+@device
+def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept, cap, split, positions, caps,
+            a, s, t, k):
+    """:func:`_offers_at` of the rule instance (x) <- (xa ia ja) (xb ib jb)."""
+    return _offers_at(semiring, use_t, V, T, _at(xa, ia, ja, positions, caps), ja - ia,
+                      _at(xb, ib, jb, positions, caps), jb - ib, c, shift, extra, kept, cap, split, caps, a, s, t, k)
+
+
+@device
+def _split_offers(rule, semiring, use_t, V, T, i, j, c, cap, positions, caps, first, end, g, a, s, t, k):
+    """:func:`_offers` of ``rule``'s instances for the item over (i, j) at the splits first, first + g, ... below
+    ``end`` (``rule(i, j, split)``: its antecedents (xa, ia, ja, xb, ib, jb)).  An antecedent's place is quadratic
+    in the split (:func:`_at`: diagonal by diagonal), so it moves by a step that moves by a constant: two adds a
+    split instead of the layout's products, in 32-bit integers (numba's are 64-bit: two registers each, several
+    instructions an add)."""
+    xa, ia, ja, xb, ib, jb = rule(i, j, first)
+    pa, pb = _at(xa, ia, ja, positions, caps), _at(xb, ib, jb, positions, caps)
+    xa, ia1, ja1, xb, ib1, jb1 = rule(i, j, first + g)
+    pa1, pb1 = _at(xa, ia1, ja1, positions, caps), _at(xb, ib1, jb1, positions, caps)
+    xa, ia2, ja2, xb, ib2, jb2 = rule(i, j, first + 2 * g)
+    pa2, pb2 = _at(xa, ia2, ja2, positions, caps), _at(xb, ib2, jb2, positions, caps)
+    da, db = int32(pa1 - pa), int32(pb1 - pb)
+    dda, ddb = int32(pa2 - 2 * pa1 + pa), int32(pb2 - 2 * pb1 + pb)
+    pa, pb, split, end, g = int32(pa), int32(pb), int32(first), int32(end), int32(g)
+    while split < end:
+        xa, ia, ja, xb, ib, jb = rule(i, j, split)
+        a, s, t, k = _offers_at(semiring, use_t, V, T, pa, ja - ia, pb, jb - ib, c, 0, 0.0, 0, cap, split, caps,
+                                a, s, t, k)
+        pa, pb, da, db = int32(pa + da), int32(pb + db), int32(da + dda), int32(db + ddb)
+        split = int32(split + g)
     return a, s, t, k
 
 
@@ -200,38 +236,49 @@ def ltri_axiom(c):
 
 
 @device
+def _rtri(i, j, m):
+    # [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)      i < m <= j   (single_root: not for (rtri 0 j), j < n)
+    return RTRAP, i, m, RTRI, m, j
+
+
+@device
+def _ltri(i, j, m):
+    # [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)      i <= m < j
+    return LTRI, i, m, LTRAP, m, j
+
+
+@device
+def _box(i, j, r):
+    # [box]         (box i j)    <- (rtri i r) (ltri r+1 j)     i <= r < j
+    return RTRI, i, r, LTRI, r + 1, j
+
+
+@device
 def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps, lane, g):
+    """(rtri i j) at count c: [rtri-skip], then [rtri]'s instances (:func:`_rtri`) m = i+1+lane, ... every g-th."""
     # [rtri-skip]   (rtri i j)   <- (skip i j)
     a, s, t, k = NEG, 0.0, 0, 0
     if lane == 0:
         a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, positions, caps,
                              a, s, t, k)
-    # [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)      i < m <= j   (single_root: not for (rtri 0 j), j < n)
     if not (single_root and i == 0 and j < n):
-        for m in range(i + 1 + lane, j + 1, g):
-            a, s, t, k = _offers(semiring, use_t, V, T, RTRAP, i, m, RTRI, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
-                                 a, s, t, k)
+        a, s, t, k = _split_offers(_rtri, semiring, use_t, V, T, i, j, c, cap, positions, caps, i + 1 + lane, j + 1,
+                                   g, a, s, t, k)
     return a, s, t, k
 
 
 @device
 def ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g):
-    # [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)      i <= m < j
-    a, s, t, k = NEG, 0.0, 0, 0
-    for m in range(i + lane, j, g):
-        a, s, t, k = _offers(semiring, use_t, V, T, LTRI, i, m, LTRAP, m, j, c, 0, 0.0, 0, cap, m, positions, caps,
-                             a, s, t, k)
-    return a, s, t, k
+    """(ltri i j) at count c: [ltri]'s instances (:func:`_ltri`) m = i+lane, ... every g-th."""
+    return _split_offers(_ltri, semiring, use_t, V, T, i, j, c, cap, positions, caps, i + lane, j, g,
+                         NEG, 0.0, 0, 0)
 
 
 @device
 def box_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g):
-    # [box]         (box i j)    <- (rtri i r) (ltri r+1 j)     i <= r < j
-    a, s, t, k = NEG, 0.0, 0, 0
-    for r in range(i + lane, j, g):
-        a, s, t, k = _offers(semiring, use_t, V, T, RTRI, i, r, LTRI, r + 1, j, c, 0, 0.0, 0, cap, r, positions, caps,
-                             a, s, t, k)
-    return a, s, t, k
+    """(box i j) at count c: [box]'s instances (:func:`_box`) r = i+lane, ... every g-th."""
+    return _split_offers(_box, semiring, use_t, V, T, i, j, c, cap, positions, caps, i + lane, j, g,
+                         NEG, 0.0, 0, 0)
 
 
 @device
