@@ -83,8 +83,9 @@ def test_the_benchmark_rows_kernels_assemble_for_an_h100_without_spills(compile_
 
 def test_resident_blocks_and_the_register_cap_of_an_h100() -> None:
     """The occupancy arithmetic kernel_resources.py and runtime.capped share (CUDA's occupancy calculator's rules),
-    on rows of its H100 table: the plain MAP at n = 10 (32 threads, 78 registers, 2,560 bytes of shared memory) and
-    cuda-dp's free-length MAP at n = 25 (64 threads, 160 registers, 27,000 bytes)."""
+    on two rows its H100 table had before their kernels shed registers: the plain MAP at n = 10 (32 threads, 78
+    registers, 2,560 bytes of shared memory) and cuda-dp's free-length MAP at n = 25 (64 threads, 160 registers,
+    27,000 bytes)."""
     pytest.importorskip("numba_cuda", reason="needs numba-cuda (pip install 'compbench[gpu]')")
     from compbench_solvers.cuda import runtime
 

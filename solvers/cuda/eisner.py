@@ -378,7 +378,8 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
     g = _group(tasks, most, T)
     shift = cuda.ffs(T) - cuda.ffs(g)  # log2 of the tasks per round, T / g
     per_round = 1 << shift
-    for first in range(0, tasks, per_round):
+    first = 0
+    while first < tasks:  # (a range with a step that is not a constant divides by it, in 64 bits)
         task = first + (tid & (per_round - 1))
         lane = tid >> shift
         a, b = _empty(semiring)
@@ -396,6 +397,7 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
             _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
         if g > 1 and first + per_round < tasks:
             cuda.syncthreads()  # the scratch is read before the next round writes it
+        first += per_round
     cuda.syncthreads()
 
 
@@ -405,13 +407,15 @@ def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red):
     widths in order."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
     for h in range(S):
-        for m in range(tid, S, T):
+        m = tid
+        while m < S:
             place = _right(S, h, m) if h <= m else _left(S, h, m)
             A[o + place] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
             A[o + _size(S) + place] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
             if h == m:  # the diagonal's other place, where the left items end
                 A[o + _left(S, h, h)] = 0.0
                 A[o + _size(S) + _left(S, h, h)] = NEG
+            m += T
     cuda.syncthreads()
     for w in range(1, n + 1):
         _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
@@ -425,7 +429,8 @@ def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red
     for w in range(n, 0, -1):
         _phase(COMPLETE_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
         _phase(TRAP_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
-        for i in range(tid, n - w + 1, T):
+        i = tid
+        while i <= n - w:
             j = i + w
             right = U[p + _size(S) + _right(S, i, j)]
             left = U[p + _size(S) + _left(S, j, i)]
@@ -435,6 +440,7 @@ def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red
                     marginals[sentence, j, i] = math.exp(A[o + _size(S) + _left(S, j, i)] + left - log_z)
             arc_left = arc[sentence, j, i] if i >= 1 else NEG
             U[p + _size(S) + _right(S, i, j)] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
+            i += T
         cuda.syncthreads()
 
 
@@ -474,8 +480,10 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
-    for k in range(tid, heads.shape[1], T):
+    k = tid
+    while k < heads.shape[1]:
         heads[sentence, k] = -1
+        k += T
     q = sentence * 2 * _size(heads.shape[1])
     _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
     if tid == 0:
@@ -501,8 +509,10 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
     S = n + 1
     N = marginals.shape[1]
     for h in range(N):
-        for m in range(tid, N, T):
+        m = tid
+        while m < N:
             marginals[sentence, h, m] = 0.0
+            m += T
     _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
     log_z = A[o + _right(S, 0, n)]
     if tid == 0:

@@ -455,16 +455,19 @@ def _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, coun
     block = cuda.blockDim.x
     g = _group(semiring, total, splits, members, block, group)
     if g == 1:
-        for u in range(rank, total, members):
+        u = rank
+        while u < total:  # (a range whose step is not a constant divides by it, in 64 bits: a long call on a GPU)
             a, s, t, k, x, i, j, c = _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting,
                                               cap, single_root, positions, caps, units, C, shift, u, 0, 1)
             _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps)
+            u += members
         return
     tid = rank % block
     per_block = block // g  # units per block per round
     lane = tid // per_block
     per_round = (members // block) * per_block
-    for first in range(0, total, per_round):
+    first = 0
+    while first < total:
         u = first + (rank // block) * per_block + tid % per_block
         a, s, t, k, x, i, j, c = NEG, 0.0, 0, 0, -1, 0, 0, 0
         if u < total:
@@ -478,6 +481,7 @@ def _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, coun
                 a, t, k = _merge(a, t, k, scratch[slot], int(scratch[block + slot]), int(scratch[2 * block + slot]))
             _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps)
         cuda.syncthreads()  # the scratch is read before the next round writes it
+        first += per_round
 
 
 def _inside(semiring, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, positions, caps, rank,
@@ -519,7 +523,8 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, positio
     C = cap + 1
     for w in range(n, -1, -1):
         units = (n + 1 - w) * C
-        for u in range(tid, 2 * units, threads):  # (A) the triangles
+        u = tid
+        while u < 2 * units:  # (A) the triangles
             kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
@@ -527,8 +532,10 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, positio
                                                                    positions, caps)
             elif i >= 1 and w > 0:
                 O[_at(LTRI, i, j, positions, caps) + c] = ltri_outside(O, V, i, j, c, n, cap, positions, caps)
+            u += threads
         cuda.syncthreads()
-        for u in range(tid, 3 * units, threads):  # (B) the trapezoids and the skips
+        u = tid
+        while u < 3 * units:  # (B) the trapezoids and the skips
             kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
@@ -538,15 +545,17 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, positio
                                                                          positions, caps)
             elif kind == 2 and w > 0 and i >= 1:
                 O[_at(LTRAP, i, j, positions, caps) + c] = ltrap_outside(O, V, i, j, c, cap, positions, caps)
+            u += threads
         cuda.syncthreads()
-        if w > 0:
-            for u in range(tid, units, threads):  # (C) the boxes
-                i, c = u // C, u % C
-                j = i + w
-                right = _attach(arc, token, b, i, j)
-                left = _attach(arc, token, b, j, i) if i >= 1 else NEG
-                O[_at(BOX, i, j, positions, caps) + c] = box_outside(O, V, i, j, c, right, left, shift, cap,
-                                                                     positions, caps)
+        u = tid
+        while w > 0 and u < units:  # (C) the boxes
+            kind, i, c = _unit(u, units, C)
+            j = i + w
+            right = _attach(arc, token, b, i, j)
+            left = _attach(arc, token, b, j, i) if i >= 1 else NEG
+            O[_at(BOX, i, j, positions, caps) + c] = box_outside(O, V, i, j, c, right, left, shift, cap,
+                                                                 positions, caps)
+            u += threads
         cuda.syncthreads()
 
 
@@ -628,6 +637,15 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
         _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
 
 
+@device
+def _fill(array, b, value, rank, members):
+    """array[b, :] = value, by ``members`` threads (this one ``rank``)."""
+    k = rank
+    while k < array.shape[1]:
+        array[b, k] = value
+        k += members
+
+
 COUNTED = GROUPED = True  # bound in each copy of _decode_sentences (:data:`DECODERS`): whether its sentences may
 # have a count dimension, and whether threads may share a unit's offers (group > 1); a copy without leaves that code
 # out, and the registers it holds: the free-length decoder at n = 25 takes 96 registers a thread instead of 160
@@ -640,13 +658,14 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
     merged in ``scratch``: :func:`_phase`).  Not a device function itself: a copy per :data:`COUNTED` and
     :data:`GROUPED`."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
+    q = cuda.blockIdx.x
+    while q < order.shape[0]:
         b = order[q]
+        q += cuda.gridDim.x
         n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
         counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
         V, T, back, stack = _areas(floats, ints, n, cap)
-        for k in range(tid, heads.shape[1], threads):
-            heads[b, k] = -1
+        _fill(heads, b, -1, tid, threads)
         _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
                       threads, n + 1, group if GROUPED else 1, scratch)
         if tid == 0:
@@ -660,8 +679,10 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
     """log Z (and the marginals) of every sentence this block is given; the work area holds the sentence's inside
     and outside charts."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
-    for q in range(cuda.blockIdx.x, order.shape[0], cuda.gridDim.x):
+    q = cuda.blockIdx.x
+    while q < order.shape[0]:
         b = order[q]
+        q += cuda.gridDim.x
         n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
         positions, caps, size = _layout(n, cap)
         V = floats[:size]
@@ -687,30 +708,36 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
         if z != NEG:
             _outside(O, V, arc, token, b, n, counting, cap, single_root, first, last, positions, caps)
         N = arc_out.shape[1]
-        for u in range(tid, N * N, threads):  # arcs: (rtrap h m) is h -> m, (ltrap m h) is h -> m
-            h, m = u // N, u % N
-            total = 0.0
-            if z != NEG and m >= 1 and h != m and h <= n and m <= n:
-                pi = _at(RTRAP, h, m, positions, caps) if h < m else _at(LTRAP, m, h, positions, caps)
-                for c in range(cap + 1):
-                    total += math.exp(O[pi + c] + V[pi + c] - z)
-            arc_out[b, h, m] = total
+        for h in range(N):  # arcs: (rtrap h m) is h -> m, (ltrap m h) is h -> m
+            m = tid
+            while m < N:
+                total = 0.0
+                if z != NEG and m >= 1 and h != m and h <= n and m <= n:
+                    pi = _at(RTRAP, h, m, positions, caps) if h < m else _at(LTRAP, m, h, positions, caps)
+                    for c in range(cap + 1):
+                        total += math.exp(O[pi + c] + V[pi + c] - z)
+                arc_out[b, h, m] = total
+                m += threads
         M = bigram_out.shape[1]
-        for u in range(tid, M * M, threads):  # bigrams: (skip i j) is i and j+1 consecutive
-            i, j1 = u // M, u % M
-            total = 0.0
-            if z != NEG and i < j1 and j1 <= n + 1:
-                pi = _at(SKIP, i, j1 - 1, positions, caps)
-                for c in range(cap + 1):
-                    total += math.exp(O[pi + c] + V[pi + c] - z)
-            bigram_out[b, i, j1] = total
+        for i in range(M):  # bigrams: (skip i j) is i and j+1 consecutive
+            j1 = tid
+            while j1 < M:
+                total = 0.0
+                if z != NEG and i < j1 and j1 <= n + 1:
+                    pi = _at(SKIP, i, j1 - 1, positions, caps)
+                    for c in range(cap + 1):
+                        total += math.exp(O[pi + c] + V[pi + c] - z)
+                bigram_out[b, i, j1] = total
+                j1 += threads
         cuda.syncthreads()
-        for m in range(tid + 1, N, threads):  # tokens: the sum of their arcs
+        m = tid + 1
+        while m < N:  # tokens: the sum of their arcs
             total = 0.0
             if m <= n:
                 for h in range(n + 1):
                     total += arc_out[b, h, m]
             token_out[b, m - 1] = total
+            m += threads
         cuda.syncthreads()
 
 
@@ -762,8 +789,7 @@ def _decode_team(arc, token, bigram, params, teams, single_root, widths, floats,
     scratch = cuda.shared.array(SCRATCH, FLOAT64)
     n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
     V, T, back, stack = _areas(floats[team], ints[team], n, cap)
-    for k in range(rank, heads.shape[1], members):
-        heads[b, k] = -1
+    _fill(heads, b, -1, rank, members)
     _inside_team(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, rank, members,
                  widths, GROUP, scratch)
     if rank == 0:
