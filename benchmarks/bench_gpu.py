@@ -378,14 +378,14 @@ def main() -> int:
 
 
 def compile_kernels(eisner, gpu_runs: dict, sizes: list[int], sync) -> list[str]:
-    """Compile every kernel the sizes need (one sentence of each size, each task: a compiled version per task and
-    placement of its charts); a line per compilation with its time."""
+    """Compile every kernel the sizes need (one sentence of each size, each task: a compiled version per task, place
+    of its charts (shared memory or global) and threads a block); a line per compilation with its time."""
     lines: list[str] = []
     done: set = set()
     for n in sizes:
         for task in TASKS:
             charts = 4 if task == "marginals" else 2
-            version = (task, eisner.placement(n + 1, charts))
+            version = (task, tuple(map(bool, eisner.placement(n + 1, charts))), eisner.threads_for(n + 1))
             if version in done:
                 continue
             done.add(version)

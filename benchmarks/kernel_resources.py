@@ -188,17 +188,17 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
         for task in ("map", "log_z", "marginals"):
             inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
             threads = eisner.threads_for(N)
-            kernel = eisner._kernel(task, inside, outside, threads)
+            kernel = eisner._kernel(task, bool(inside), bool(outside), threads)
             args = plain_arguments(task, N)
             where = "shared" if inside else "global"
             out.append({"row": f"plain {task}, n = {n}", "kernel": f"eisner {task} ({where} charts)",
-                        "threads": threads, "dynamic": 0, "per_sentence": True,
+                        "threads": threads, "dynamic": 8 * (inside + outside), "per_sentence": True,
                         **assemble(ptxas, ptx_of(kernel, *args))})
             if task == "marginals" and outside:  # eisner.OUTSIDE_IN_SHARED = False
-                kernel = eisner._kernel(task, inside, 0, threads)
+                kernel = eisner._kernel(task, True, False, threads)
                 out.append({"row": f"plain {task}, n = {n}, outside charts global",
                             "kernel": f"eisner {task} (inside charts shared, outside global)", "threads": threads,
-                            "dynamic": 0, "per_sentence": True, **assemble(ptxas, ptx_of(kernel, *args))})
+                            "dynamic": 8 * inside, "per_sentence": True, **assemble(ptxas, ptx_of(kernel, *args))})
     n, m = 25, 11  # compressive (bench_gpu_compressive.py's rows)
     for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}"), (None, "log Z"), (None, "marginals")):
         sizes = np.full(BATCH, n)

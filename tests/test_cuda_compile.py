@@ -66,7 +66,7 @@ def test_the_plain_parsing_kernels_compile(compile_ptx, task) -> None:
     N = 10
     inside, outside = eisner.placement(N, 4 if task == "marginals" else 2)
     for shared in (True, False):  # the charts in shared memory, and in global memory
-        kernel = eisner._kernel(task, inside if shared else 0, outside if shared else 0, eisner.threads_for(N))
+        kernel = eisner._kernel(task, shared and bool(inside), shared and bool(outside), eisner.threads_for(N))
         compile_ptx(kernel, *kernel_resources.plain_arguments(task, N))
 
 
@@ -106,7 +106,7 @@ def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -
         pytest.skip("numba's CUDA simulator is on: it has no registers to cap")
     from compbench_solvers.cuda import eisner, hook, runtime
 
-    kernel = eisner._kernel("map", 256, 0, 32)
+    kernel = eisner._kernel("map", True, False, 32)
     assert runtime.capped(kernel, 32, 2560) is kernel  # the switch is off by default
     monkeypatch.setattr(runtime, "REGISTER_CAP", True)
     monkeypatch.setattr(runtime, "cuda", runtime.import_numba_cuda)  # no GPU needed to define a kernel

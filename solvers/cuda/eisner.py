@@ -45,7 +45,8 @@ CPU chart's backtrace finds it: the same trees, bit-identical scores, since ever
 (log-sum-exp in float64: log Z, and inside + outside for the arc marginals).
 
 WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
-it fits the static limit of 48 KB per block (:data:`SHARED_BYTES`, less the 2 KB the split reductions use): the
+it fits the 48 KB a block takes without opting in to more (:data:`SHARED_BYTES`, less the 2 KB the split reductions
+use), in its dynamic part, sized at the launch (one compiled kernel for every n): the
 inside charts (2 (n+1)(n+2) float64 at the batch's padded n) up to n = 52; the marginals' outside charts beside them
 up to n = 36, in global memory beyond (the inside charts still in shared memory up to n = 52).  Larger charts are rows
 of one global array per launch (cached by L1/L2).  Shared memory beyond 48 KB per block (dynamic, opt-in on the
@@ -79,7 +80,6 @@ SHARED_BYTES = 48 * 1024  # the static shared memory of one block
 MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 52)
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
 REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
-ROUND = 256  # shared chart capacities are rounded up to 256 float64 (2 KB): fewer compiled versions
 OUTSIDE_IN_SHARED = True  # the marginals' outside charts in shared memory where they fit beside the inside charts;
 # False: in global memory always, which doubles the resident blocks where shared memory limits them (n = 25:
 # reports/gpu/kernel_resources.md), at the cost of slower reads: gpu_profile.py times both, which is faster is still
@@ -101,9 +101,9 @@ def threads_for(N: int) -> int:
 def placement(N: int, charts: int) -> tuple[int, int]:
     """The shared-memory capacities (in float64, 0: global memory) of the inside charts and of the outside charts
     (``charts`` = 2: none; 4: inside and outside) for a padded N = n+1: each goes to shared memory when it fits the
-    static 48 KB left beside the reductions' scratch, the inside charts first."""
+    48 KB a block takes without opting in, beside the reductions' scratch, the inside charts first."""
     room = (SHARED_BYTES - REDUCTION_BYTES) // 8
-    need = -(-2 * chart_size(N) // ROUND) * ROUND
+    need = 2 * chart_size(N)
     inside = need if need <= room else 0
     outside = need if charts == 4 and inside and OUTSIDE_IN_SHARED and 2 * need <= room else 0
     return inside, outside
@@ -521,17 +521,19 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
 
 
 @functools.cache
-def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
-    """The kernel of ``task`` ("map", "log_z", "marginals") with its inside charts in ``inside`` float64 of shared
-    memory (0: rows of the global ``chart`` argument) and likewise the outside charts, for blocks of ``threads``
-    threads (the reductions' scratch: 2 float64 a thread): one compiled version each."""
+def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
+    """The kernel of ``task`` ("map", "log_z", "marginals") with its inside charts in the block's shared memory
+    (``inside``; else rows of the global ``chart`` argument) and likewise the outside charts, for blocks of
+    ``threads`` threads: one compiled version each, whatever the batch's n.  The reductions' scratch (2 float64 a
+    thread) is static shared memory; the charts there are its dynamic part, 2 _size(N) float64 each pair at the
+    batch's padded N, sized at the launch (:func:`_launched`)."""
     scratch = 2 * threads  # the reductions' scratch in float64, a constant of the kernel
     if task == "map":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
                 red = cuda.shared.array(scratch, float64)
-                A = cuda.shared.array(inside, float64)
+                A = cuda.shared.array(0, float64)
                 _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
         else:
             @cuda.jit
@@ -544,7 +546,7 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
                 red = cuda.shared.array(scratch, float64)
-                A = cuda.shared.array(inside, float64)
+                A = cuda.shared.array(0, float64)
                 _run_log_z(arc, sizes, single_root, value, A, 0, red)
         else:
             @cuda.jit
@@ -556,14 +558,13 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
-            A = cuda.shared.array(inside, float64)
-            U = cuda.shared.array(outside, float64)
-            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, U, 0, red)
+            charts = cuda.shared.array(0, float64)  # the inside charts, then the outside ones
+            _run_marginals(arc, sizes, single_root, value, marginals, charts, 0, charts, 2 * _size(arc.shape[1]), red)
     elif inside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
-            A = cuda.shared.array(inside, float64)
+            A = cuda.shared.array(0, float64)
             p = cuda.blockIdx.x * 2 * _size(arc.shape[1])
             _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
     else:
@@ -576,11 +577,12 @@ def _kernel(task: str, inside: int, outside: int, threads: int) -> Any:
 
 
 def _launched(task: str, inside: int, outside: int, threads: int, blocks: int) -> Any:
-    """:func:`_kernel` configured for ``blocks`` blocks of ``threads`` threads (one a sentence), under
-    :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers (its shared memory: the charts
-    there and the reductions' scratch)."""
-    shared = 8 * (inside + outside + 2 * threads)
-    return runtime.capped(_kernel(task, inside, outside, threads), threads, shared)[blocks, threads]
+    """:func:`_kernel` configured for ``blocks`` blocks of ``threads`` threads (one a sentence) and ``inside`` +
+    ``outside`` float64 of dynamic shared memory (:func:`placement`'s: the charts there), under
+    :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers."""
+    dynamic = 8 * (inside + outside)
+    kernel = _kernel(task, bool(inside), bool(outside), threads)
+    return runtime.capped(kernel, threads, dynamic + 16 * threads)[blocks, threads, 0, dynamic]
 
 
 # ---- the public functions ----
