@@ -192,3 +192,22 @@ def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
         assert reason in message and "\n" not in message
     with pytest.raises(ValueError, match="device='tpu'"):
         compbench.tree_log_partition_many(np.zeros((1, 3, 3)), device="tpu")
+
+
+@needs_kernels
+def test_results_are_the_callers_own_across_calls():
+    """numpy input: the results are host copies of kept device arrays, so a second call leaves the first call's
+    results as they were; GPU input: each call's results are new device arrays (the caller keeps them)."""
+    from compbench_solvers.cuda import eisner
+
+    rng = np.random.default_rng(5)
+    first, second = rng.standard_normal((2, 3, 4, 4))
+    log_z, marginals = eisner.tree_marginals(first)
+    kept = log_z.copy(), marginals.copy()
+    eisner.tree_marginals(second)
+    np.testing.assert_array_equal(log_z, kept[0])
+    np.testing.assert_array_equal(marginals, kept[1])
+    device_first = eisner.tree_log_partition(runtime.cuda().to_device(first))
+    device_second = eisner.tree_log_partition(runtime.cuda().to_device(second))
+    np.testing.assert_allclose(device_first.copy_to_host(), eisner.tree_log_partition(first), rtol=1e-12)
+    assert not np.array_equal(device_first.copy_to_host(), device_second.copy_to_host())

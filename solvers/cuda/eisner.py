@@ -623,9 +623,8 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
     score ``[0.]``.
     """
     arc, sizes_device, B, N = _prepare(arc_scores, sizes)
-    cu = runtime.cuda()
-    value = cu.device_array(B, np.float64)
-    heads = cu.device_array((B, N), np.int64)
+    value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
+    heads = runtime.result(arc_scores, (B, N), np.int64, "eisner-heads")
     if B:
         inside, _ = placement(N, 2)
         bp = runtime.work_area((B * 2 * chart_size(N),), np.int16, use="eisner-back")  # scratch, kept between calls
@@ -640,8 +639,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
     """log Z of each sentence's tree-CRF, p(tree) ∝ exp(Σ arc scores) over its projective trees: (B,) float64
     (-inf: no tree), the kind of array given.  Arguments as :func:`tree_map`'s."""
     arc, sizes_device, B, N = _prepare(arc_scores, sizes)
-    cu = runtime.cuda()
-    value = cu.device_array(B, np.float64)
+    value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
     if B:
         inside, _ = placement(N, 2)
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
@@ -655,9 +653,8 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
     N+1))``, zeros past the sentence and for a sentence with no tree; the kind of arrays given.  Arguments as
     :func:`tree_map`'s."""
     arc, sizes_device, B, N = _prepare(arc_scores, sizes)
-    cu = runtime.cuda()
-    value = cu.device_array(B, np.float64)
-    marginals = cu.device_array((B, N, N), np.float64)
+    value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
+    marginals = runtime.result(arc_scores, (B, N, N), np.float64, "eisner-marginals")
     if B:
         inside, outside = placement(N, 4)
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")

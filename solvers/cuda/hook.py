@@ -1203,15 +1203,16 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
            single_root: bool, with_marginals: bool) -> tuple[Any, ...]:
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
-    log_z = cuda.device_array(B, np.float64)
-    shape = (B, width + 1, width + 1) if with_marginals else (1, 1, 1)
-    token = cuda.device_array((B, width) if with_marginals else (1, 1), np.float64)
-    arc = cuda.device_array(shape, np.float64)
-    bigram = cuda.device_array((B, width + 2, width + 2) if with_marginals else (1, 1, 1), np.float64)
+    log_z = runtime.result(arc_scores, (B,), np.float64, "log-z")
+    token = runtime.result(arc_scores, (B, width) if with_marginals else (1, 1), np.float64, "token-marginals")
+    arc = runtime.result(arc_scores, (B, width + 1, width + 1) if with_marginals else (1, 1, 1), np.float64,
+                         "arc-marginals")
+    bigram = runtime.result(arc_scores, (B, width + 2, width + 2) if with_marginals else (1, 1, 1), np.float64,
+                            "bigram-marginals")
     if B:
         plan = _plan(inputs.sizes, inputs.lo, inputs.hi, SUM)
         params, order = runtime.kept_copy(plan.params, "params"), runtime.kept_copy(plan.order, "order")
-        no_ints = cuda.device_array(1, np.int32)  # the sums keep no kept counts nor backpointers
+        no_ints = runtime.work_area((1,), np.int32, use="no-ints")  # the sums keep no kept counts nor backpointers
         args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
                 no_ints)
         if plan.shared:

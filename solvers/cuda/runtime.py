@@ -108,6 +108,15 @@ def returned_like(reference: Any, device: Any) -> Any:
     return device
 
 
+def result(reference: Any, shape: tuple[int, ...], dtype: Any, use: str) -> Any:
+    """A device array for a result of a launch whose input is ``reference``: for numpy input the kept work area of
+    ``use`` (:func:`returned_like` copies it back before the call returns: no allocation per call, nor a free that
+    can wait for the GPU), for GPU input a new array, which the caller keeps."""
+    if on_gpu(reference):
+        return cuda().device_array(shape, dtype)
+    return work_area(shape, dtype, use=use)
+
+
 def to_host(array: Any) -> np.ndarray:
     """A result as a numpy array, wherever it lives: a torch tensor or a numba device array copied back, anything
     else through ``np.asarray``."""
