@@ -85,6 +85,7 @@ GROUP = 32  # the most threads of a team that share one (span, count) unit's off
 SCRATCH = 3 * TEAM_THREADS  # a team block's shared memory for merging partial results (float64; numba needs a
 # constant for a shared array's size)
 assert TEAM_THREADS % GROUP == 0, "a group of threads sharing a unit lies within one block (_phase)"
+assert TEAM_THREADS & (TEAM_THREADS - 1) == 0, "a team's blocks are a power of two threads (_phase's shifts)"
 BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a unit's offers (:func:`_phase`); 1:
 # none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
@@ -462,13 +463,15 @@ def _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, coun
             _store(semiring, use_t, V, T, back, x, i, j, c, a, s, t, k, positions, caps)
             u += members
         return
-    tid = rank % block
-    per_block = block // g  # units per block per round
-    lane = tid // per_block
-    per_round = (members // block) * per_block
+    log_block, log_g = cuda.ffs(block) - 1, cuda.ffs(g) - 1  # both powers of two (_plan, TEAM_THREADS): masks and
+    # shifts, not 64-bit divisions
+    tid = rank & (block - 1)
+    per_block = block >> log_g  # units per block per round
+    lane = tid >> (log_block - log_g)
+    per_round = (members >> log_block) * per_block
     first = 0
     while first < total:
-        u = first + (rank // block) * per_block + tid % per_block
+        u = first + (rank >> log_block) * per_block + (tid & (per_block - 1))
         a, s, t, k, x, i, j, c = NEG, 0.0, 0, 0, -1, 0, 0, 0
         if u < total:
             a, s, t, k, x, i, j, c = _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting,
@@ -889,6 +892,8 @@ def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, amon
     units = int((2 * np.maximum(sizes, 1) * (cap + 1)).max())  # the (span, count) pairs of a phase, at most
     threads = int(min(256, 32 * -(-units // 32)))  # 256 threads may use 255 registers each
     group = BLOCK_GROUP if semiring == MAX else 1
+    if group > 1:  # threads sharing a unit's offers: blocks of a power of two (_phase's masks and shifts)
+        threads = 1 << (threads - 1).bit_length()
     scratch = 3 * threads if group > 1 else 0
     order = among[np.argsort(-chart_cost(sizes, cap), kind="stable")].astype(np.int64)
     B = len(sizes)
