@@ -210,7 +210,7 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
             plan = hook._plan(sizes, lo, hi, semiring)
         dynamic = hook.dynamic_shared(plan)
         where = "shared" if plan.shared else "global"
-        kernel = hook.decoder(plan) if semiring == hook.MAX else getattr(hook, f"_infer_{where}")
+        kernel = hook.decoder(plan) if semiring == hook.MAX else hook.inferrer(plan)
         args = compressive_arguments(f"{'decode' if semiring == hook.MAX else 'infer'}_{where}", n,
                                      floats=plan.floats, ints=plan.ints, scratch=plan.scratch, group=plan.group)
         out.append({"row": f"compressive {task}, n = {n}", "kernel": kernel.py_func.__name__.lstrip("_") + (

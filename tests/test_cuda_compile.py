@@ -49,8 +49,9 @@ def test_the_compressive_kernels_compile(compile_ptx) -> None:
     for (counted, grouped), kernels in hook.DECODERS.items():  # every copy (tests/test_cuda_dp.py runs them)
         compile_ptx(kernels[True], *arguments("decode_shared", n))
         compile_ptx(kernels[False], *arguments("decode_global", n))
-    compile_ptx(hook._infer_shared, *arguments("infer_shared", n))
-    compile_ptx(hook._infer_global, *arguments("infer_global", n))
+    for kernels in hook.INFERRERS.values():
+        compile_ptx(kernels[True], *arguments("infer_shared", n))
+        compile_ptx(kernels[False], *arguments("infer_global", n))
     team_args = arguments("decode_team", n)
     ptx = compile_ptx(hook._decode_team, *team_args)
     assert "cudaCGSynchronize" in ptx  # the grid's barrier: launched cooperatively

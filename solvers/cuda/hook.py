@@ -158,7 +158,7 @@ def _offers_at(semiring, use_t, V, T, pa, wa, pb, wb, c, shift, extra, kept, cap
     vt = 0
     if use_t:
         vt = T[pa] + kept + T[pb]  # use_t: no counts (caps = 1), an item's index is its cell's
-    if cap == 0:
+    if cap == 0:  # no counts: the one offer c1 = c2 = 0 (the loop below would stay a loop in the machine code)
         if rest == 0:
             a, s, t, k = _add(semiring, a, s, t, k, V[pa] + extra + V[pb], vt, split)
         return a, s, t, k
@@ -208,6 +208,10 @@ def _completions(O, V, xo, io, jo, xs, is_, js, c, shift, extra, cap, positions,
         return a, s
     po = _at(xo, io, jo, positions, caps)
     ps = _at(xs, is_, js, positions, caps)
+    if cap == 0:  # no counts: the one completion c' = 0, as in _offers_at
+        if c + shift == 0:
+            a, s, t, k = _add(SUM, a, s, 0, 0, O[po] + V[ps] + extra, 0, 0)
+        return a, s
     for c2 in range(min(min(cap, js - is_), cap - c - shift) + 1):
         a, s, t, k = _add(SUM, a, s, 0, 0, O[po + c + c2 + shift] + V[ps + c2] + extra, 0, 0)
     return a, s
@@ -649,11 +653,10 @@ def _fill(array, b, value, rank, members):
         k += members
 
 
-COUNTED = GROUPED = True  # bound in each copy of _decode_sentences (:data:`DECODERS`): whether its sentences may
-# have a count dimension, and whether threads may share a unit's offers (group > 1); a copy without leaves that code
-# out, and the registers it holds: the free-length decoder at n = 25 takes 96 registers a thread instead of 160
-# (reports/gpu/kernel_resources.md), so that shared memory, not registers, limits its blocks
-DECODE_SENTENCES = None  # bound in each copy of the decoding kernels: its copy of _decode_sentences
+COUNTED = GROUPED = True  # bound in each copy of _decode_sentences and _infer_sentences (:data:`DECODERS`,
+# :data:`INFERRERS`): whether its sentences may have a count dimension, and whether threads may share a unit's offers
+# (group > 1); a copy without leaves that code out, and the registers it holds (reports/gpu/kernel_resources.md)
+SENTENCES = None  # bound in each copy of a kernel: its copy of _decode_sentences or _infer_sentences
 
 
 def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_root, group, scratch, heads, objective):
@@ -676,17 +679,17 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
         cuda.syncthreads()
 
 
-@device
 def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
                      token_out, arc_out, bigram_out):
     """log Z (and the marginals) of every sentence this block is given; the work area holds the sentence's inside
-    and outside charts."""
+    and outside charts.  Not a device function itself: a copy per :data:`COUNTED`."""
     tid, threads = cuda.threadIdx.x, cuda.blockDim.x
     q = cuda.blockIdx.x
     while q < order.shape[0]:
         b = order[q]
         q += cuda.gridDim.x
-        n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+        n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
+        counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
         positions, caps, size = _layout(n, cap)
         V = floats[:size]
         O = floats[size:2 * size]
@@ -752,32 +755,15 @@ def _decode_shared(arc, token, bigram, params, order, single_root, floats_size, 
     shared = cuda.shared.array(0, FLOAT64)  # the merge's scratch (Plan.scratch float64), then the chart
     ints = cuda.shared.array(0, INT16)  # the same memory: the int16 part follows the float64 part (SHARED_INT)
     end = scratch + floats_size
-    DECODE_SENTENCES(shared[scratch:end], ints[4 * end:], arc, token, bigram, params, order, single_root, group,
-                     shared[:scratch], heads, objective)
+    SENTENCES(shared[scratch:end], ints[4 * end:], arc, token, bigram, params, order, single_root, group,
+              shared[:scratch], heads, objective)
 
 
 def _decode_global(arc, token, bigram, params, order, single_root, floats, ints, group, heads, objective):
     slot = cuda.blockIdx.x
     scratch = cuda.shared.array(0, FLOAT64)  # the merge's scratch: 3 per thread when group > 1, else empty
-    DECODE_SENTENCES(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, group, scratch,
-                     heads, objective)
-
-
-def _decoders(counted: bool, grouped: bool) -> dict[bool, Any]:
-    """The decoding kernels (shared chart: True, global: False) of one copy of :func:`_decode_sentences`."""
-    name = ("_counted" if counted else "_free") + ("_grouped" if grouped else "")
-    sentences = device(with_globals(_decode_sentences, "_decode_sentences" + name, COUNTED=counted, GROUPED=grouped))
-    return {shared: cuda.jit(cache=True)(with_globals(kernel, kernel.__name__ + name, DECODE_SENTENCES=sentences))
-            for shared, kernel in ((True, _decode_shared), (False, _decode_global))}
-
-
-DECODERS = {(counted, grouped): _decoders(counted, grouped) for counted in (False, True) for grouped in (False, True)}
-
-
-def decoder(plan: "Plan") -> Any:
-    """The decoding kernel of ``plan``'s launch: its chart's place, and the copy without counts or shared offers
-    where none of the sentences it takes has them."""
-    return DECODERS[bool((plan.params[plan.order, 1] != NONE).any()), plan.group > 1][plan.shared]
+    SENTENCES(floats[slot], ints[slot], arc, token, bigram, params, order, single_root, group, scratch, heads,
+              objective)
 
 
 @cuda.jit(cache=True)
@@ -799,19 +785,50 @@ def _decode_team(arc, token, bigram, params, teams, single_root, widths, floats,
         _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack)
 
 
-@cuda.jit(cache=True)
 def _infer_shared(arc, token, bigram, params, order, single_root, with_marginals, no_ints, log_z, token_out,
                   arc_out, bigram_out):
     floats = cuda.shared.array(0, FLOAT64)
-    _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z,
-                     token_out, arc_out, bigram_out)
+    SENTENCES(floats, no_ints, arc, token, bigram, params, order, single_root, with_marginals, log_z, token_out,
+              arc_out, bigram_out)
 
 
-@cuda.jit(cache=True)
 def _infer_global(arc, token, bigram, params, order, single_root, with_marginals, no_ints, floats, log_z,
                   token_out, arc_out, bigram_out):
-    _infer_sentences(floats[cuda.blockIdx.x], no_ints, arc, token, bigram, params, order, single_root,
-                     with_marginals, log_z, token_out, arc_out, bigram_out)
+    SENTENCES(floats[cuda.blockIdx.x], no_ints, arc, token, bigram, params, order, single_root, with_marginals,
+              log_z, token_out, arc_out, bigram_out)
+
+
+def _copies(sentences: Any, kernels: tuple[Any, Any], name: str, **constants: bool) -> dict[bool, Any]:
+    """The kernels (the chart in shared memory: True, in global memory: False) over one copy of ``sentences`` with
+    the globals ``constants`` (:data:`COUNTED`, :data:`GROUPED`), each a copy named with ``name``."""
+    copy = device(with_globals(sentences, sentences.__name__ + name, **constants))
+    return {shared: cuda.jit(cache=True)(with_globals(kernel, kernel.__name__ + name, SENTENCES=copy))
+            for shared, kernel in zip((True, False), kernels)}
+
+
+DECODERS = {(counted, grouped): _copies(_decode_sentences, (_decode_shared, _decode_global),
+                                        ("_counted" if counted else "_free") + ("_grouped" if grouped else ""),
+                                        COUNTED=counted, GROUPED=grouped)
+            for counted in (False, True) for grouped in (False, True)}
+INFERRERS = {counted: _copies(_infer_sentences, (_infer_shared, _infer_global), "_counted" if counted else "_free",
+                              COUNTED=counted) for counted in (False, True)}
+
+
+def _counted(plan: "Plan") -> bool:
+    """Whether a sentence ``plan``'s launch takes has a count dimension."""
+    return bool((plan.params[plan.order, 1] != NONE).any())
+
+
+def decoder(plan: "Plan") -> Any:
+    """The decoding kernel of ``plan``'s launch: its chart's place, and the copy without counts or shared offers
+    where none of the sentences it takes has them."""
+    return DECODERS[_counted(plan), plan.group > 1][plan.shared]
+
+
+def inferrer(plan: "Plan") -> Any:
+    """The kernel of log Z and the marginals for ``plan``'s launch: its chart's place, and the copy without counts
+    where none of the sentences it takes has them."""
+    return INFERRERS[_counted(plan)][plan.shared]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1221,10 +1238,10 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
         args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
                 no_ints)
         if plan.shared:
-            _launched(_infer_shared, plan)(*args, log_z, token, arc, bigram)
+            _launched(inferrer(plan), plan)(*args, log_z, token, arc, bigram)
         else:
             floats = runtime.work_area((plan.blocks, plan.floats), np.float64)
-            _launched(_infer_global, plan)(*args, floats, log_z, token, arc, bigram)
+            _launched(inferrer(plan), plan)(*args, floats, log_z, token, arc, bigram)
     out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
     return tuple(runtime.returned_like(arc_scores, array) for array in out)
 
