@@ -115,7 +115,8 @@ def candidate_loops(sass: str) -> list[int]:
 def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
     """ptxas -v's registers, static shared memory and spills of the one kernel in ``ptx`` (at most ``cap``
     registers a thread: numba's ``max_registers``, which it hands to the same assembler), and with nvdisasm at
-    hand its candidate loops' instructions (:func:`candidate_loops`; else None)."""
+    hand its candidate loops' instructions (:func:`candidate_loops`) and its calls of the 64-bit integer division
+    (a subroutine whose registers the whole kernel holds; else None)."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "kernel.ptx")
         with open(path, "w") as f:
@@ -138,7 +139,9 @@ def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
     static = int(smem.group(1)) if smem else sum(map(int, re.findall(r"\.shared\s[^;\[]*\[(\d+)\]", ptx)))
     return {"registers": int(used.group(1)), "static": static,
             "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx,
-            "candidate": candidate_loops(sass) if sass is not None else None}
+            "candidate": candidate_loops(sass) if sass is not None else None,
+            "divisions": len(re.findall(r"CALL\S*\s+`\(\S*__cuda_sm20_(?:div|rem)_[su]64\)", sass)) if sass is not None
+            else None}
 
 
 def rows(ptxas: str) -> list[dict]:
