@@ -60,7 +60,8 @@ def run_highs(highspy: Any, h: Any, is_mip: bool) -> Answer:
 # HiGHS settings chosen by measurement (README, "The ILP side"; benchmarks/bench_ilp.py).  The dp model's LP is
 # extremely degenerate for the dual simplex, the interior-point method solves it fast; the root sub-MIP heuristics
 # and symmetry detection cost 1-2 s at n = 25 and find nothing the LP does not.  Presolve on the joint model costs
-# more than it saves.
+# more than it saves, and on some instances it is wrong: it reports a worse solution optimal (hypothesis found one at
+# n = 5, tests/test_ilp.py's test_highs_presolve_on_the_joint_model_stays_off), through highspy and PuLP alike.
 HIGHS_DP_MIP = {"mip_lp_solver": "ipm", "mip_heuristic_run_rens": False, "mip_heuristic_run_rins": False,
                 "mip_heuristic_run_feasibility_jump": False, "mip_heuristic_run_root_reduced_cost": False,
                 "mip_detect_symmetry": False}

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .driver import ILPSolver, backend_answer
+from .highs import HIGHS_JOINT_MIP
 from .output import quiet_fds
 
 
@@ -80,6 +81,7 @@ class PulpHighs(_PulpILP):
     key = "pulp-highs"
     backend = "pulp+highs"
     description = "through PuLP with HiGHS (highspy API)"
+    defaults = {"joint": HIGHS_JOINT_MIP}  # HiGHS's presolve off on the joint model, as highspy's backend has it
 
     def _command(self, pulp, time_limit, threads, settings):
         return pulp.HiGHS(msg=False, timeLimit=time_limit, threads=threads, gapRel=0.0, **settings)
