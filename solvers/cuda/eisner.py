@@ -79,7 +79,8 @@ NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
 MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 52)
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
-REDUCTION_BYTES = 8 * 2 * MAX_THREADS  # the reductions' scratch beside shared charts: a value and a split a thread
+SCRATCH = 2  # float64 of the reductions' scratch a thread (static shared memory): a value and a split
+REDUCTION_BYTES = 8 * SCRATCH * MAX_THREADS  # the reductions' scratch beside shared charts, at most
 OUTSIDE_IN_SHARED = True  # the marginals' outside charts in shared memory where they fit beside the inside charts;
 # False: in global memory always, which doubles the resident blocks where shared memory limits them (n = 25:
 # reports/gpu/kernel_resources.md), at the cost of slower reads: gpu_profile.py times both, which is faster is still
@@ -527,7 +528,7 @@ def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
     ``threads`` threads: one compiled version each, whatever the batch's n.  The reductions' scratch (2 float64 a
     thread) is static shared memory; the charts there are its dynamic part, 2 _size(N) float64 each pair at the
     batch's padded N, sized at the launch (:func:`_launched`)."""
-    scratch = 2 * threads  # the reductions' scratch in float64, a constant of the kernel
+    scratch = SCRATCH * threads  # the reductions' scratch in float64, a constant of the kernel
     if task == "map":
         if inside:
             @cuda.jit
@@ -582,7 +583,7 @@ def _launched(task: str, inside: int, outside: int, threads: int, blocks: int) -
     :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers."""
     dynamic = 8 * (inside + outside)
     kernel = _kernel(task, bool(inside), bool(outside), threads)
-    return runtime.capped(kernel, threads, dynamic + 16 * threads)[blocks, threads, 0, dynamic]
+    return runtime.capped(kernel, threads, dynamic + 8 * SCRATCH * threads)[blocks, threads, 0, dynamic]
 
 
 # ---- the public functions ----

@@ -176,18 +176,22 @@ def _offers(semiring, use_t, V, T, xa, ia, ja, xb, ib, jb, c, shift, extra, kept
 
 
 @device
+def _places(rule, i, j, split, positions, caps):
+    """The places of ``rule``'s two antecedents at ``split`` for the item over (i, j) (:func:`_at`)."""
+    xa, ia, ja, xb, ib, jb = rule(i, j, split)
+    return _at(xa, ia, ja, positions, caps), _at(xb, ib, jb, positions, caps)
+
+
+@device
 def _split_offers(rule, semiring, use_t, V, T, i, j, c, cap, positions, caps, first, end, g, a, s, t, k):
     """:func:`_offers` of ``rule``'s instances for the item over (i, j) at the splits first, first + g, ... below
     ``end`` (``rule(i, j, split)``: its antecedents (xa, ia, ja, xb, ib, jb)).  An antecedent's place is quadratic
     in the split (:func:`_at`: diagonal by diagonal), so it moves by a step that moves by a constant: two adds a
     split instead of the layout's products, in 32-bit integers (numba's are 64-bit: two registers each, several
     instructions an add)."""
-    xa, ia, ja, xb, ib, jb = rule(i, j, first)
-    pa, pb = _at(xa, ia, ja, positions, caps), _at(xb, ib, jb, positions, caps)
-    xa, ia1, ja1, xb, ib1, jb1 = rule(i, j, first + g)
-    pa1, pb1 = _at(xa, ia1, ja1, positions, caps), _at(xb, ib1, jb1, positions, caps)
-    xa, ia2, ja2, xb, ib2, jb2 = rule(i, j, first + 2 * g)
-    pa2, pb2 = _at(xa, ia2, ja2, positions, caps), _at(xb, ib2, jb2, positions, caps)
+    pa, pb = _places(rule, i, j, first, positions, caps)
+    pa1, pb1 = _places(rule, i, j, first + g, positions, caps)
+    pa2, pb2 = _places(rule, i, j, first + 2 * g, positions, caps)
     da, db = int32(pa1 - pa), int32(pb1 - pb)
     dda, ddb = int32(pa2 - 2 * pa1 + pa), int32(pb2 - 2 * pb1 + pb)
     pa, pb, split, end, g = int32(pa), int32(pb), int32(first), int32(end), int32(g)
