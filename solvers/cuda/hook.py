@@ -90,6 +90,7 @@ BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a
 # none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
 int32 = numba.int32  # the places of the split loops (:func:`_split_offers`)
+uint32 = numba.uint32  # a place as an index: numba adds the length to a negative signed index, not to an unsigned one
 FLOAT64, INT16 = cuda.float64, cuda.int16  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
 device = cuda.jit(device=True)
@@ -157,13 +158,16 @@ def _offers_at(semiring, use_t, V, T, pa, wa, pb, wb, c, shift, extra, kept, cap
     rest = c - shift
     vt = 0
     if use_t:
-        vt = T[pa] + kept + T[pb]  # use_t: no counts (caps = 1), an item's index is its cell's
+        vt = T[uint32(pa)] + kept + T[uint32(pb)]  # use_t: no counts (caps = 1), an item's index is its cell's
     if cap == 0:  # no counts: the one offer c1 = c2 = 0 (the loop below would stay a loop in the machine code)
         if rest == 0:
-            a, s, t, k = _add(semiring, a, s, t, k, V[pa] + extra + V[pb], vt, split)
+            a, s, t, k = _add(semiring, a, s, t, k, V[uint32(pa)] + extra + V[uint32(pb)], vt, split)
         return a, s, t, k
-    for c1 in range(max(0, rest - min(cap, wb)), min(min(cap, wa), rest) + 1):
-        a, s, t, k = _add(semiring, a, s, t, k, V[pa + c1] + extra + V[pb + rest - c1], vt, split * caps + c1)
+    c1, last = max(0, rest - min(cap, wb)), min(min(cap, wa), rest)
+    x, y, key, end = int32(pa + c1), int32(pb + rest - c1), int32(split * caps + c1), int32(pa + last)
+    while x <= end:  # c1 ascending: x = pa + c1, y = pb + c2, key = split * caps + c1, in 32-bit steps
+        a, s, t, k = _add(semiring, a, s, t, k, V[uint32(x)] + extra + V[uint32(y)], vt, key)
+        x, y, key = int32(x + 1), int32(y - 1), int32(key + 1)
     return a, s, t, k
 
 
@@ -214,10 +218,13 @@ def _completions(O, V, xo, io, jo, xs, is_, js, c, shift, extra, cap, positions,
     ps = _at(xs, is_, js, positions, caps)
     if cap == 0:  # no counts: the one completion c' = 0, as in _offers_at
         if c + shift == 0:
-            a, s, t, k = _add(SUM, a, s, 0, 0, O[po] + V[ps] + extra, 0, 0)
+            a, s, t, k = _add(SUM, a, s, 0, 0, O[uint32(po)] + V[uint32(ps)] + extra, 0, 0)
         return a, s
-    for c2 in range(min(min(cap, js - is_), cap - c - shift) + 1):
-        a, s, t, k = _add(SUM, a, s, 0, 0, O[po + c + c2 + shift] + V[ps + c2] + extra, 0, 0)
+    x, y = int32(po + c + shift), int32(ps)
+    end = int32(ps + min(min(cap, js - is_), cap - c - shift))
+    while y <= end:  # c' ascending: x = po + c + c' + shift, y = ps + c', as _offers_at steps its counts
+        a, s, t, k = _add(SUM, a, s, 0, 0, O[uint32(x)] + V[uint32(y)] + extra, 0, 0)
+        x, y = int32(x + 1), int32(y + 1)
     return a, s
 
 
