@@ -45,7 +45,7 @@ stored) diagonal by diagonal (:func:`_at`: the spans of one width side by side, 
 a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
 (:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
 dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
-backpointers, stack: int16, :data:`SHARED_INT`) up to n = 34 without counts, n = 25 with counts up to 1, n = 17 up
+backpointers, stack: int16, :data:`SHARED_INT`) up to n = 37 without counts, n = 28 with counts up to 1, n = 19 up
 to 3; log Z and marginals (inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global
 memory, one work area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the
 sentences, the costliest first.
@@ -71,8 +71,9 @@ from . import runtime
 
 cuda = runtime.import_numba_cuda()  # kernels are defined without a GPU; the entry points ask runtime.cuda()
 
-SKIP, BOX, RTRAP, LTRAP, RTRI, LTRI = 0, 1, 2, 3, 4, 5  # item types, as in chart.py
+BOX, RTRI, LTRI, SKIP, RTRAP, LTRAP = 0, 1, 2, 3, 4, 5  # item types (chart.py's, those with backpointers first)
 ITEMS = 6
+BACKED = 3  # the item types with backpointers (BOX, RTRI, LTRI): the backtrace reads none of the axioms' and traps'
 NONE, KEPT, DROPPED = 0, 1, 2  # what the count dimension counts, as in chart.py
 MAX, SUM = 0, 1  # the semirings
 NEG = -math.inf
@@ -606,7 +607,14 @@ def _backtrace(V, back, heads, b, n, count, shift, positions, caps, stack):
         x, i, j, c = stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3]
         if x == SKIP or (x == LTRI and i == j):  # the axioms
             continue
-        p = _at(x, i, j, positions, caps) + c
+        if x == RTRAP or x == LTRAP:  # [rtrap] / [ltrap]: no backpointer, one antecedent
+            if x == RTRAP:
+                heads[b, j] = i
+            else:
+                heads[b, i] = j
+            top = _push(stack, top, BOX, i, j, c - shift)
+            continue
+        p = _at(x, i, j, positions, caps) + c  # (x is one of the BACKED types)
         split, c1 = back[p], 0
         if caps > 1:
             split, c1 = back[p] // caps, back[p] % caps
@@ -617,15 +625,9 @@ def _backtrace(V, back, heads, b, n, count, shift, positions, caps, stack):
         elif x == LTRI:  # [ltri]
             top = _push(stack, top, LTRI, i, split, c1)
             top = _push(stack, top, LTRAP, split, j, c - c1)
-        elif x == BOX:  # [box]
+        else:  # [box]
             top = _push(stack, top, RTRI, i, split, c1)
             top = _push(stack, top, LTRI, split + 1, j, c - c1)
-        else:  # [rtrap] / [ltrap]
-            if x == RTRAP:
-                heads[b, j] = i
-            else:
-                heads[b, i] = j
-            top = _push(stack, top, BOX, i, j, c - shift)
 
 
 @device
@@ -637,11 +639,12 @@ def _layout(n, cap):
 
 @device
 def _areas(floats, ints, n, cap):
-    """Sentence's own chart in a decoder's work areas: its values (floats), and its kept counts, backpointers and
-    backtrace stack (ints)."""
+    """Sentence's own chart in a decoder's work areas: its values (floats); in ints its backpointers (the
+    :data:`BACKED` item types, the first), then its kept counts (read without counts only) and in the same place the
+    backtrace's stack (the backtrace reads no kept count)."""
     positions, caps, size = _layout(n, cap)
-    items = size // caps  # items x cells
-    return floats[:size], ints[:items], ints[items:items + size], ints[items + size:]
+    backed = BACKED * (size // ITEMS)
+    return floats[:size], ints[backed:], ints[:backed], ints[backed:]
 
 
 @device
@@ -902,8 +905,9 @@ def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int,
     chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts."""
     cells = (sizes + 1) * (sizes + 2) // 2
     size = ITEMS * cells * (cap + 1)
-    if semiring == MAX:
-        return int(size.max()), int((ITEMS * cells + size + 4 * 8 * (sizes + 2)).max())
+    if semiring == MAX:  # (:func:`_areas`: the kept counts without counts, the stack in the same place)
+        kept_or_stack = np.maximum(np.where(cap == 0, ITEMS * cells, 0), 4 * 8 * (sizes + 2))
+        return int(size.max()), int((BACKED * cells * (cap + 1) + kept_or_stack).max())
     return int(2 * size.max()), 0
 
 
