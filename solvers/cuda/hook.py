@@ -15,6 +15,8 @@ chooses; cap = 0 when nothing is counted)::
     [rtrap]       (rtrap h m)  <- (box h m)                  + attach(h, m)
     [ltrap]       (ltrap m h)  <- (box m h)                  + attach(h, m)                       m >= 1
   goal: (rtri 0 n).  single_root: (rtri 0 j) with j < n is [rtri-skip] only.
+The chart keeps no (skip i j): its value is a bigram score, read where [rtri-skip] takes it, and its outside value is
+(rtri i j)'s ([rtri-skip] is the one rule that reads it), read where the bigrams' marginals take it.
 
 How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per width
 three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles (each
@@ -45,8 +47,8 @@ stored) diagonal by diagonal (:func:`_at`: the spans of one width side by side, 
 a block's work area is sized for the batch's largest chart.  THE SHARED/GLOBAL SWITCH
 (:func:`_plan`): the work area goes to shared memory when it takes at most :data:`SHARED_BYTES` (48 KiB, a block's
 dynamic shared memory without opting in to more), one block per sentence: the max semiring (chart, kept counts,
-backpointers, stack: int16, :data:`SHARED_INT`) up to n = 37 without counts, n = 28 with counts up to 1, n = 19 up
-to 3; log Z and marginals (inside and outside charts) up to n = 30 without counts.  Otherwise it goes to global
+backpointers, stack: int16, :data:`SHARED_INT`) up to n = 40 without counts, n = 30 with counts up to 1, n = 21 up
+to 3; log Z and marginals (inside and outside charts) up to n = 33 without counts.  Otherwise it goes to global
 memory, one work area per resident block (at most :data:`WORK_BYTES` in all), the blocks looping over the
 sentences, the costliest first.
 A team's chart is in global memory, one work area per team (the teamed sentences do not size the others' areas).
@@ -71,8 +73,8 @@ from . import runtime
 
 cuda = runtime.import_numba_cuda()  # kernels are defined without a GPU; the entry points ask runtime.cuda()
 
-BOX, RTRI, LTRI, SKIP, RTRAP, LTRAP = 0, 1, 2, 3, 4, 5  # item types (chart.py's, those with backpointers first)
-ITEMS = 6
+BOX, RTRI, LTRI, RTRAP, LTRAP = 0, 1, 2, 3, 4  # the item types a chart keeps (chart.py's but the skips, whose
+ITEMS = 5  # values are the bigram scores', read where a rule takes them), those with backpointers first
 BACKED = 3  # the item types with backpointers (BOX, RTRI, LTRI): the backtrace reads none of the axioms' and traps'
 NONE, KEPT, DROPPED = 0, 1, 2  # what the count dimension counts, as in chart.py
 MAX, SUM = 0, 1  # the semirings
@@ -271,13 +273,12 @@ def _box(i, j, r):
 
 
 @device
-def rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps, lane, g):
+def rtri_rules(semiring, use_t, V, T, bigram, b, i, j, c, n, counting, cap, single_root, positions, caps, lane, g):
     """(rtri i j) at count c: [rtri-skip], then [rtri]'s instances (:func:`_rtri`) m = i+1+lane, ... every g-th."""
     # [rtri-skip]   (rtri i j)   <- (skip i j)
     a, s, t, k = NEG, 0.0, 0, 0
-    if lane == 0:
-        a, s, t, k = _offers(semiring, use_t, V, T, SKIP, i, j, LTRI, 0, 0, c, 0, 0.0, 0, cap, i, positions, caps,
-                             a, s, t, k)
+    if lane == 0:  # as chart.py offers it, (skip i j) ⊗ (ltri 0 0): + 0.0, no kept word, split i, left count c
+        a, s, t, k = _add(semiring, a, s, t, k, skip_axiom(bigram, b, i, j, c, counting) + 0.0, 0, i * caps + c)
     if not (single_root and i == 0 and j < n):
         a, s, t, k = _split_offers(_rtri, semiring, use_t, V, T, i, j, c, cap, positions, caps, i + 1 + lane, j + 1,
                                    g, a, s, t, k)
@@ -361,13 +362,6 @@ def ltrap_outside(O, V, i, j, c, cap, positions, caps):
 
 
 @device
-def skip_outside(O, i, j, c, positions, caps):
-    """O(skip i j) at count c."""
-    # [rtri-skip] (rtri i j) <- (skip i j)
-    return O[_at(RTRI, i, j, positions, caps) + c]
-
-
-@device
 def box_outside(O, V, i, j, c, right, left, shift, cap, positions, caps):
     """O(box i j) at count c (``right`` = attach(i, j), ``left`` = attach(j, i))."""
     a, s = NEG, 0.0
@@ -395,11 +389,7 @@ def _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting
     kind, i, c = _unit(u, units, C)
     j = i + w
     a, s, t, k = NEG, 0.0, 0, 0
-    if phase == AXIOMS_AND_BOXES:
-        if kind == 0:
-            if lane == 0:
-                a, s = skip_axiom(bigram, b, i, j, c, counting), 1.0
-            return a, s, t, k, SKIP, i, j, c
+    if phase == AXIOMS_AND_BOXES:  # (the [skip] axioms are not kept: rtri_rules reads the bigram scores)
         if w == 0:
             if lane == 0:
                 a, s = ltri_axiom(c), 1.0
@@ -415,7 +405,8 @@ def _partial(phase, semiring, use_t, V, T, arc, token, bigram, b, n, w, counting
     if kind == 1 and (w == 0 or i == 0):  # (ltri j j) is an axiom; (ltri 0 j) has no derivation
         return a, s, t, k, -1, i, j, c
     if kind == 0:
-        a, s, t, k = rtri_rules(semiring, use_t, V, T, i, j, c, n, cap, single_root, positions, caps, lane, g)
+        a, s, t, k = rtri_rules(semiring, use_t, V, T, bigram, b, i, j, c, n, counting, cap, single_root, positions,
+                                caps, lane, g)
     else:
         a, s, t, k = ltri_rule(semiring, use_t, V, T, i, j, c, cap, positions, caps, lane, g)
     return a, s, t, k, RTRI + kind, i, j, c
@@ -467,7 +458,7 @@ def _phase(phase, semiring, use_t, V, T, back, arc, token, bigram, b, n, w, coun
     C = cap + 1
     units = max(0, n + 1 - w) * C
     shift = 1 if counting == KEPT else 0  # an attachment adds a kept word
-    total = 2 * units
+    total = units if phase == AXIOMS_AND_BOXES else 2 * units  # one item kind, or right- and left-headed
     splits = w + 1 if phase != TRAPEZOIDS else 1
     block = cuda.blockDim.x
     g = _group(semiring, total, splits, members, block, group)
@@ -554,15 +545,14 @@ def _outside(O, V, arc, token, b, n, counting, cap, single_root, lo, hi, positio
             u += threads
         cuda.syncthreads()
         u = tid
-        while u < 3 * units:  # (B) the trapezoids and the skips
+        while w > 0 and u < 2 * units:  # (B) the trapezoids (a skip's outside value is its (rtri i j)'s: see the
+            # bigrams below)
             kind, i, c = _unit(u, units, C)
             j = i + w
             if kind == 0:
-                O[_at(SKIP, i, j, positions, caps) + c] = skip_outside(O, i, j, c, positions, caps)
-            elif kind == 1 and w > 0:
                 O[_at(RTRAP, i, j, positions, caps) + c] = rtrap_outside(O, V, i, j, c, n, cap, single_root,
                                                                          positions, caps)
-            elif kind == 2 and w > 0 and i >= 1:
+            elif i >= 1:
                 O[_at(LTRAP, i, j, positions, caps) + c] = ltrap_outside(O, V, i, j, c, cap, positions, caps)
             u += threads
         cuda.syncthreads()
@@ -605,7 +595,7 @@ def _backtrace(V, back, heads, b, n, count, shift, positions, caps, stack):
     while top > 0:
         top -= 1
         x, i, j, c = stack[4 * top], stack[4 * top + 1], stack[4 * top + 2], stack[4 * top + 3]
-        if x == SKIP or (x == LTRI and i == j):  # the axioms
+        if x == LTRI and i == j:  # the axiom ([rtri-skip]'s skip is never pushed)
             continue
         if x == RTRAP or x == LTRAP:  # [rtrap] / [ltrap]: no backpointer, one antecedent
             if x == RTRAP:
@@ -739,14 +729,14 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
                 arc_out[b, h, m] = total
                 m += threads
         M = bigram_out.shape[1]
-        for i in range(M):  # bigrams: (skip i j) is i and j+1 consecutive
-            j1 = tid
+        for i in range(M):  # bigrams: (skip i j) is i and j+1 consecutive; O(skip i j) = O(rtri i j) by
+            j1 = tid  # [rtri-skip] (rtri i j) <- (skip i j), its only rule
             while j1 < M:
                 total = 0.0
                 if z != NEG and i < j1 and j1 <= n + 1:
-                    pi = _at(SKIP, i, j1 - 1, positions, caps)
+                    po = _at(RTRI, i, j1 - 1, positions, caps)
                     for c in range(cap + 1):
-                        total += math.exp(O[pi + c] + V[pi + c] - z)
+                        total += math.exp(O[po + c] + skip_axiom(bigram, b, i, j1 - 1, c, counting) - z)
                 bigram_out[b, i, j1] = total
                 j1 += threads
         cuda.syncthreads()
