@@ -1119,10 +1119,12 @@ def host_chunks(sizes: np.ndarray, cap: np.ndarray, team: np.ndarray) -> list[np
     order = rest[np.argsort(-chart_cost(sizes[rest], cap[rest]), kind="stable")]
     target = max(CHUNK, -(-len(order) // 4))
     start = 0
-    for k in range(1, len(order) + 1):
-        if k == len(order) or k - start >= target or 4 * sizes[order[k]] < 3 * sizes[order[start]]:
-            chunks.append(order[start:k])
-            start = k
+    while start < len(order):  # one numpy search a chunk, not a Python step a sentence
+        end = min(start + target, len(order))
+        narrower = np.flatnonzero(4 * sizes[order[start + 1:end]] < 3 * sizes[order[start]])
+        end = start + 1 + narrower[0] if narrower.size else end
+        chunks.append(order[start:end])
+        start = end
     return chunks
 
 
