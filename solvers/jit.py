@@ -26,14 +26,16 @@ marginals, the signature DP, the pruned path's windows) use :func:`njit` with nu
 numba's cache checks a kernel against its own source file only: a kernel that calls kernels of another module (the
 batch kernels call the chart's) would load its stale compiled code after that module changed.  So the kernels of this
 package are stamped with the contents of every kernel module (``KERNEL_SOURCES``), and a change to any of them
-compiles them all again (a first solve then compiles for a few seconds: reports/performance/compile.txt).
+compiles them all again (a first solve then compiles for a few seconds: reports/performance/compile.txt).  The
+cached GPU kernels likewise (``GPU_KERNEL_SOURCES``: hook.py's kernels compile device functions of other modules).
 
 Every private numba name this project touches, all here: the ``_nrt`` option of ``numba.njit`` (above; set in
 ``NO_REFERENCE_COUNTS``, which kernels and an ``overload`` they call take);
 ``numba.core.caching.Cache.load_overload`` (replaced, for our kernels only) and the two members of ``Cache`` it
 calls, ``_load_overload`` and ``_guard_against_spurious_io_errors``, and ``_py_func``;
 ``numba.core.caching._SourceFileBackedLocatorMixin.get_source_stamp`` (replaced, for our kernel modules only) and its
-``_py_file``; ``numba.core.runtime.rtsys
+``_py_file``, and the same method of numba-cuda's cache locators (``numba.cuda.core.caching.CacheImpl.
+_locator_classes``, replaced by :mod:`.cuda.device` for the GPU's kernel modules only); ``numba.core.runtime.rtsys
 .initialize`` (public in numba's runtime module); and a dispatcher's ``_cache._cache_file._load_index()``, which
 ``compressive.chart.announce_compile`` reads to say whether a first call will compile (any error there: it says
 nothing).
@@ -62,6 +64,8 @@ MARK = "_loads_without_registries"  # set on every function njit defines (numba'
 HERE = Path(__file__).resolve().parent
 KERNEL_SOURCES = ("jit.py", "compressive/batch.py", "compressive/chart.py", "compressive/marginals.py",
                   "compressive/pruned.py", "signature/chart.py")  # the modules whose kernels share one cache stamp
+GPU_KERNEL_SOURCES = ("jit.py", "compressive/marginals.py", "cuda/device.py", "cuda/hook.py")  # the cached GPU
+# kernels' module (hook.py's; eisner.py's are not cached) and the modules they compile code or copies from: one stamp
 
 
 def njit(*args: Any, **options: Any) -> Callable:
@@ -99,10 +103,32 @@ def sources_stamp(paths: list[Path]) -> str:
 
 
 @functools.cache
-def _kernel_sources() -> tuple[frozenset[str], str]:
-    """The kernel modules of this package (resolved paths) and their stamp, once per process."""
-    paths = [(HERE / name).resolve() for name in KERNEL_SOURCES]
+def _kernel_sources(sources: tuple[str, ...] = KERNEL_SOURCES) -> tuple[frozenset[str], str]:
+    """The kernel modules ``sources`` of this package (resolved paths) and their stamp, once per process."""
+    paths = [(HERE / name).resolve() for name in sources]
     return frozenset(map(str, paths)), sources_stamp(paths)
+
+
+def share_stamp(locators: tuple[type, ...], sources: tuple[str, ...]) -> None:
+    """Stamp the cached kernels of the modules ``sources`` with the contents of them all (:func:`sources_stamp`):
+    ``get_source_stamp`` of each cache locator class of ``locators`` (numba's, or numba-cuda's, which has its own)
+    replaced, for those modules' kernels only; any other function keeps numba's stamp of its own file."""
+    for locator in locators:
+        numba_stamp = locator.get_source_stamp
+        if getattr(numba_stamp, MARK, False):
+            continue
+
+        def get_source_stamp(self, numba_stamp=numba_stamp):
+            try:
+                files, stamp = _kernel_sources(sources)
+                if str(Path(self._py_file).resolve()) in files:
+                    return stamp
+            except Exception:  # a kernel module unreadable: numba's own stamp of the one file
+                pass
+            return numba_stamp(self)
+
+        setattr(get_source_stamp, MARK, True)
+        locator.get_source_stamp = get_source_stamp
 
 
 def _install() -> None:
@@ -124,19 +150,7 @@ def _install() -> None:
 
     setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload
-
-    numba_stamp = caching._SourceFileBackedLocatorMixin.get_source_stamp
-
-    def get_source_stamp(self):
-        try:
-            files, stamp = _kernel_sources()
-            if str(Path(self._py_file).resolve()) in files:
-                return stamp
-        except Exception:  # a kernel module unreadable: numba's own stamp of the one file
-            pass
-        return numba_stamp(self)
-
-    caching._SourceFileBackedLocatorMixin.get_source_stamp = get_source_stamp
+    share_stamp((caching._SourceFileBackedLocatorMixin,), KERNEL_SOURCES)
 
 
 _install()

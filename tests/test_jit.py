@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 KERNELS = textwrap.dedent("""
     import sys
 
@@ -131,3 +133,21 @@ def test_every_module_that_defines_kernels_shares_the_stamp():
     defining = {str(path.relative_to(HERE)) for path in HERE.rglob("*.py") if decorators.search(path.read_text())}
     assert defining | {"jit.py"} == set(KERNEL_SOURCES), "list the module in compbench_solvers.jit.KERNEL_SOURCES"
     assert all((HERE / path).is_file() for path in KERNEL_SOURCES)
+
+
+def test_the_cached_gpu_kernels_carry_the_stamp_of_every_module_they_compile_from():
+    from compbench_solvers.cuda import runtime
+
+    if runtime.simulated():
+        pytest.skip("numba's CUDA simulator caches nothing")
+    try:
+        runtime.import_numba_cuda()
+    except ImportError:
+        pytest.skip("numba-cuda is not installed (the gpu extra)")
+    from compbench_solvers.cuda import hook
+    from compbench_solvers.jit import GPU_KERNEL_SOURCES, _kernel_sources
+
+    # hook.py's kernels compile device.py's and marginals.py's functions: a change there must miss their cache too
+    stamp = _kernel_sources(GPU_KERNEL_SOURCES)[1]
+    kernels = [hook._decode_team, *hook.DECODERS[(True, True)].values(), *hook.INFERRERS[True].values()]
+    assert [kernel._cache._cache_file._source_stamp for kernel in kernels] == [stamp] * len(kernels)

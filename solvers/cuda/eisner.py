@@ -66,13 +66,11 @@ import numpy as np
 
 from compbench.problem import check_scores
 
-from ..compressive.marginals import log_add, log_merge
-
 from . import runtime
+from .device import fill, int32, log_add_device, log_merge_device
 
 cuda = runtime.import_numba_cuda()
 float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target types it
-int32 = numba.int32  # the hot loops' places (:func:`_line`)
 
 MAX, LOG = 0, 1  # the semirings
 NEG = -math.inf
@@ -110,10 +108,6 @@ def placement(N: int, charts: int) -> tuple[int, int]:
     return inside, outside
 
 
-_log_add = cuda.jit(device=True)(log_add)  # the CPU's (compbench_solvers.compressive.marginals), compiled for the GPU
-_log_merge = cuda.jit(device=True)(log_merge)  # and its ⊕ of running log-sum-exps, one exp each
-
-
 # ---- the semirings: an accumulator (a, b) per item; MAX: (best value, its first split), LOG: (largest value,
 # sum of exp(value - largest)) ----
 
@@ -130,7 +124,7 @@ def _accumulate(semiring, a, b, v, split):
         if v > a:
             return v, float(split)
         return a, b
-    return _log_merge(a, b, v, 1.0)
+    return log_merge_device(a, b, v, 1.0)
 
 
 @cuda.jit(device=True)
@@ -140,7 +134,7 @@ def _combine(semiring, a, b, a2, b2):
         if a2 > a or (a2 == a and a2 != NEG and b2 < b):
             return a2, b2
         return a, b
-    return _log_merge(a, b, a2, b2)
+    return log_merge_device(a, b, a2, b2)
 
 
 @cuda.jit(device=True)
@@ -255,7 +249,7 @@ def _ltri_back_to_trap(S, i, j, t):
 @cuda.jit(device=True)
 def _traps_back_to_box(right, left, arc_right, arc_left):
     # [rtrap], [ltrap] backwards: β(box(i, j)) = β(I[i][j]) arc(i, j) ⊕ β(I[j][i]) arc(j, i)
-    return _log_add(right + arc_right, left + arc_left)
+    return log_add_device(right + arc_right, left + arc_left)
 
 
 # ---- one phase of one width: the tasks, each a ⊕ over candidates, spread over groups of g threads ----
@@ -481,10 +475,7 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
-    k = tid
-    while k < heads.shape[1]:
-        heads[sentence, k] = -1
-        k += T
+    fill(heads, sentence, -1, tid, T)
     q = sentence * 2 * _size(heads.shape[1])
     _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
     if tid == 0:
@@ -510,10 +501,7 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
     S = n + 1
     N = marginals.shape[1]
     for h in range(N):
-        m = tid
-        while m < N:
-            marginals[sentence, h, m] = 0.0
-            m += T
+        fill(marginals[sentence], h, 0.0, tid, T)
     _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
     log_z = A[o + _right(S, 0, n)]
     if tid == 0:

@@ -67,9 +67,9 @@ import numpy as np
 from compbench.solver import cores
 
 from ..compressive.batch import gather_scores, run_in_parts
-from ..compressive.marginals import log_merge
 from ..jit import with_globals
 from . import runtime
+from .device import device, fill, int32, log_merge_device, uint32
 
 cuda = runtime.import_numba_cuda()  # kernels are defined without a GPU; the entry points ask runtime.cuda()
 
@@ -92,12 +92,8 @@ assert TEAM_THREADS & (TEAM_THREADS - 1) == 0, "a team's blocks are a power of t
 BLOCK_GROUP = 1  # the most threads of a one-block sentence's block that share a unit's offers (:func:`_phase`); 1:
 # none.  Only teams share them by default: bench_gpu_compressive.py times 32 too, which is faster is still to measure
 
-int32 = numba.int32  # the places of the split loops (:func:`_split_offers`)
-uint32 = numba.uint32  # a place as an index: numba adds the length to a negative signed index, not to an unsigned one
 FLOAT64, INT16 = cuda.float64, cuda.int16  # numba's types, for the shared arrays (module globals: the simulator
 # stands in for ``cuda`` inside the kernels with a module of its own that does not carry them)
-device = cuda.jit(device=True)
-_log_merge = device(log_merge)  # ⊕ of running log-sum-exps (compbench_solvers.compressive.marginals)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -135,7 +131,7 @@ def _add(semiring, a, s, t, k, v, vt, vk):
     if v == NEG:
         return a, s, t, k
     if semiring == SUM:
-        a, s = _log_merge(a, s, v, 1.0)
+        a, s = log_merge_device(a, s, v, 1.0)
         return a, s, t, k
     if v > a or (v == a and vt < t):
         return v, s, vt, vk
@@ -648,15 +644,6 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
         _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
 
 
-@device
-def _fill(array, b, value, rank, members):
-    """array[b, :] = value, by ``members`` threads (this one ``rank``)."""
-    k = rank
-    while k < array.shape[1]:
-        array[b, k] = value
-        k += members
-
-
 COUNTED = GROUPED = True  # bound in each copy of _decode_sentences and _infer_sentences (:data:`DECODERS`,
 # :data:`INFERRERS`): whether its sentences may have a count dimension, and whether threads may share a unit's offers
 # (group > 1); a copy without leaves that code out, and the registers it holds (reports/gpu/kernel_resources.md)
@@ -675,7 +662,7 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
         n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
         counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
         V, T, back, stack = _areas(floats, ints, n, cap)
-        _fill(heads, b, -1, tid, threads)
+        fill(heads, b, -1, tid, threads)
         _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
                       threads, n + 1, group if GROUPED else 1, scratch)
         if tid == 0:
@@ -782,7 +769,7 @@ def _decode_team(arc, token, bigram, params, teams, single_root, widths, floats,
     scratch = cuda.shared.array(SCRATCH, FLOAT64)
     n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
     V, T, back, stack = _areas(floats[team], ints[team], n, cap)
-    _fill(heads, b, -1, rank, members)
+    fill(heads, b, -1, rank, members)
     _inside_team(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, rank, members,
                  widths, GROUP, scratch)
     if rank == 0:
