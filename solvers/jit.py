@@ -109,21 +109,29 @@ def _kernel_sources(sources: tuple[str, ...] = KERNEL_SOURCES) -> tuple[frozense
     return frozenset(map(str, paths)), sources_stamp(paths)
 
 
+_STAMPED: list[tuple[str, ...]] = []  # the groups of kernel modules whose kernels share a stamp (share_stamp)
+
+
 def share_stamp(locators: tuple[type, ...], sources: tuple[str, ...]) -> None:
     """Stamp the cached kernels of the modules ``sources`` with the contents of them all (:func:`sources_stamp`):
     ``get_source_stamp`` of each cache locator class of ``locators`` (numba's, or numba-cuda's, which has its own)
-    replaced, for those modules' kernels only; any other function keeps numba's stamp of its own file."""
+    replaced, for the kernels of a module of a group given here only (the first group that lists it); any other
+    function keeps numba's stamp of its own file."""
+    if sources not in _STAMPED:
+        _STAMPED.append(sources)
     for locator in locators:
         numba_stamp = locator.get_source_stamp
-        if getattr(numba_stamp, MARK, False):
+        if getattr(numba_stamp, MARK, False):  # replaced already (on this class or one it inherits it from)
             continue
 
         def get_source_stamp(self, numba_stamp=numba_stamp):
             try:
-                files, stamp = _kernel_sources(sources)
-                if str(Path(self._py_file).resolve()) in files:
-                    return stamp
-            except Exception:  # a kernel module unreadable: numba's own stamp of the one file
+                path = str(Path(self._py_file).resolve())
+                for group in _STAMPED:
+                    files, stamp = _kernel_sources(group)
+                    if path in files:
+                        return stamp
+            except Exception:  # a kernel module unreadable, a locator without a file: numba's own stamp
                 pass
             return numba_stamp(self)
 

@@ -18,7 +18,7 @@ device = cuda.jit(device=True)
 from numba.cuda.core import caching  # noqa: E402  (numba-cuda's own cache, imported with it above)
 
 share_stamp(tuple(caching.CacheImpl._locator_classes), GPU_KERNEL_SOURCES)  # hook.py's cached kernels compile these
-# functions (and the copies jit.with_globals makes): numba-cuda checks a cached kernel against its own file only
+# functions (and the copies jit.with_globals makes): numba checks a cached kernel against its own file only
 
 int32 = numba.int32  # the places of the hot loops: numba's integers are 64-bit (two registers each, several
 # instructions an add)
