@@ -12,6 +12,7 @@ placement rule are tested there too.  The simulator interprets every thread in P
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 
 import numpy as np
@@ -192,6 +193,23 @@ def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
         assert reason in message and "\n" not in message
     with pytest.raises(ValueError, match="device='tpu'"):
         compbench.tree_log_partition_many(np.zeros((1, 3, 3)), device="tpu")
+
+
+def test_numba_without_numba_cuda_is_a_one_line_reason(monkeypatch):
+    """numba < 0.61 answers ``from numba import cuda`` with a CUDA target of its own, which the kernels are not
+    written for: without the numba-cuda package the GPU path is unavailable and says why, not broken at import."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "numba_cuda" else
+                        find_spec(name, *rest))
+    runtime._load.cache_clear()
+    try:
+        assert runtime.unavailable().startswith("numba-cuda is not installed")
+        with pytest.raises(ImportError):
+            runtime.import_numba_cuda()
+    finally:
+        monkeypatch.undo()
+        runtime._load.cache_clear()
+    assert runtime.unavailable() == REASON
 
 
 @needs_kernels

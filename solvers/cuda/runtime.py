@@ -12,6 +12,7 @@ CI check them without a GPU (slowly: keep those instances tiny).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -28,7 +29,10 @@ def simulated() -> bool:
 
 def import_numba_cuda() -> ModuleType:
     """``numba.cuda`` itself, GPU or not (kernels can be defined without one, not launched); an ImportError when
-    numba-cuda is missing.  Modules that define kernels import it through here, entry points ask :func:`cuda`."""
+    numba-cuda is missing (numba < 0.61 has a CUDA target of its own under that name, which the kernels are not
+    written for).  Modules that define kernels import it through here, entry points ask :func:`cuda`."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        raise ImportError("no module named 'numba_cuda'")
     if not hasattr(np, "row_stack"):
         # numba-cuda 0.30.4 calls np.row_stack, which numpy 2.5 removed; np.vstack is the same function.
         np.row_stack = np.vstack  # type: ignore[attr-defined]
