@@ -45,7 +45,7 @@ NEG = -np.inf
 
 def log_add(a: float, b: float) -> float:
     """log(exp(a) + exp(b)) without overflow, -inf the semiring's zero: plain Python, compiled for the CPU here
-    (:func:`_log_add`) and for the GPU in :mod:`compbench_solvers.cuda.eisner`."""
+    (:func:`_log_add`) and for the GPU in :mod:`compbench_solvers.cuda.device`."""
     if a == NEG:
         return b
     if b == NEG:
@@ -63,7 +63,7 @@ def log_merge(top: float, total: float, top2: float, total2: float) -> tuple[flo
     that the log-sum-exp is top + log(total); (-inf, 0) holds nothing, and one value v is (v, 1).  One exp, after
     the choice of which side is larger (a GPU's threads that choose differently would run both sides of a branch
     one after the other): the larger side's total plus the smaller's scaled by exp(-|top - top2|).  Compiled for the
-    GPU in :mod:`compbench_solvers.cuda.eisner` and :mod:`compbench_solvers.cuda.hook`."""
+    GPU in :mod:`compbench_solvers.cuda.device`, which both GPU kernel modules use."""
     if top2 == NEG:
         return top, total
     larger, smaller = (total2, total) if top2 > top else (total, total2)
