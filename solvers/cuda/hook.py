@@ -1,22 +1,13 @@
 """Compressive parsing on the GPU: the hook-trick chart of :mod:`compbench_solvers.compressive.chart` (first order,
 with bigram scores) as numba CUDA kernels, one thread block per sentence for a whole padded batch in one launch.
 
-The rules are chart.py's, written once below as device functions, one per recurrence (``attach(h, m) = arc(h, m) +
-token(m)``; positions 0..n, 0 the root and ``<s>``, n+1 ``</s>``; every item a span (i, j), i <= j, whose value is a
-vector over a count c = 0..cap of kept or dropped words, as :func:`compbench_solvers.compressive.base.count_plan`
-chooses; cap = 0 when nothing is counted)::
-
-    [skip]        (skip i j)   <- .                          bigram(i, j+1), drops j-i words      0 <= i <= j <= n
-    [rtri-skip]   (rtri i j)   <- (skip i j)                 i takes no right modifier
-    [rtri]        (rtri i j)   <- (rtrap i m) (rtri m j)     m = i's outermost right modifier     i < m <= j
-    [ltri-0]      (ltri j j)   <- .
-    [ltri]        (ltri i j)   <- (ltri i m) (ltrap m j)     m = j's outermost left modifier      i <= m < j
-    [box]         (box i j)    <- (rtri i r) (ltri r+1 j)                                          i <= r < j
-    [rtrap]       (rtrap h m)  <- (box h m)                  + attach(h, m)
-    [ltrap]       (ltrap m h)  <- (box m h)                  + attach(h, m)                       m >= 1
-  goal: (rtri 0 n).  single_root: (rtri 0 j) with j < n is [rtri-skip] only.
-The chart keeps no (skip i j): its value is a bigram score, read where [rtri-skip] takes it, and its outside value is
-(rtri i j)'s ([rtri-skip] is the one rule that reads it), read where the bigrams' marginals take it.
+The rules are chart.py's first-order ones ([skip], [rtri-skip], [rtri], [ltri-0], [ltri], [box], [rtrap], [ltrap]:
+its module docstring lists them, with the items they derive), written once below as device functions, one per
+recurrence, each with its rule's line as a comment (positions 0..n, 0 the root and ``<s>``, n+1 ``</s>``; every item
+a span (i, j), i <= j, whose value is a vector over a count c = 0..cap of kept or dropped words, as
+:func:`compbench_solvers.compressive.base.count_plan` chooses; cap = 0 when nothing is counted).  The chart keeps no
+(skip i j): its value is a bigram score, read where [rtri-skip] takes it, and its outside value is (rtri i j)'s
+([rtri-skip] is the one rule that reads it), read where the bigrams' marginals take it.
 
 How the GPU runs them: one thread block per sentence; span widths in order (widest first for outside), and per width
 three phases separated by ``__syncthreads``: (1) the axioms and boxes, (2) the trapezoids, (3) the triangles (each
@@ -644,6 +635,15 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
         _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
 
 
+@device
+def _sentence(params, b, counted):
+    """Sentence b's size, what its chart counts and up to which cap, and its allowed lengths (its row of
+    :class:`Plan`'s params); nothing counted where ``counted`` is False (a copy for sentences without counts)."""
+    n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
+    counting, cap = (params[b, 1], params[b, 2]) if counted else (NONE, 0)
+    return n, counting, cap, lo, hi
+
+
 COUNTED = GROUPED = True  # bound in each copy of _decode_sentences and _infer_sentences (:data:`DECODERS`,
 # :data:`INFERRERS`): whether its sentences may have a count dimension, and whether threads may share a unit's offers
 # (group > 1); a copy without leaves that code out, and the registers it holds (reports/gpu/kernel_resources.md)
@@ -659,8 +659,7 @@ def _decode_sentences(floats, ints, arc, token, bigram, params, order, single_ro
     while q < order.shape[0]:
         b = order[q]
         q += cuda.gridDim.x
-        n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
-        counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
+        n, counting, cap, lo, hi = _sentence(params, b, COUNTED)
         V, T, back, stack = _areas(floats, ints, n, cap)
         fill(heads, b, -1, tid, threads)
         _inside_block(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, tid,
@@ -679,8 +678,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
     while q < order.shape[0]:
         b = order[q]
         q += cuda.gridDim.x
-        n, lo, hi = params[b, 0], params[b, 3], params[b, 4]
-        counting, cap = (params[b, 1], params[b, 2]) if COUNTED else (NONE, 0)
+        n, counting, cap, lo, hi = _sentence(params, b, COUNTED)
         positions, caps, size = _layout(n, cap)
         V = floats[:size]
         O = floats[size:2 * size]
@@ -767,7 +765,7 @@ def _decode_team(arc, token, bigram, params, teams, single_root, widths, floats,
     block = cuda.blockDim.x
     rank, members = (cuda.blockIdx.x - first) * block + cuda.threadIdx.x, size * block
     scratch = cuda.shared.array(SCRATCH, FLOAT64)
-    n, counting, cap, lo, hi = params[b, 0], params[b, 1], params[b, 2], params[b, 3], params[b, 4]
+    n, counting, cap, lo, hi = _sentence(params, b, True)
     V, T, back, stack = _areas(floats[team], ints[team], n, cap)
     fill(heads, b, -1, rank, members)
     _inside_team(MAX, V, T, back, arc, token, bigram, b, n, counting, cap, single_root, n + 1, cap + 1, rank, members,
