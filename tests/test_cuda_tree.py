@@ -199,8 +199,8 @@ def test_numba_without_numba_cuda_is_a_one_line_reason(monkeypatch):
     """numba < 0.61 answers ``from numba import cuda`` with a CUDA target of its own, which the kernels are not
     written for: without the numba-cuda package the GPU path is unavailable and says why, not broken at import."""
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "numba_cuda" else
-                        find_spec(name, *rest))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest, **options: None if name == "numba_cuda"
+                        else find_spec(name, *rest, **options))
     runtime._load.cache_clear()
     try:
         assert runtime.unavailable().startswith("numba-cuda is not installed")
