@@ -15,8 +15,9 @@
 #     benchmarks/gpu_lease.sh OUT compressive curve         # up to 5.6 minutes,
 #     benchmarks/gpu_lease.sh OUT profile                   # up to 6.5 minutes: one call's limit is 10 minutes and a
 #                                                           # session's device time 15, starts included: the first
-#                                                           # two, in that order (the plain kernels changed most since
-#                                                           # the last GPU run: reports/gpu/kernel_resources.md),
+#                                                           # two, in that order (every kernel changed since the
+#                                                           # last GPU run: reports/gpu/kernel_resources.md; the
+#                                                           # tests run the new chart layouts on the GPU first),
 #                                                           # unless a part has newer questions
 set -uo pipefail
 out=${1:?the output folder}
