@@ -103,7 +103,7 @@ def sources_stamp(paths: list[Path]) -> str:
 
 
 @functools.cache
-def _kernel_sources(sources: tuple[str, ...] = KERNEL_SOURCES) -> tuple[frozenset[str], str]:
+def _kernel_sources(sources: tuple[str, ...]) -> tuple[frozenset[str], str]:
     """The kernel modules ``sources`` of this package (resolved paths) and their stamp, once per process."""
     paths = [(HERE / name).resolve() for name in sources]
     return frozenset(map(str, paths)), sources_stamp(paths)

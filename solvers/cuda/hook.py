@@ -576,7 +576,7 @@ def _push(stack, top, x, i, j, c):
 
 
 @device
-def _backtrace(V, back, heads, b, n, count, shift, positions, caps, stack):
+def _backtrace(back, heads, b, n, count, shift, positions, caps, stack):
     """heads[b] of the goal's derivation at ``count`` that the backpointers name (one thread)."""
     top = _push(stack, 0, RTRI, 0, n, count)
     while top > 0:
@@ -632,7 +632,7 @@ def _answer(V, back, heads, objective, b, n, counting, cap, lo, hi, stack):
     value = V[_at(RTRI, 0, n, positions, caps) + count]
     objective[b] = value
     if value != NEG:
-        _backtrace(V, back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
+        _backtrace(back, heads, b, n, count, 1 if counting == KEPT else 0, positions, caps, stack)
 
 
 @device
