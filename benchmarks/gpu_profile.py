@@ -7,7 +7,8 @@
 The workloads are the rows of bench_gpu.py and bench_gpu_compressive.py whose goals were missed or whose variants are
 to be told apart (docs/gpu.md):
 - a call's fixed cost: one sentence, so that the host's share shows alone (at n = 10 a whole batch of 4,096 took
-  about 1 ms, and a batch of 256 most of that);
+  about 1 ms, and a batch of 256 most of that), from torch and from numba device arrays (whose results numba
+  allocates);
 - compressive n = 25, batch 4,096, from numpy and from the GPU, with each switch (BLOCK_GROUP, REGISTER_CAP,
   PINNED_STAGING);
 - Google's test split from numpy, with teams and without;
@@ -92,7 +93,8 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
               sentences: int = count) -> Callable[[], Callable[[], Any]]:
         def prepare() -> Callable[[], Any]:
             arcs = np.random.default_rng(size).normal(size=(sentences, size + 1, size + 1))
-            given = on_gpu(arcs)[0] if where == "GPU" else arcs
+            given = {"GPU": lambda: on_gpu(arcs)[0], "numba": lambda: cuda.to_device(arcs),
+                     "numpy": lambda: arcs}[where]()
             return lambda: (task(given), cuda.synchronize())
         return prepare
 
@@ -101,6 +103,9 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         "overhead-compressive-free-one-numpy": compressive(None, "numpy", hook.decode, sentences=1),
         "overhead-plain-logz-one-gpu": plain(plain_sizes[0], eisner.tree_log_partition, "GPU", sentences=1),
         "overhead-plain-map-one-gpu": plain(plain_sizes[0], eisner.tree_map, "GPU", sentences=1),
+        # the same from a numba device array: its results are numba's (cudaMalloc, and cudaFree's wait), a torch
+        # caller's come from torch's caching allocator (runtime.result)
+        "overhead-plain-map-one-numba": plain(plain_sizes[0], eisner.tree_map, "numba", sentences=1),
         f"compressive-free-n{n}-gpu": compressive(None, "GPU", hook.decode),
         f"compressive-free-n{n}-gpu-group32": switched(hook, "BLOCK_GROUP", 32, compressive(None, "GPU", hook.decode)),
         f"compressive-free-n{n}-gpu-capped": switched(runtime, "REGISTER_CAP", True,

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -229,3 +231,27 @@ def test_results_are_the_callers_own_across_calls():
     device_second = eisner.tree_log_partition(runtime.cuda().to_device(second))
     np.testing.assert_allclose(device_first.copy_to_host(), eisner.tree_log_partition(first), rtol=1e-12)
     assert not np.array_equal(device_first.copy_to_host(), device_second.copy_to_host())
+
+
+def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):
+    """GPU input: each result is a new array of the input's library (torch's caching allocator, on the input's
+    device), handed back as it is; numba's own device arrays only for numba input.  A stand-in torch module: this
+    machine has no torch (the GPU benchmarks check real torch tensors' answers, bench_gpu.py)."""
+
+    class Tensor:  # what runtime reads of a torch tensor
+        __module__ = "torch"
+        __cuda_array_interface__ = {"version": 2}
+
+        def __init__(self, shape, dtype, device):
+            self.shape, self.dtype, self.device = tuple(shape), dtype, device
+
+    torch = types.ModuleType("torch")
+    torch.float64, torch.int64 = "torch.float64", "torch.int64"
+    torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    reference = Tensor((2, 5, 5), torch.float64, "cuda:1")
+    heads = runtime.result(reference, (2, 5), np.int64, "heads")
+    value = runtime.result(reference, (2,), np.float64, "value")
+    assert (heads.shape, heads.dtype, heads.device) == ((2, 5), "torch.int64", "cuda:1")
+    assert (value.shape, value.dtype, value.device) == ((2,), "torch.float64", "cuda:1")
+    assert runtime.returned_like(reference, heads) is heads and runtime.library(heads) == "torch"

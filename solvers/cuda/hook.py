@@ -1191,8 +1191,8 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
                                          place=_on_host), single_root, teams)
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
-    heads = cuda.device_array((B, width + 1), np.int64)
-    objective = cuda.device_array(B, np.float64)
+    heads = runtime.result(arc_scores, (B, width + 1), np.int64, "heads")
+    objective = runtime.result(arc_scores, (B,), np.float64, "objective")
     if B:
         cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
         team = gpu_team_sizes(inputs.sizes, cap, teams)

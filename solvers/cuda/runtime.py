@@ -4,8 +4,8 @@ found once, and arrays moved to and from the GPU.
 Every GPU entry point asks :func:`unavailable` first (a one-line reason, or None) and takes its arrays through
 :func:`on_device`: a numpy array is copied to the GPU (the copy is part of the measured time), an array that
 already lives there (anything with ``__cuda_array_interface__``: a torch tensor, a CuPy array, a numba device
-array) is used in place, without a copy.  :func:`returned_like` gives a result back as the kind of array the caller
-passed.  With ``NUMBA_ENABLE_CUDASIM=1`` numba runs the same kernels on the CPU in its simulator: how the tests and
+array) is used in place, without a copy.  :func:`result` makes a result where the caller wants it (a kept work area for numpy input, a new array of the
+input's library for GPU input) and :func:`returned_like` gives it back as the kind of array the caller passed.  With ``NUMBA_ENABLE_CUDASIM=1`` numba runs the same kernels on the CPU in its simulator: how the tests and
 CI check them without a GPU (slowly: keep those instances tiny).
 """
 
@@ -94,31 +94,53 @@ def on_device(array: Any, use: str, dtype: Any = np.float64) -> Any:
     return area
 
 
-def returned_like(reference: Any, device: Any) -> Any:
-    """The device array ``device`` as the kind of array ``reference`` is: numpy for numpy input (copied back),
-    otherwise the GPU library ``reference`` came from (torch, CuPy) over the same memory, or the numba device array
-    itself."""
+def library(array: Any) -> str:
+    """The library an array comes from: "torch", "cupy", "numba", "numpy", ... (its type's top-level module)."""
+    return type(array).__module__.split(".")[0]
+
+
+def returned_like(reference: Any, array: Any) -> Any:
+    """A result as the kind of array ``reference`` is: numpy for numpy input (the device array copied back),
+    otherwise ``array`` itself when :func:`result` made it in ``reference``'s library, else that library's view of
+    the same memory (torch, CuPy), or the numba device array itself."""
     if not on_gpu(reference):
-        return device.copy_to_host()
-    module = type(reference).__module__.split(".")[0]
+        return array.copy_to_host()
+    module = library(reference)
+    if library(array) == module:
+        return array
     if module == "torch":
         import torch
 
-        return torch.as_tensor(device, device=reference.device)
+        return torch.as_tensor(array, device=reference.device)
     if module == "cupy":
         import cupy
 
-        return cupy.asarray(device)
-    return device
+        return cupy.asarray(array)
+    return array
 
 
 def result(reference: Any, shape: tuple[int, ...], dtype: Any, use: str) -> Any:
-    """A device array for a result of a launch whose input is ``reference``: for numpy input the kept work area of
-    ``use`` (:func:`returned_like` copies it back before the call returns: no allocation per call, nor a free that
-    can wait for the GPU), for GPU input a new array, which the caller keeps."""
-    if on_gpu(reference):
-        return cuda().device_array(shape, dtype)
-    return work_area(shape, dtype, use=use)
+    """An array for a result of a launch whose input is ``reference`` (a kernel takes any GPU array as an argument):
+    for numpy input the kept work area of ``use`` (:func:`returned_like` copies it back before the call returns: no
+    allocation per call, nor a free that can wait for the GPU); for GPU input a new array of the input's library
+    (torch, CuPy: from its caching allocator, which the caller's own arrays come from, on the input's device;
+    anything else: a numba device array), which the caller keeps.  A numba device array for a torch caller costs a
+    cudaMalloc, and later a cudaFree that waits for the whole GPU, every call: at n = 10 about 0.4-0.9 ms a result
+    array by the last GPU run (reports/gpu/gpu_plain.txt: tree_map and tree_marginals, with two results each,
+    against tree_log_partition, with one; not measured apart yet)."""
+    if not on_gpu(reference):
+        return work_area(shape, dtype, use=use)
+    module = library(reference)
+    if module == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name), device=reference.device)
+    if module == "cupy":
+        import cupy
+
+        with reference.device:
+            return cupy.empty(shape, dtype)
+    return cuda().device_array(shape, dtype)
 
 
 def to_host(array: Any) -> np.ndarray:
