@@ -43,10 +43,17 @@ import numpy as np
 from bench_gpu_compressive import gaussian_batch, on_gpu, padded, setting
 
 GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")  # the chrome trace's categories of events on the GPU
-# the plain kernels whose registers alone limit their resident blocks, where runtime.REGISTER_CAP changes them
-# (reports/gpu/kernel_resources.md, made by kernel_resources.py; the quick sizes too)
-REGISTER_LIMITED = {("map", 10), ("marginals", 10), ("map", 25), ("map", 100), ("marginals", 100), ("map", 4),
-                    ("marginals", 6)}
+def register_limited(quick: bool) -> set[tuple[str, int]]:
+    """(task, n) of the plain kernels whose registers alone limit their resident blocks, where runtime.REGISTER_CAP
+    changes them: the rows of reports/gpu/kernel_resources.md (made by kernel_resources.py) that say so, and with
+    ``quick`` one of each quick size (the simulator has no registers: the capped path runs, uncapped)."""
+    table = pathlib.Path(__file__).resolve().parents[1] / "reports" / "gpu" / "kernel_resources.md"
+    found = {("map", 4), ("marginals", 6)} if quick else set()
+    for line in table.read_text().splitlines():
+        row = re.match(r"\| plain (map|log_z|marginals), n = (\d+) \|", line)
+        if row and line.split("|")[8].strip() == "registers":
+            found.add((row.group(1).replace("_", ""), int(row.group(2))))
+    return found
 
 
 def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callable[[], Any]]]:
@@ -58,6 +65,7 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
 
     n, count, m = (5, 6, 2) if quick else (25, 4096, 11)
     plain_sizes = (4, 6) if quick else (10, 25, 50, 100)
+    limited = register_limited(quick)
 
     def compressive(length: int | None, where: str, task: Callable[..., Any],
                     sentences: int = count) -> Callable[[], Callable[[], Any]]:
@@ -125,7 +133,7 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         for task, function in (("map", eisner.tree_map), ("logz", eisner.tree_log_partition),
                                ("marginals", eisner.tree_marginals)):
             runs[f"plain-{task}-n{size}-gpu"] = plain(size, function, "GPU")
-            if (task, size) in REGISTER_LIMITED:
+            if (task, size) in limited:
                 runs[f"plain-{task}-n{size}-gpu-capped"] = switched(runtime, "REGISTER_CAP", True,
                                                                      plain(size, function, "GPU"))
         if eisner.placement(size + 1, 4)[1]:  # outside charts in shared memory: in global memory, then capped too

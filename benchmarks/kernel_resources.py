@@ -85,8 +85,9 @@ def find_nvdisasm(ptxas: str) -> str | None:
 
 def candidate_loops(sass: str) -> list[int]:
     """The machine instructions a candidate (one pair of float64 chart reads) of each innermost loop of a kernel's
-    SASS (nvdisasm's) that reads two float64 values or more and adds them: the loops the DP's ⊕ over splits runs in
-    (the compiler may unroll one, whose count then covers several candidates)."""
+    SASS (nvdisasm's) that reads two float64 values or more, adds or multiplies them and writes nothing: the loops
+    the DP's ⊕ over splits runs in, and LOG's merges of partial sums (the compiler may unroll one, whose count then
+    covers several candidates)."""
     code: list[str] = []  # the instructions in order
     labels: dict[str, int] = {}  # a branch target's label -> the index of the instruction it names
     for line in sass.splitlines():
@@ -107,7 +108,10 @@ def candidate_loops(sass: str) -> list[int]:
             continue  # not innermost
         body = [text.split()[1] if text.startswith("@") else text.split()[0] for text in code[a:b + 1]]
         reads = sum(1 for op in body if re.match(r"(LDS|LDG|LD)(\.\w+)*\.64$", op))
-        if reads >= 2 and any(op.startswith("DADD") for op in body):
+        floating = [op for op in body if op.startswith("D")]
+        if floating == ["DADD"] * reads or any(re.match(r"(STS|STG|ST)(\.|$)", op) for op in body):
+            continue  # a plain sum (one add a value read: REAL's partial sums), or a loop that writes (a fill)
+        if reads >= 2 and any(op.startswith(("DADD", "DFMA", "DMUL")) for op in body):
             counts.append(round(len(body) / (reads // 2)))
     return counts
 

@@ -102,6 +102,43 @@ def test_brute_force_on_tiny_padded_batches(single_root):
         np.testing.assert_allclose(marginals[b, :n + 1, :n + 1], mu, rtol=1e-9, atol=1e-12)
 
 
+@needs_kernels
+@pytest.mark.parametrize("single_root", [False, True])
+def test_sums_out_of_the_scaled_range_are_done_again_in_log_space(monkeypatch, single_root):
+    """log Z and the marginals are summed in REAL (scaled probabilities) and kept when REAL's values stayed in SAFE's
+    range; otherwise the block does its sentence again in LOG.  Sentence 0's largest arcs into tokens 1 and 2 are in
+    no tree together, 1,000 above the rest: its scaled Z underflows (REAL alone would say log Z = -inf).  Then SAFE
+    lowered to 2 (the simulator reads the module's globals as it runs): sentence 1's arcs are all 0, so its values
+    count trees, above 2, as no sentence small enough for the simulator reaches SAFE itself.  Which sentences REAL
+    kept is counted by a stand-in for the scale's sum, which only a kept answer reads."""
+    from compbench_solvers.cuda import eisner
+
+    sizes = [4, 3, 2]
+    arc = np.random.default_rng(17 + single_root).standard_normal((3, 5, 5))
+    arc[0, 2, 1] = arc[0, 1, 2] = 1000.0
+    arc[1] = 0.0
+    kept = []
+    log_scale = eisner._log_scale
+    monkeypatch.setattr(eisner, "_log_scale", lambda A, o, S, n: kept.append(int(n)) or log_scale(A, o, S, n))
+    for safe in (eisner.SAFE, 2.0):
+        monkeypatch.setattr(eisner, "SAFE", safe)
+        kept.clear()
+        log_z = eisner.tree_log_partition(arc, sizes, single_root)
+        log_z2, marginals = eisner.tree_marginals(arc, sizes, single_root)
+        if safe == 2.0:
+            assert 3 not in kept and 4 not in kept
+        else:
+            assert kept == [3, 2, 3, 2]  # sentences 1 and 2 by log Z, then by the marginals; sentence 0 by neither
+        for b, n in enumerate(sizes):
+            trees, values = brute_force(arc[b, :n + 1, :n + 1], single_root)
+            expected = np.logaddexp.reduce(values)
+            assert np.isclose(log_z[b], expected, rtol=1e-12) and np.isclose(log_z2[b], expected, rtol=1e-12)
+            mu = np.zeros((n + 1, n + 1))
+            for t, v in zip(trees, values):
+                mu[t[1:], np.arange(1, n + 1)] += np.exp(v - expected)
+            np.testing.assert_allclose(marginals[b, :n + 1, :n + 1], mu, rtol=1e-9, atol=1e-12)
+
+
 def cpu_trees(arcs: list[np.ndarray], single_root: bool) -> list:
     """The CPU chart's best trees (resource-dp at length n, as benchmarks/bench_peers.py measures it)."""
     problems = [Problem(np.zeros(len(a) - 1), a, np.zeros((len(a) + 1, len(a) + 1)), length=len(a) - 1,
@@ -156,7 +193,7 @@ def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
     expected = [eisner.tree_map(arc, sizes), eisner.tree_log_partition(arc, sizes), eisner.tree_marginals(arc, sizes)]
     N = arc.shape[1]
     need = eisner.placement(N, 4)[0]
-    for shared_bytes in (eisner.REDUCTION_BYTES + 8 * need, 0):  # outside charts in global memory; then all
+    for shared_bytes in (eisner.REDUCTION_BYTES + eisner.FLAG_BYTES + 8 * need, 0):  # outside charts global; then all
         monkeypatch.setattr(eisner, "SHARED_BYTES", shared_bytes)
         if not shared_bytes:
             monkeypatch.setattr(eisner, "threads_for", lambda N: eisner.GLOBAL_THREADS)
@@ -179,7 +216,7 @@ def test_placement_switch(monkeypatch):
     assert eisner.placement(101, 4) == (0, 0)
     for N in (11, 26, 51):
         inside, outside = eisner.placement(N, 4)
-        assert 8 * (inside + outside) + eisner.REDUCTION_BYTES <= 48 * 1024
+        assert 8 * (inside + outside) + eisner.REDUCTION_BYTES + eisner.FLAG_BYTES <= 48 * 1024
     monkeypatch.setattr(eisner, "OUTSIDE_IN_SHARED", False)
     assert eisner.placement(26, 4) == (eisner.placement(26, 2)[0], 0) and eisner.placement(26, 2)[0] > 0
 

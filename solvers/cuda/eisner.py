@@ -41,8 +41,11 @@ THE RULES (each written once below, in the device function that carries its name
     marginal(h, m) = α(I[h][m]) ⊗ β(I[h][m]) / Z,   goal: β(C[0][n]) = 1
 
 Semirings: MAX (the best tree: each item keeps the first split of its best value, scanning splits upwards, as the
-CPU chart's backtrace finds it: the same trees, bit-identical scores, since every candidate is the same sum) and LOG
-(log-sum-exp in float64: log Z, and inside + outside for the arc marginals).
+CPU chart's backtrace finds it: the same trees, bit-identical scores, since every candidate is the same sum); REAL
+(log Z, and inside + outside for the arc marginals: sums of products of scaled probabilities in float64, a candidate
+one multiply-add, where log-sum-exp takes an exp; each arc's factor exp(arc(h, m) - scale(m)) is at most 1, see
+:func:`_scale`), kept when its values stayed in the CPU's scaled chart's range (SAFE), else the block does its
+sentence again in LOG (log-sum-exp in float64, exact at any spread of the scores).
 
 WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
 it fits the 48 KB a block takes without opting in to more (:data:`SHARED_BYTES`, less the 2 KB the split reductions
@@ -66,19 +69,21 @@ import numpy as np
 
 from compbench.problem import check_scores
 
+from ..compressive.chart import SAFE
 from . import runtime
 from .device import fill, int32, log_add_device, log_merge_device
 
 cuda = runtime.import_numba_cuda()
 float64 = numba.float64  # the shared arrays' dtype, as numba's CUDA target types it
 
-MAX, LOG = 0, 1  # the semirings
+MAX, LOG, REAL = 0, 1, 2  # the semirings
 NEG = -math.inf
 SHARED_BYTES = 48 * 1024  # the static shared memory of one block
 MAX_THREADS = 128  # the most threads per block while a chart is in shared memory (n <= 52)
 GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global memory: more of the splits at once
 SCRATCH = 2  # float64 of the reductions' scratch a thread (static shared memory): a value and a split
 REDUCTION_BYTES = 8 * SCRATCH * MAX_THREADS  # the reductions' scratch beside shared charts, at most
+FLAG_BYTES = 4  # the block's flag (static shared memory): REAL's values left the range (:func:`_check`)
 OUTSIDE_IN_SHARED = True  # the marginals' outside charts in shared memory where they fit beside the inside charts;
 # False: in global memory always, which doubles the resident blocks where shared memory limits them (n = 25:
 # reports/gpu/kernel_resources.md), at the cost of slower reads: gpu_profile.py times both, which is faster is still
@@ -101,7 +106,7 @@ def placement(N: int, charts: int) -> tuple[int, int]:
     """The shared-memory capacities (in float64, 0: global memory) of the inside charts and of the outside charts
     (``charts`` = 2: none; 4: inside and outside) for a padded N = n+1: each goes to shared memory when it fits the
     48 KB a block takes without opting in, beside the reductions' scratch, the inside charts first."""
-    room = (SHARED_BYTES - REDUCTION_BYTES) // 8
+    room = (SHARED_BYTES - REDUCTION_BYTES - FLAG_BYTES) // 8
     need = 2 * chart_size(N)
     inside = need if need <= room else 0
     outside = need if charts == 4 and inside and OUTSIDE_IN_SHARED and 2 * need <= room else 0
@@ -109,21 +114,41 @@ def placement(N: int, charts: int) -> tuple[int, int]:
 
 
 # ---- the semirings: an accumulator (a, b) per item; MAX: (best value, its first split), LOG: (largest value,
-# sum of exp(value - largest)) ----
+# sum of exp(value - largest)), REAL: (sum, unused) ----
+
+@cuda.jit(device=True)
+def _zero(semiring):
+    """The semiring's zero: no derivation."""
+    return 0.0 if semiring == REAL else NEG
+
+
+@cuda.jit(device=True)
+def _one(semiring):
+    """The semiring's one: the empty derivation."""
+    return 1.0 if semiring == REAL else 0.0
+
+
+@cuda.jit(device=True)
+def _times(semiring, x, y):
+    """⊗: + of log values (MAX, LOG), × of scaled probabilities (REAL)."""
+    return x * y if semiring == REAL else x + y
+
 
 @cuda.jit(device=True)
 def _empty(semiring):
-    return (NEG, -1.0) if semiring == MAX else (NEG, 0.0)
+    return (NEG, -1.0) if semiring == MAX else (_zero(semiring), 0.0)
 
 
 @cuda.jit(device=True)
 def _accumulate(semiring, a, b, v, split):
     """⊕ one candidate ``v`` (from split ``split``): MAX keeps the first of equal values (a strict >), LOG sums
-    online, rescaling when a larger value comes."""
+    online, rescaling when a larger value comes, REAL adds."""
     if semiring == MAX:
         if v > a:
             return v, float(split)
         return a, b
+    if semiring == REAL:
+        return a + v, b
     return log_merge_device(a, b, v, 1.0)
 
 
@@ -134,14 +159,69 @@ def _combine(semiring, a, b, a2, b2):
         if a2 > a or (a2 == a and a2 != NEG and b2 < b):
             return a2, b2
         return a, b
+    if semiring == REAL:
+        return a + a2, b
     return log_merge_device(a, b, a2, b2)
 
 
 @cuda.jit(device=True)
 def _value(semiring, a, b):
-    if semiring == MAX or a == NEG:
+    if semiring != LOG or a == NEG:
         return a
     return a + math.log(b)
+
+
+# ---- REAL's scale: arc(h, m) enters as the factor exp(arc(h, m) - scale(m)), scale(m) the largest score of an arc
+# into m, kept in I[m][m] (no rule reads I's diagonal: there is no arc m -> m).  Every item covers its dependents
+# once (a rule's antecedents split them), so it holds exp(-Σ scale(m) over its dependents m) times its log-space
+# value's exp, the goal Z's scale Σ scale(m) over the sentence: log Z = log(goal) + Σ scale(m), and a marginal
+# α β / Z has none.  Factors are at most 1; the answer is kept when every value stayed at most SAFE and the scaled Z
+# at least 1 / SAFE (the CPU's scaled chart's rule, compbench_solvers.compressive.chart.SAFE, which bounds what
+# underflows), else the block does its sentence again in LOG ----
+
+@cuda.jit(device=True)
+def _scale(semiring, arc, sentence, m, n):
+    """The scale of the arcs into m (REAL: their largest finite score, 0 when there is none or m is the root;
+    otherwise NEG, the diagonal's value as the other semirings leave it)."""
+    if semiring != REAL:
+        return NEG
+    top = NEG
+    if m >= 1:
+        for h in range(n + 1):
+            if h != m:
+                top = max(top, arc[sentence, h, m])
+    return top if top != NEG else 0.0
+
+
+@cuda.jit(device=True)
+def _factor(semiring, A, o, S, score, m):
+    """arc(h, m) as the semiring multiplies it: REAL exp(score - scale(m)), read off I[m][m]; else the score."""
+    if semiring == REAL:
+        return math.exp(score - A[o + _size(S) + _right(S, m, m)])
+    return score
+
+
+@cuda.jit(device=True)
+def _check(semiring, value, flag):
+    """REAL: mark the sentence for LOG (flag[0] = 1) when ``value`` is above SAFE (or NaN)."""
+    if semiring == REAL and not value <= SAFE:
+        flag[0] = 1
+
+
+@cuda.jit(device=True)
+def _in_range(A, o, S, n, flag):
+    """Whether REAL's answer is kept: no value flagged, the scaled Z at least 1 / SAFE (0, no tree, is not: LOG
+    tells that apart from an underflow).  Read by every thread after a barrier."""
+    return flag[0] == 0 and A[o + _right(S, 0, n)] >= 1.0 / SAFE
+
+
+@cuda.jit(device=True)
+def _log_scale(A, o, S, n):
+    """Σ scale(m) over the sentence: the goal's, log Z - log(goal)."""
+    total = 0.0
+    for m in range(1, n + 1):
+        total += A[o + _size(S) + _right(S, m, m)]
+    return total
 
 
 
@@ -183,9 +263,9 @@ def _box(S, i, j, r):
 
 
 @cuda.jit(device=True)
-def _trap(box, arc):
+def _trap(semiring, box, arc):
     # [rtrap] I[i][j] <- box(i, j) arc(i, j), and [ltrap] I[j][i] <- box(i, j) arc(j, i) (the CPU chart's sum order)
-    return box + arc
+    return _times(semiring, box, arc)
 
 
 @cuda.jit(device=True)
@@ -247,8 +327,10 @@ def _ltri_back_to_trap(S, i, j, t):
 
 
 @cuda.jit(device=True)
-def _traps_back_to_box(right, left, arc_right, arc_left):
+def _traps_back_to_box(semiring, right, left, arc_right, arc_left):
     # [rtrap], [ltrap] backwards: β(box(i, j)) = β(I[i][j]) arc(i, j) ⊕ β(I[j][i]) arc(j, i)
+    if semiring == REAL:
+        return right * arc_right + left * arc_left
     return log_add_device(right + arc_right, left + arc_left)
 
 
@@ -265,7 +347,7 @@ def _line(rule, semiring, a, b, X, Y, S, i, j, first, end, g):
     dx, dy, g = int32(g * (x1 - x)), int32(g * (y1 - y)), int32(g)
     x, y, s, end = int32(x), int32(y), int32(first), int32(end)
     while s < end:
-        a, b = _accumulate(semiring, a, b, X[x] + Y[y], s)
+        a, b = _accumulate(semiring, a, b, _times(semiring, X[x], Y[y]), s)
         x, y, s = int32(x + dx), int32(y + dy), int32(s + g)
     return a, b, s
 
@@ -318,17 +400,19 @@ def _at_least(first, g, least):
 
 
 @cuda.jit(device=True)
-def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q):
-    """Write ``task``'s item from its accumulator (and, MAX, its split into the back-pointers at q)."""
+def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q, flag):
+    """Write ``task``'s item from its accumulator (and, MAX, its split into the back-pointers at q; REAL, a value
+    out of range into ``flag``)."""
     spans = n - w + 1
     left = task >= spans
     i = task - spans if left else task
     j = i + w
     value = _value(semiring, a, b)
+    _check(semiring, value, flag)
     if kind == BOX:
         right, left_trap = o + _size(S) + _right(S, i, j), o + _size(S) + _left(S, j, i)
-        A[right] = _trap(value, A[right])  # I[i][j] held arc(i, j)
-        A[left_trap] = _trap(value, A[left_trap]) if i >= 1 else NEG
+        A[right] = _trap(semiring, value, A[right])  # I[i][j] held arc(i, j)'s factor
+        A[left_trap] = _trap(semiring, value, A[left_trap]) if i >= 1 else _zero(semiring)
         if semiring == MAX:
             bp[q + _right(S, i, j)] = int(b)
     elif kind == COMPLETE:
@@ -337,12 +421,12 @@ def _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q):
             if semiring == MAX:
                 bp[q + _size(S) + _right(S, i, j)] = int(b)
         else:
-            A[o + _left(S, j, i)] = value  # -inf for i = 0: no candidates
+            A[o + _left(S, j, i)] = value  # the zero for i = 0: no candidates
             if semiring == MAX:
                 bp[q + _size(S) + _left(S, j, i)] = int(b)
     elif kind == COMPLETE_OUT:
         if not left:
-            U[p + _right(S, i, j)] = 0.0 if (i == 0 and j == n) else value  # the goal's outside is the semiring's one
+            U[p + _right(S, i, j)] = _one(semiring) if (i == 0 and j == n) else value  # the goal's outside
         else:
             U[p + _left(S, j, i)] = value
     else:
@@ -360,7 +444,7 @@ def _group(tasks, most, T):
 
 
 @cuda.jit(device=True)
-def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
+def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red, flag):
     """Every task of one phase of width w, by all threads of the block (each round: g threads per task, their
     partial accumulators combined in shared memory by the task's first thread), then a barrier.  Consecutive
     threads take consecutive tasks (the g threads of a task are T/g apart), so that a warp reads consecutive places
@@ -389,7 +473,7 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
                     slot = tid + other * per_round
                     a, b = _combine(semiring, a, b, red[slot], red[T + slot])
         if lane == 0 and task < tasks:
-            _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q)
+            _store(kind, semiring, A, o, U, p, S, n, w, task, a, b, single_root, bp, q, flag)
         if g > 1 and first + per_round < tasks:
             cuda.syncthreads()  # the scratch is read before the next round writes it
         first += per_round
@@ -397,44 +481,63 @@ def _phase(kind, semiring, A, o, U, p, S, n, w, single_root, bp, q, red):
 
 
 @cuda.jit(device=True)
-def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red):
-    """Fill the inside charts: the axioms and the arcs (read once, coalesced, as I's initial value), then the
-    widths in order."""
+def _inside(semiring, arc, sentence, A, o, S, n, single_root, bp, q, red, flag):
+    """Fill the inside charts: REAL's scales (:func:`_scale`), the axioms and the arcs (read once more, coalesced, as
+    I's initial value), then the widths in order."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
+    m = tid
+    while m < S:  # each thread the columns it fills below, which read their scale
+        A[o + _size(S) + _right(S, m, m)] = _scale(semiring, arc, sentence, m, n)
+        A[o + _size(S) + _left(S, m, m)] = _zero(semiring)
+        m += T
     for h in range(S):
         m = tid
         while m < S:
-            place = _right(S, h, m) if h <= m else _left(S, h, m)
-            A[o + place] = 0.0 if h == m else NEG  # [complete-0] C[i][i] = 1
-            A[o + _size(S) + place] = arc[sentence, h, m] if (m >= 1 and m != h) else NEG
-            if h == m:  # the diagonal's other place, where the left items end
-                A[o + _left(S, h, h)] = 0.0
-                A[o + _size(S) + _left(S, h, h)] = NEG
+            if h == m:  # [complete-0] C[i][i] = 1, in both its places (the end of the right and the left items)
+                A[o + _right(S, h, h)] = _one(semiring)
+                A[o + _left(S, h, h)] = _one(semiring)
+            else:
+                place = _right(S, h, m) if h < m else _left(S, h, m)
+                A[o + place] = _zero(semiring)
+                A[o + _size(S) + place] = _factor(semiring, A, o, S, arc[sentence, h, m], m) if m >= 1 else \
+                    _zero(semiring)
             m += T
     cuda.syncthreads()
     for w in range(1, n + 1):
-        _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
-        _phase(COMPLETE, semiring, A, o, A, o, S, n, w, single_root, bp, q, red)
+        _phase(BOX, semiring, A, o, A, o, S, n, w, single_root, bp, q, red, flag)
+        _phase(COMPLETE, semiring, A, o, A, o, S, n, w, single_root, bp, q, red, flag)
 
 
 @cuda.jit(device=True)
-def _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red):
-    """Outside values, widths in reverse, and every arc's marginal once its trapezoid's outside value is known."""
+def _posterior(semiring, inside, outside, total):
+    """An item's marginal from its inside, outside and goal values: REAL α β / Z, LOG exp(α + β - log Z)."""
+    if semiring == REAL:
+        return inside * outside / total
+    return math.exp(inside + outside - total)
+
+
+@cuda.jit(device=True)
+def _outside(semiring, arc, sentence, A, o, U, p, S, n, single_root, total, marginals, red, flag):
+    """Outside values, widths in reverse, and every arc's marginal once its trapezoid's outside value is known
+    (``total``: the goal's inside value)."""
     tid, T = cuda.threadIdx.x, cuda.blockDim.x
     for w in range(n, 0, -1):
-        _phase(COMPLETE_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
-        _phase(TRAP_OUT, LOG, A, o, U, p, S, n, w, single_root, red, 0, red)
+        _phase(COMPLETE_OUT, semiring, A, o, U, p, S, n, w, single_root, red, 0, red, flag)
+        _phase(TRAP_OUT, semiring, A, o, U, p, S, n, w, single_root, red, 0, red, flag)
         i = tid
         while i <= n - w:
             j = i + w
             right = U[p + _size(S) + _right(S, i, j)]
             left = U[p + _size(S) + _left(S, j, i)]
-            if log_z != NEG:
-                marginals[sentence, i, j] = math.exp(A[o + _size(S) + _right(S, i, j)] + right - log_z)
+            if total != _zero(semiring):
+                marginals[sentence, i, j] = _posterior(semiring, A[o + _size(S) + _right(S, i, j)], right, total)
                 if i >= 1:
-                    marginals[sentence, j, i] = math.exp(A[o + _size(S) + _left(S, j, i)] + left - log_z)
-            arc_left = arc[sentence, j, i] if i >= 1 else NEG
-            U[p + _size(S) + _right(S, i, j)] = _traps_back_to_box(right, left, arc[sentence, i, j], arc_left)
+                    marginals[sentence, j, i] = _posterior(semiring, A[o + _size(S) + _left(S, j, i)], left, total)
+            arc_right = _factor(semiring, A, o, S, arc[sentence, i, j], j)
+            arc_left = _factor(semiring, A, o, S, arc[sentence, j, i], i) if i >= 1 else _zero(semiring)
+            box = _traps_back_to_box(semiring, right, left, arc_right, arc_left)
+            _check(semiring, box, flag)
+            U[p + _size(S) + _right(S, i, j)] = box
             i += T
         cuda.syncthreads()
 
@@ -471,13 +574,13 @@ def _backtrace(bp, q, S, n, heads, sentence, stack, s0):
 # ---- the kernels: one block per sentence; each made once per (task, shared capacities) ----
 
 @cuda.jit(device=True)
-def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
+def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red, flag):
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
     fill(heads, sentence, -1, tid, T)
     q = sentence * 2 * _size(heads.shape[1])
-    _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red)
+    _inside(MAX, arc, sentence, A, o, S, n, single_root, bp, q, red, flag)
     if tid == 0:
         best = A[o + _right(S, 0, n)]
         value[sentence] = best
@@ -486,27 +589,52 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red):
 
 
 @cuda.jit(device=True)
-def _run_log_z(arc, sizes, single_root, value, A, o, red):
-    sentence = cuda.blockIdx.x
+def _run_log_z(arc, sizes, single_root, value, A, o, red, flag):
+    """log Z in REAL, or in LOG when REAL's values left the range (:func:`_in_range`)."""
+    sentence, tid = cuda.blockIdx.x, cuda.threadIdx.x
     n = sizes[sentence]
-    _inside(LOG, arc, sentence, A, o, n + 1, n, single_root, red, 0, red)
-    if cuda.threadIdx.x == 0:
-        value[sentence] = A[o + _right(n + 1, 0, n)]
+    S = n + 1
+    if tid == 0:
+        flag[0] = 0
+    _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+    if _in_range(A, o, S, n, flag):
+        if tid == 0:
+            value[sentence] = math.log(A[o + _right(S, 0, n)]) + _log_scale(A, o, S, n)
+    else:
+        cuda.syncthreads()  # every thread has read the flag and the goal before LOG writes over them
+        _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+        if tid == 0:
+            value[sentence] = A[o + _right(S, 0, n)]
 
 
 @cuda.jit(device=True)
-def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red):
+def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag):
+    """log Z and the marginals in REAL, inside and outside, or both again in LOG when REAL's values left the
+    range."""
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
     N = marginals.shape[1]
     for h in range(N):
         fill(marginals[sentence], h, 0.0, tid, T)
-    _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red)
-    log_z = A[o + _right(S, 0, n)]
     if tid == 0:
-        value[sentence] = log_z
-    _outside(arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red)
+        flag[0] = 0
+    _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+    z = A[o + _right(S, 0, n)]
+    kept = _in_range(A, o, S, n, flag)
+    cuda.syncthreads()  # every thread has read the flag before the outside pass can set it
+    if kept:
+        _outside(REAL, arc, sentence, A, o, U, p, S, n, single_root, z, marginals, red, flag)
+        kept = flag[0] == 0  # (after the pass's last barrier)
+    if kept:
+        if tid == 0:
+            value[sentence] = math.log(z) + _log_scale(A, o, S, n)
+    else:
+        _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+        log_z = A[o + _right(S, 0, n)]
+        if tid == 0:
+            value[sentence] = log_z
+        _outside(LOG, arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red, flag)
 
 
 @functools.cache
@@ -522,46 +650,54 @@ def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
                 red = cuda.shared.array(scratch, float64)
+                flag = cuda.shared.array(1, int32)
                 A = cuda.shared.array(0, float64)
-                _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red)
+                _run_map(arc, sizes, single_root, value, heads, bp, stack, A, 0, red, flag)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, heads, bp, stack, chart):
                 red = cuda.shared.array(scratch, float64)
+                flag = cuda.shared.array(1, int32)
                 o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-                _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red)
+                _run_map(arc, sizes, single_root, value, heads, bp, stack, chart, o, red, flag)
     elif task == "log_z":
         if inside:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
                 red = cuda.shared.array(scratch, float64)
+                flag = cuda.shared.array(1, int32)
                 A = cuda.shared.array(0, float64)
-                _run_log_z(arc, sizes, single_root, value, A, 0, red)
+                _run_log_z(arc, sizes, single_root, value, A, 0, red, flag)
         else:
             @cuda.jit
             def kernel(arc, sizes, single_root, value, chart):
                 red = cuda.shared.array(scratch, float64)
+                flag = cuda.shared.array(1, int32)
                 o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-                _run_log_z(arc, sizes, single_root, value, chart, o, red)
+                _run_log_z(arc, sizes, single_root, value, chart, o, red, flag)
     elif inside and outside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
+            flag = cuda.shared.array(1, int32)
             charts = cuda.shared.array(0, float64)  # the inside charts, then the outside ones
-            _run_marginals(arc, sizes, single_root, value, marginals, charts, 0, charts, 2 * _size(arc.shape[1]), red)
+            _run_marginals(arc, sizes, single_root, value, marginals, charts, 0, charts, 2 * _size(arc.shape[1]), red,
+                           flag)
     elif inside:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
+            flag = cuda.shared.array(1, int32)
             A = cuda.shared.array(0, float64)
             p = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red)
+            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red, flag)
     else:
         @cuda.jit
         def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
             red = cuda.shared.array(scratch, float64)
+            flag = cuda.shared.array(1, int32)
             o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red)
+            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red, flag)
     return kernel
 
 
@@ -571,7 +707,7 @@ def _launched(task: str, inside: int, outside: int, threads: int, blocks: int) -
     :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers."""
     dynamic = 8 * (inside + outside)
     kernel = _kernel(task, bool(inside), bool(outside), threads)
-    return runtime.capped(kernel, threads, dynamic + 8 * SCRATCH * threads)[blocks, threads, 0, dynamic]
+    return runtime.capped(kernel, threads, dynamic + 8 * SCRATCH * threads + FLAG_BYTES)[blocks, threads, 0, dynamic]
 
 
 # ---- the public functions ----
