@@ -70,7 +70,7 @@ if wants profile; then
     ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
     [[ -n "$ncu" ]] || echo "no ncu on this machine: no counters"
     [[ -n "$ncu" ]] && for workload in compressive-free-n25-gpu compressive-free-n25-gpu-capped plain-map-n10-gpu \
-            plain-map-n10-gpu-capped plain-logz-n25-gpu plain-marginals-n25-gpu; do  # one process each: apart
+            plain-logz-n25-gpu plain-marginals-n25-gpu plain-marginals-n100-gpu; do  # one process each: apart
         timeout 40 "$ncu" --clock-control none --section LaunchStats --section Occupancy --section SpeedOfLight \
             --section MemoryWorkloadAnalysis --section WarpStateStats python3 gpu_profile.py --workload "$workload" \
             > "$out/profile/ncu-$workload.txt" 2>&1

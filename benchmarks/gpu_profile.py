@@ -12,7 +12,8 @@ to be told apart (docs/gpu.md):
 - compressive n = 25, batch 4,096, from numpy and from the GPU, with each switch (BLOCK_GROUP, REGISTER_CAP,
   PINNED_STAGING);
 - Google's test split from numpy, with teams and without;
-- plain parsing at n = 10, 25, 50 and 100, each kernel whose registers limit its blocks also capped, and the
+- plain parsing at n = 10, 25, 50 and 100, each kernel whose registers limit its blocks also capped (the sums'
+  kernels, capped by default, also uncapped), and the
   marginals with their outside charts in global memory.
 
 ``--trace OUT``: each workload is run twice (numba's compile, the kept buffers), then once under torch's profiler,
@@ -43,16 +44,23 @@ import numpy as np
 from bench_gpu_compressive import gaussian_batch, on_gpu, padded, setting
 
 GPU_KINDS = ("kernel", "gpu_memcpy", "gpu_memset")  # the chrome trace's categories of events on the GPU
-def register_limited(quick: bool) -> set[tuple[str, int]]:
-    """(task, n) of the plain kernels whose registers alone limit their resident blocks, where runtime.REGISTER_CAP
-    changes them: the rows of reports/gpu/kernel_resources.md (made by kernel_resources.py) that say so, and with
-    ``quick`` one of each quick size (the simulator has no registers: the capped path runs, uncapped)."""
+def register_variants(quick: bool) -> dict[tuple[str, int], str]:
+    """(task, n) of the plain kernels whose registers matter -> the variant to time beside the default: "capped"
+    (runtime.REGISTER_CAP) where registers alone limit the blocks, "uncapped" (eisner.CAPPED_SUMS off) where the
+    kernel is launched capped; read off reports/gpu/kernel_resources.md (kernel_resources.py), and with ``quick``
+    one of each at the quick sizes (the simulator has no registers: the variant runs, uncapped)."""
     table = pathlib.Path(__file__).resolve().parents[1] / "reports" / "gpu" / "kernel_resources.md"
-    found = {("map", 4), ("marginals", 6)} if quick else set()
+    found = {("map", 4): "capped", ("marginals", 6): "uncapped"} if quick else {}
     for line in table.read_text().splitlines():
         row = re.match(r"\| plain (map|log_z|marginals), n = (\d+) \|", line)
-        if row and line.split("|")[8].strip() == "registers":
-            found.add((row.group(1).replace("_", ""), int(row.group(2))))
+        if not row:
+            continue
+        cells = [cell.strip() for cell in line.split("|")]
+        key = (row.group(1).replace("_", ""), int(row.group(2)))
+        if cells[2].endswith(", capped"):
+            found[key] = "uncapped"
+        elif cells[8] == "registers" and cells[11] != "-":  # (a cap below what it holds: at least 64)
+            found[key] = "capped"
     return found
 
 
@@ -65,7 +73,7 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
 
     n, count, m = (5, 6, 2) if quick else (25, 4096, 11)
     plain_sizes = (4, 6) if quick else (10, 25, 50, 100)
-    limited = register_limited(quick)
+    variants = register_variants(quick)
 
     def compressive(length: int | None, where: str, task: Callable[..., Any],
                     sentences: int = count) -> Callable[[], Callable[[], Any]]:
@@ -133,14 +141,17 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         for task, function in (("map", eisner.tree_map), ("logz", eisner.tree_log_partition),
                                ("marginals", eisner.tree_marginals)):
             runs[f"plain-{task}-n{size}-gpu"] = plain(size, function, "GPU")
-            if (task, size) in limited:
-                runs[f"plain-{task}-n{size}-gpu-capped"] = switched(runtime, "REGISTER_CAP", True,
-                                                                     plain(size, function, "GPU"))
-        if eisner.placement(size + 1, 4)[1]:  # outside charts in shared memory: in global memory, then capped too
+            variant = variants.get((task, size))
+            if variant:
+                module, name, value = (runtime, "REGISTER_CAP", True) if variant == "capped" else (
+                    eisner, "CAPPED_SUMS", False)
+                runs[f"plain-{task}-n{size}-gpu-{variant}"] = switched(module, name, value,
+                                                                       plain(size, function, "GPU"))
+        if eisner.placement(size + 1, 4)[1]:  # outside charts in shared memory: in global memory, uncapped too
             outside_global = switched(eisner, "OUTSIDE_IN_SHARED", False, plain(size, eisner.tree_marginals, "GPU"))
             runs[f"plain-marginals-n{size}-gpu-outside-global"] = outside_global
-            runs[f"plain-marginals-n{size}-gpu-outside-global-capped"] = switched(runtime, "REGISTER_CAP", True,
-                                                                                   outside_global)
+            runs[f"plain-marginals-n{size}-gpu-outside-global-uncapped"] = switched(eisner, "CAPPED_SUMS", False,
+                                                                                     outside_global)
         runs[f"plain-map-n{size}-numpy"] = plain(size, eisner.tree_map, "numpy")
     return runs
 

@@ -15,7 +15,8 @@ disassembler (nvdisasm, the ``nvidia-cuda-nvdisasm`` wheel) gives the machine co
 instructions a candidate of the DP's innermost loops costs (:func:`candidate_loops`): what a thread issues per split
 it sums, the measure to cut where the GPU's schedulers, not its memory, are the limit. Where the
 registers limit the blocks, the last columns give the cap that would lift that limit (numba's ``max_registers``, at
-least 64), with ptxas's spills and the blocks and waves under it.
+least 64), with ptxas's spills and the blocks and waves under it; a kernel launched capped by default (the plain
+sums', ``eisner.CAPPED_SUMS``) is shown capped, ", capped" after its name, and the last columns give it uncapped.
 
 These are resource counts and arithmetic, not timings. A kernel whose sentences all cost the same (one size in a
 batch) runs in whole waves. A row's time falls when its waves do, unless the change that cut them makes each block
@@ -83,11 +84,10 @@ def find_nvdisasm(ptxas: str) -> str | None:
     return beside if os.path.exists(beside) else shutil.which("nvdisasm")
 
 
-def candidate_loops(sass: str) -> list[int]:
-    """The machine instructions a candidate (one pair of float64 chart reads) of each innermost loop of a kernel's
-    SASS (nvdisasm's) that reads two float64 values or more, adds or multiplies them and writes nothing: the loops
-    the DP's ⊕ over splits runs in, and LOG's merges of partial sums (the compiler may unroll one, whose count then
-    covers several candidates)."""
+def _candidate_bodies(sass: str) -> list[tuple[list[str], int]]:
+    """The innermost loops of a kernel's SASS (nvdisasm's) that read two float64 values or more, add or multiply
+    them and write nothing: the loops the DP's ⊕ over splits runs in, and LOG's merges of partial sums.  Each as its
+    instructions' opcodes and its float64 reads."""
     code: list[str] = []  # the instructions in order
     labels: dict[str, int] = {}  # a branch target's label -> the index of the instruction it names
     for line in sass.splitlines():
@@ -102,7 +102,7 @@ def candidate_loops(sass: str) -> list[int]:
         target = re.search(r"\bBRA\b.*\((\.L_x_\d+)\)", text)
         if target and labels.get(target.group(1), k + 1) <= k:
             loops.append((labels[target.group(1)], k))
-    counts = []
+    bodies = []
     for a, b in loops:
         if any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops):
             continue  # not innermost
@@ -112,8 +112,19 @@ def candidate_loops(sass: str) -> list[int]:
         if floating == ["DADD"] * reads or any(re.match(r"(STS|STG|ST)(\.|$)", op) for op in body):
             continue  # a plain sum (one add a value read: REAL's partial sums), or a loop that writes (a fill)
         if reads >= 2 and any(op.startswith(("DADD", "DFMA", "DMUL")) for op in body):
-            counts.append(round(len(body) / (reads // 2)))
-    return counts
+            bodies.append((body, reads))
+    return bodies
+
+
+def candidate_loops(sass: str) -> list[int]:
+    """The machine instructions a candidate (one pair of float64 chart reads) of each candidate loop
+    (:func:`_candidate_bodies`; the compiler may unroll one, whose count then covers several candidates)."""
+    return [round(len(body) / (reads // 2)) for body, reads in _candidate_bodies(sass)]
+
+
+def loop_spills(sass: str) -> int:
+    """The spill instructions (local memory's stores and loads) inside the candidate loops."""
+    return sum(1 for body, _ in _candidate_bodies(sass) for op in body if re.match(r"(STL|LDL)(\.|$)", op))
 
 
 def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
@@ -144,13 +155,24 @@ def assemble(ptxas: str, ptx: str, cap: int | None = None) -> dict:
     return {"registers": int(used.group(1)), "static": static,
             "spills": (int(spills.group(1)), int(spills.group(2))) if spills else (0, 0), "ptx": ptx,
             "candidate": candidate_loops(sass) if sass is not None else None,
+            "loop_spills": loop_spills(sass) if sass is not None else None,
             "divisions": len(re.findall(r"CALL\S*\s+`\(\S*__cuda_sm20_(?:div|rem)_[su]64\)", sass)) if sass is not None
             else None}
 
 
 def rows(ptxas: str) -> list[dict]:
+    """Each benchmark row's kernel as it is launched: a kernel capped by default (eisner's sums,
+    ``eisner.capped_by_default``) assembled at its cap, with ptxas's own choice kept as ``uncapped``."""
+    from compbench_solvers.cuda import runtime
+
     with ptx_compiler() as ptx_of:
-        return _rows(ptxas, ptx_of)
+        found = _rows(ptxas, ptx_of)
+    for row in found:
+        cap = runtime.register_cap(row["threads"], row["static"] + row["dynamic"], runtime.H100)
+        if row.get("capped") and cap < row["registers"]:
+            uncapped = {key: row[key] for key in ("registers", "spills", "candidate", "loop_spills", "divisions")}
+            row.update(assemble(ptxas, row["ptx"], cap), uncapped=uncapped, kernel=f"{row['kernel']}, capped")
+    return found
 
 
 def plain_arguments(task: str, N: int, B: int = 4) -> tuple:
@@ -200,12 +222,13 @@ def _rows(ptxas: str, ptx_of: Callable[..., str]) -> list[dict]:
             where = "shared" if inside else "global"
             out.append({"row": f"plain {task}, n = {n}", "kernel": f"eisner {task} ({where} charts)",
                         "threads": threads, "dynamic": 8 * (inside + outside), "per_sentence": True,
-                        **assemble(ptxas, ptx_of(kernel, *args))})
+                        "capped": eisner.capped_by_default(task), **assemble(ptxas, ptx_of(kernel, *args))})
             if task == "marginals" and outside:  # eisner.OUTSIDE_IN_SHARED = False
                 kernel = eisner._kernel(task, True, False, threads)
                 out.append({"row": f"plain {task}, n = {n}, outside charts global",
                             "kernel": f"eisner {task} (inside charts shared, outside global)", "threads": threads,
-                            "dynamic": 8 * inside, "per_sentence": True, **assemble(ptxas, ptx_of(kernel, *args))})
+                            "dynamic": 8 * inside, "per_sentence": True, "capped": eisner.capped_by_default(task),
+                            **assemble(ptxas, ptx_of(kernel, *args))})
     n, m = 25, 11  # compressive (bench_gpu_compressive.py's rows)
     for length, task in ((None, "MAP, free length"), (m, f"MAP, m = {m}"), (None, "log Z"), (None, "marginals")):
         sizes = np.full(BATCH, n)
@@ -266,13 +289,17 @@ def main() -> None:
                 f"{row['spills'][0]}/{row['spills'][1]} | {row['static']:,} + {row['dynamic']:,} | {blocks} | "
                 f"{limit} | {waves(blocks)} | {per_candidate(row['candidate'])} |")
         cap = runtime.register_cap(row["threads"], shared, runtime.H100)
-        if limit == "registers" and cap < row["registers"]:  # the same kernel under numba's max_registers = cap
-            capped = assemble(ptxas, row["ptx"], cap)
-            capped_blocks = runtime.resident_blocks(capped["registers"], row["threads"], shared, runtime.H100)[0]
-            line += (f" {cap} | {capped['spills'][0]}/{capped['spills'][1]} | {capped_blocks} | "
-                     f"{waves(capped_blocks)} |")
-        else:
+        other = None
+        if "uncapped" in row:  # launched capped: the last columns are ptxas's own choice
+            other, label = row["uncapped"], f"uncapped ({row['uncapped']['registers']})"
+        elif limit == "registers" and cap < row["registers"]:  # the same kernel under numba's max_registers = cap
+            other, label = assemble(ptxas, row["ptx"], cap), str(cap)
+        if other is None:
             line += " - | | | |"
+        else:
+            other_blocks = runtime.resident_blocks(other["registers"], row["threads"], shared, runtime.H100)[0]
+            line += (f" {label} | {other['spills'][0]}/{other['spills'][1]} | {other_blocks} | "
+                     f"{waves(other_blocks)} |")
         lines.append(line)
         print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"

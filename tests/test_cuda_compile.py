@@ -8,7 +8,8 @@ CUDA target, so it skips with the reason without them and under the simulator.  
 for the current device's compute capability; with no device, the test hands it 9.0
 (``benchmarks/kernel_resources.ptx_compiler``).  NVIDIA's assembler (ptxas, the ``nvidia-cuda-nvcc`` wheel) then
 assembles the kernels of the benchmarks' rows for sm_90, as ``benchmarks/kernel_resources.py`` reports them: none may
-spill registers to memory at its settings.
+spill registers to memory at its settings, except a kernel launched capped (the plain sums'), and that never in its
+loops over candidates.
 """
 
 from __future__ import annotations
@@ -78,10 +79,14 @@ def test_the_benchmark_rows_kernels_assemble_for_an_h100_without_spills(compile_
         pytest.skip(str(exc))
     rows = kernel_resources.rows(ptxas)
     assert len(rows) == 19 and all(row["registers"] > 0 for row in rows)
-    spilling = [(row["row"], row["spills"]) for row in rows if row["spills"] != (0, 0)]
+    spilling = [(row["row"], row["spills"]) for row in rows if row["spills"] != (0, 0) and "uncapped" not in row]
     assert not spilling, f"registers spilled to memory (bytes stored, loaded): {spilling}"
+    assert any("uncapped" in row for row in rows), "the plain sums' kernels are launched capped (eisner.CAPPED_SUMS)"
     if rows[0]["divisions"] is None:
         pytest.skip("no nvdisasm (pip install nvidia-cuda-nvdisasm): the machine code's divisions are not counted")
+    # a kernel launched capped may spill a few registers, never inside the loops over candidates
+    in_loops = [(row["row"], row["loop_spills"]) for row in rows if row["loop_spills"]]
+    assert not in_loops, f"spill instructions in the candidate loops: {in_loops}"
     # a loop whose step is not a constant (numba's range) or an index by division brings back the 64-bit division
     # subroutine, whose registers the whole kernel then holds: the plain kernels and cuda-dp's free-length copies
     # have none (counted charts divide a unit into its span and count)
@@ -118,6 +123,7 @@ def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -
 
     kernel = eisner._kernel("map", True, False, 32)
     assert runtime.capped(kernel, 32, 2560) is kernel  # the switch is off by default
+    assert not eisner.capped_by_default("map") and eisner.capped_by_default("marginals")
     monkeypatch.setattr(runtime, "REGISTER_CAP", True)
     monkeypatch.setattr(runtime, "cuda", runtime.import_numba_cuda)  # no GPU needed to define a kernel
     monkeypatch.setattr(runtime, "multiprocessor", lambda: runtime.H100)
@@ -125,3 +131,6 @@ def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -
     assert capped is not kernel and capped.py_func is kernel.py_func
     assert capped.targetoptions["max_registers"] == 64
     assert runtime.capped(hook.DECODERS[False, False][True], 64, 27000).targetoptions["max_registers"] == 128
+    monkeypatch.setattr(runtime, "REGISTER_CAP", False)
+    sums = eisner._kernel("marginals", True, True, 32)
+    assert runtime.capped(sums, 32, 2560, always=True).targetoptions["max_registers"] == 64

@@ -84,6 +84,11 @@ GLOBAL_THREADS = 256  # threads per block for n >= 64, every chart in global mem
 SCRATCH = 2  # float64 of the reductions' scratch a thread (static shared memory): a value and a split
 REDUCTION_BYTES = 8 * SCRATCH * MAX_THREADS  # the reductions' scratch beside shared charts, at most
 FLAG_BYTES = 4  # the block's flag (static shared memory): REAL's values left the range (:func:`_check`)
+CAPPED_SUMS = True  # log Z's and the marginals' kernels (REAL, with LOG beside it for a sentence out of range)
+# compiled with at most runtime.register_cap(...) registers a thread, as runtime.REGISTER_CAP does every kernel:
+# uncapped, ptxas gives the marginals' 90 (REAL's path alone takes 66), which limits their blocks at n = 10 and 100;
+# capped, they spill nothing in a loop (reports/gpu/kernel_resources.md, tests/test_cuda_compile.py).  Off: as ptxas
+# chooses, which gpu_profile.py times beside it (which is faster is still to be measured on a GPU)
 OUTSIDE_IN_SHARED = True  # the marginals' outside charts in shared memory where they fit beside the inside charts;
 # False: in global memory always, which doubles the resident blocks where shared memory limits them (n = 25:
 # reports/gpu/kernel_resources.md), at the cost of slower reads: gpu_profile.py times both, which is faster is still
@@ -704,10 +709,17 @@ def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
 def _launched(task: str, inside: int, outside: int, threads: int, blocks: int) -> Any:
     """:func:`_kernel` configured for ``blocks`` blocks of ``threads`` threads (one a sentence) and ``inside`` +
     ``outside`` float64 of dynamic shared memory (:func:`placement`'s: the charts there), under
-    :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` its copy of capped registers."""
+    :data:`compbench_solvers.cuda.runtime.REGISTER_CAP` (the sums: :data:`CAPPED_SUMS`) its copy of capped
+    registers."""
     dynamic = 8 * (inside + outside)
     kernel = _kernel(task, bool(inside), bool(outside), threads)
-    return runtime.capped(kernel, threads, dynamic + 8 * SCRATCH * threads + FLAG_BYTES)[blocks, threads, 0, dynamic]
+    return runtime.capped(kernel, threads, dynamic + 8 * SCRATCH * threads + FLAG_BYTES,
+                          always=capped_by_default(task))[blocks, threads, 0, dynamic]
+
+
+def capped_by_default(task: str) -> bool:
+    """Whether the kernel of ``task`` is launched with capped registers without runtime.REGISTER_CAP."""
+    return CAPPED_SUMS and task != "map"
 
 
 # ---- the public functions ----

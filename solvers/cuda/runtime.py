@@ -245,12 +245,12 @@ REGISTER_CAP = False  # each kernel launched compiled with at most register_cap(
 # which kernels it changes); which is faster is still to be measured on a GPU
 
 
-def capped(kernel: Any, threads: int, shared: int) -> Any:
+def capped(kernel: Any, threads: int, shared: int, always: bool = False) -> Any:
     """``kernel`` (a numba CUDA dispatcher) as launched with blocks of ``threads`` threads and ``shared`` bytes of
-    shared memory each: itself, or with :data:`REGISTER_CAP` its copy compiled with at most :func:`register_cap`
-    registers a thread (once per process: not in numba's cache, whose index does not tell the two apart).  The
-    simulator has no registers: the kernel itself."""
-    if not REGISTER_CAP or simulated():
+    shared memory each: itself, or with :data:`REGISTER_CAP` (or ``always``: a kernel capped by default) its copy
+    compiled with at most :func:`register_cap` registers a thread (once per process: not in numba's cache, whose
+    index does not tell the two apart).  The simulator has no registers: the kernel itself."""
+    if not (REGISTER_CAP or always) or simulated():
         return kernel
     return _with_max_registers(kernel, register_cap(threads, shared, multiprocessor()))
 
