@@ -254,7 +254,8 @@ def test_numba_without_numba_cuda_is_a_one_line_reason(monkeypatch):
 @needs_kernels
 def test_results_are_the_callers_own_across_calls():
     """numpy input: the results are host copies of kept device arrays, so a second call leaves the first call's
-    results as they were; GPU input: each call's results are new device arrays (the caller keeps them)."""
+    results as they were; GPU input: each call's results are new device arrays (the caller keeps them).  The kept
+    default sizes follow the batch's width."""
     from compbench_solvers.cuda import eisner
 
     rng = np.random.default_rng(5)
@@ -268,6 +269,8 @@ def test_results_are_the_callers_own_across_calls():
     device_second = eisner.tree_log_partition(runtime.cuda().to_device(second))
     np.testing.assert_allclose(device_first.copy_to_host(), eisner.tree_log_partition(first), rtol=1e-12)
     assert not np.array_equal(device_first.copy_to_host(), device_second.copy_to_host())
+    wider = rng.standard_normal((3, 5, 5))  # the same batch size, one more token: the kept sizes change with it
+    np.testing.assert_allclose(eisner.tree_log_partition(wider), compbench.tree_log_partition_many(wider), rtol=1e-12)
 
 
 def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):

@@ -736,8 +736,8 @@ def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
         arc_scores = np.ascontiguousarray(arc_scores, dtype=np.float64)
         check_scores("arc_scores", arc_scores)
     if sizes is None:
-        sizes = np.full(B, N - 1, np.int64)
-    if runtime.on_gpu(sizes):
+        sizes_device = runtime.filled((B,), N - 1, np.int64, "eisner-full-sizes")
+    elif runtime.on_gpu(sizes):
         sizes_device = runtime.on_device(sizes, "eisner-sizes", np.int64)
     else:
         sizes = np.asarray(sizes)

@@ -171,6 +171,22 @@ def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "wor
     return area
 
 
+_FILLED: dict[str, tuple[Any, Any]] = {}  # use -> (the work area, the value it holds everywhere)
+
+
+def filled(shape: tuple[int, ...], value: Any, dtype: Any, use: str) -> Any:
+    """A kept device array (:func:`work_area` of ``use``, which only this function writes) holding ``value``
+    everywhere: copied to the GPU when its shape or value changes, not every call (a copy from host memory waits for
+    the GPU)."""
+    area = work_area(shape, dtype, use=use)
+    held = _FILLED.get(use)
+    if held is None or held[0] is not area or held[1] != value:
+        if area.size:  # (an empty array's strides may differ from the area's, which the copy refuses)
+            area.copy_to_device(np.full(shape, value, dtype))
+        _FILLED[use] = (area, value)
+    return area
+
+
 def kept_copy(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> Any:
     """A launch's small host array (sentence sizes, parameters, an order) copied into a kept device array
     (:func:`work_area`: no allocation per launch), on ``stream``."""
