@@ -594,8 +594,8 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red, flag):
 
 
 @cuda.jit(device=True)
-def _run_log_z(arc, sizes, single_root, value, A, o, red, flag):
-    """log Z in REAL, or in LOG when REAL's values left the range (:func:`_in_range`)."""
+def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, redone):
+    """log Z in REAL, or in LOG when REAL's values left the range (:func:`_in_range`; counted in ``redone``)."""
     sentence, tid = cuda.blockIdx.x, cuda.threadIdx.x
     n = sizes[sentence]
     S = n + 1
@@ -610,12 +610,13 @@ def _run_log_z(arc, sizes, single_root, value, A, o, red, flag):
         _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
         if tid == 0:
             value[sentence] = A[o + _right(S, 0, n)]
+            cuda.atomic.add(redone, 0, 1)
 
 
 @cuda.jit(device=True)
-def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag):
+def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag, redone):
     """log Z and the marginals in REAL, inside and outside, or both again in LOG when REAL's values left the
-    range."""
+    range (counted in ``redone``)."""
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
@@ -639,6 +640,7 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, f
         log_z = A[o + _right(S, 0, n)]
         if tid == 0:
             value[sentence] = log_z
+            cuda.atomic.add(redone, 0, 1)
         _outside(LOG, arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red, flag)
 
 
@@ -668,41 +670,41 @@ def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
     elif task == "log_z":
         if inside:
             @cuda.jit
-            def kernel(arc, sizes, single_root, value, chart):
+            def kernel(arc, sizes, single_root, value, chart, redone):
                 red = cuda.shared.array(scratch, float64)
                 flag = cuda.shared.array(1, int32)
                 A = cuda.shared.array(0, float64)
-                _run_log_z(arc, sizes, single_root, value, A, 0, red, flag)
+                _run_log_z(arc, sizes, single_root, value, A, 0, red, flag, redone)
         else:
             @cuda.jit
-            def kernel(arc, sizes, single_root, value, chart):
+            def kernel(arc, sizes, single_root, value, chart, redone):
                 red = cuda.shared.array(scratch, float64)
                 flag = cuda.shared.array(1, int32)
                 o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-                _run_log_z(arc, sizes, single_root, value, chart, o, red, flag)
+                _run_log_z(arc, sizes, single_root, value, chart, o, red, flag, redone)
     elif inside and outside:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             charts = cuda.shared.array(0, float64)  # the inside charts, then the outside ones
             _run_marginals(arc, sizes, single_root, value, marginals, charts, 0, charts, 2 * _size(arc.shape[1]), red,
-                           flag)
+                           flag, redone)
     elif inside:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             A = cuda.shared.array(0, float64)
             p = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red, flag)
+            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red, flag, redone)
     else:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red, flag)
+            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red, flag, redone)
     return kernel
 
 
@@ -781,7 +783,7 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
         inside, _ = placement(N, 2)
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
-        _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart)
+        _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart, _redone())
     return runtime.returned_like(arc_scores, value)
 
 
@@ -798,5 +800,18 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         outside_chart = runtime.work_area((1 if outside else B * 2 * chart_size(N),), np.float64, use="eisner-outside")
         threads = threads_for(N)
         _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value, marginals,
-                                                            chart, outside_chart)
+                                                            chart, outside_chart, _redone())
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
+
+
+@functools.cache
+def _redone() -> Any:
+    """The device counter of sentences the sums did again in log space (one per process)."""
+    return runtime.cuda().to_device(np.zeros(1, np.int64))
+
+
+def redone_in_log_space() -> int:
+    """How many sentences :func:`tree_log_partition` and :func:`tree_marginals` have done again in log space in
+    this process, their scaled sums' values having left the range (0 on a GPU that has summed nothing): what a
+    benchmark of the sums reports beside its times.  It waits for the GPU."""
+    return int(_redone().copy_to_host()[0]) if runtime.unavailable() is None else 0
