@@ -11,7 +11,7 @@ to be told apart (docs/gpu.md):
   allocates);
 - compressive n = 25, batch 4,096, from numpy and from the GPU, with each switch (BLOCK_GROUP, REGISTER_CAP,
   PINNED_STAGING);
-- Google's test split from numpy, with teams and without;
+- Google's test split from numpy, with teams (one or two of their blocks a multiprocessor) and without;
 - plain parsing at n = 10, 25, 50 and 100, each kernel whose registers limit its blocks also capped (the sums'
   kernels, capped by default, also uncapped), and the
   marginals with their outside charts in global memory.
@@ -136,6 +136,8 @@ def workloads(quick: bool, google: str | None) -> dict[str, Callable[[], Callabl
         f"compressive-marginals-n{n}-gpu": compressive(None, "GPU", hook.marginals),
         "google-numpy-teams": google_split(True),
         "google-numpy-one-block-each": google_split(False),
+        "google-numpy-teams-two-a-multiprocessor": switched(hook, "TEAM_BLOCKS_A_MULTIPROCESSOR", 2,
+                                                            google_split(True)),
     }
     for size in plain_sizes:
         for task, function in (("map", eisner.tree_map), ("logz", eisner.tree_log_partition),

@@ -134,3 +134,6 @@ def test_register_cap_launches_a_copy_compiled_with_max_registers(monkeypatch) -
     monkeypatch.setattr(runtime, "REGISTER_CAP", False)
     sums = eisner._kernel("marginals", True, True, 32)
     assert runtime.capped(sums, 32, 2560, always=True).targetoptions["max_registers"] == 64
+    assert hook.team_kernel() is hook._decode_team  # the teams' copy: one block a multiprocessor by default
+    monkeypatch.setattr(hook, "TEAM_BLOCKS_A_MULTIPROCESSOR", 2)
+    assert hook.team_kernel().targetoptions["max_registers"] == 128

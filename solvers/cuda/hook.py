@@ -845,12 +845,11 @@ def chart_cost(sizes: np.ndarray, cap: np.ndarray) -> np.ndarray:
 
 
 def team_sizes(sizes: np.ndarray, cap: np.ndarray, blocks: int) -> np.ndarray:
-    """Blocks per sentence for a batch launched on a GPU of ``blocks`` multiprocessors (:func:`team_blocks`): a
-    sentence whose chart costs at least two multiprocessors' shares of the batch's work (:func:`chart_cost`) gets a
-    team of one block per share (no more than it has threads' work for, :data:`GROUP` threads per (span, count) unit
-    of its widest phase, and all teams together at most ``blocks``: one block per multiprocessor is co-resident
-    whatever the kernel's registers, as a cooperative launch needs); 0 for the others (one block each, in the block
-    kernels).  With one multiprocessor (the simulator's) no sentence is teamed.
+    """Blocks per sentence for a batch launched on a GPU whose teams hold ``blocks`` blocks at once
+    (:func:`team_blocks`: one a multiprocessor by default): a sentence whose chart costs at least two blocks' shares of the batch's work
+    (:func:`chart_cost`) gets a team of one block per share (no more than it has threads' work for, :data:`GROUP`
+    threads per (span, count) unit of its widest phase, and all teams together at most ``blocks``); 0 for the others
+    (one block each, in the block kernels).  With one multiprocessor (the simulator's) no sentence is teamed.
 
     >>> sizes, cap = np.array([168, 96] + [25] * 100), np.array([10, 13] + [11] * 100)
     >>> team_sizes(sizes, cap, 132)[:3].tolist()  # 75 and 23 of 132 blocks, the 100 others one block each
@@ -977,14 +976,35 @@ def _launched(kernel: Any, plan: Plan, stream: Any = 0) -> Any:
     return runtime.capped(kernel, plan.threads, dynamic)[plan.blocks, plan.threads, stream, dynamic]
 
 
-@functools.cache
+TEAM_BLOCKS_A_MULTIPROCESSOR = 1  # the teams' blocks one multiprocessor holds at once.  1: the team kernel as
+# compiled (144 registers a thread, reports/gpu/kernel_resources.md), one block, the rest of the multiprocessor left to
+# the other sentences' blocks beside it; 2: its copy with at most 128 registers a thread (ptxas spills 40 bytes, none in
+# a loop over candidates), twice the blocks in each team and nothing beside them.  An experiment switch that
+# gpu_profile.py times beside the default (which is faster is still to be measured on a GPU)
+
+
+def team_kernel() -> Any:
+    """:func:`_decode_team` as launched: with more than one block a multiprocessor
+    (:data:`TEAM_BLOCKS_A_MULTIPROCESSOR`), its copy with the registers that many blocks leave each thread."""
+    if TEAM_BLOCKS_A_MULTIPROCESSOR == 1 or runtime.simulated():
+        return _decode_team
+    registers = runtime.multiprocessor().registers // (TEAM_BLOCKS_A_MULTIPROCESSOR * TEAM_THREADS)
+    return runtime.with_max_registers(_decode_team, min(255, registers // 8 * 8))
+
+
 def team_blocks() -> int:
-    """The most blocks the teams of one launch take: one per multiprocessor, or fewer where a cooperative launch of
-    :func:`_decode_team` holds fewer (a context limited to part of the GPU).  Its first call compiles the kernel."""
-    blocks = runtime.multiprocessors()
+    """The most blocks the teams of one launch take: :data:`TEAM_BLOCKS_A_MULTIPROCESSOR` per multiprocessor, or
+    fewer where a cooperative launch of :func:`team_kernel` holds fewer (a context limited to part of the GPU).  Its
+    first call compiles the kernel."""
+    return _team_blocks(TEAM_BLOCKS_A_MULTIPROCESSOR)
+
+
+@functools.cache
+def _team_blocks(per_multiprocessor: int) -> int:
     if runtime.simulated():
-        return blocks
-    return min(blocks, _decode_team.compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
+        return runtime.multiprocessors()
+    blocks = per_multiprocessor * runtime.multiprocessors()
+    return min(blocks, team_kernel().compile(team_signature()).max_cooperative_grid_blocks(TEAM_THREADS))
 
 
 def gpu_team_sizes(sizes: np.ndarray, cap: np.ndarray, teams: bool = True) -> np.ndarray:
@@ -1003,13 +1023,13 @@ def team_signature() -> tuple:
 
 def _team_launch(arc: Any, token: Any, bigram: Any, params: np.ndarray, teamed: np.ndarray, blocks: np.ndarray,
                  single_root: bool, heads: Any, objective: Any, stream: Any, slot: int) -> tuple[Any, tuple]:
-    """The cooperative launch of :func:`_decode_team`, ready to go (its arrays copied and allocated): sentence
+    """The cooperative launch of :func:`team_kernel`, ready to go (its arrays copied and allocated): sentence
     teamed[t] parsed by blocks[t] blocks, its chart in row t of a global work area."""
     rows = np.repeat(np.arange(len(teamed)), blocks)
     teams = np.stack([rows, (np.cumsum(blocks) - blocks)[rows], blocks[rows], teamed[rows]], axis=1).astype(np.int64)
     floats, ints = _work_sizes(params[teamed, 0], params[teamed, 2], MAX)
     widths = int(params[teamed, 0].max()) + 1
-    return _decode_team[len(teams), TEAM_THREADS, stream], (
+    return team_kernel()[len(teams), TEAM_THREADS, stream], (
         arc, token, bigram, runtime.kept_copy(params, "team-params", slot, stream),
         runtime.kept_copy(teams, "teams", slot, stream),
         bool(single_root), widths, runtime.work_area((len(teamed), floats), np.float64, slot, "team"),

@@ -4,9 +4,10 @@ found once, and arrays moved to and from the GPU.
 Every GPU entry point asks :func:`unavailable` first (a one-line reason, or None) and takes its arrays through
 :func:`on_device`: a numpy array is copied to the GPU (the copy is part of the measured time), an array that
 already lives there (anything with ``__cuda_array_interface__``: a torch tensor, a CuPy array, a numba device
-array) is used in place, without a copy.  :func:`result` makes a result where the caller wants it (a kept work area for numpy input, a new array of the
-input's library for GPU input) and :func:`returned_like` gives it back as the kind of array the caller passed.  With ``NUMBA_ENABLE_CUDASIM=1`` numba runs the same kernels on the CPU in its simulator: how the tests and
-CI check them without a GPU (slowly: keep those instances tiny).
+array) is used in place, without a copy.  :func:`result` makes a result where the caller wants it (a kept work area
+for numpy input, a new array of the input's library for GPU input) and :func:`returned_like` gives it back as the
+kind of array the caller passed.  With ``NUMBA_ENABLE_CUDASIM=1`` numba runs the same kernels on the CPU in its
+simulator: how the tests and CI check them without a GPU (slowly: keep those instances tiny).
 """
 
 from __future__ import annotations
@@ -268,9 +269,11 @@ def capped(kernel: Any, threads: int, shared: int, always: bool = False) -> Any:
     index does not tell the two apart).  The simulator has no registers: the kernel itself."""
     if not (REGISTER_CAP or always) or simulated():
         return kernel
-    return _with_max_registers(kernel, register_cap(threads, shared, multiprocessor()))
+    return with_max_registers(kernel, register_cap(threads, shared, multiprocessor()))
 
 
 @functools.cache
-def _with_max_registers(kernel: Any, registers: int) -> Any:
+def with_max_registers(kernel: Any, registers: int) -> Any:
+    """A copy of ``kernel`` compiled with at most ``registers`` registers a thread (numba's ``max_registers``), once
+    per process."""
     return cuda().jit(max_registers=registers)(kernel.py_func)
