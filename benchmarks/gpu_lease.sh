@@ -17,8 +17,9 @@
 #                                                           # session's device time 15, starts included: the first
 #                                                           # two, in that order (every kernel changed since the
 #                                                           # last GPU run: reports/gpu/kernel_resources.md; the
-#                                                           # tests run the new chart layouts on the GPU first),
-#                                                           # unless a part has newer questions
+#                                                           # tests run the new chart layouts, the plain sums'
+#                                                           # scaled probabilities and torch-allocated results on
+#                                                           # the GPU first), unless a part has newer questions
 set -uo pipefail
 out=${1:?the output folder}
 shift
