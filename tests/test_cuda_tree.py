@@ -293,3 +293,30 @@ def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):
     assert (heads.shape, heads.dtype, heads.device) == ((2, 5), "torch.int64", "cuda:1")
     assert (value.shape, value.dtype, value.device) == ((2,), "torch.float64", "cuda:1")
     assert runtime.returned_like(reference, heads) is heads and runtime.library(heads) == "torch"
+
+
+def test_torch_tensors_in_torch_tensors_out() -> None:
+    """On a GPU with torch: scores as torch tensors give torch tensors on their device (runtime.result: torch's
+    allocator), with the answers numpy input gets, for plain parsing and for cuda-dp's decode and sums."""
+    torch = pytest.importorskip("torch", reason="needs torch (the GPU benchmarks' machine has it)")
+    if REASON is not None or runtime.simulated() or not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU that torch sees (the simulator has no torch tensors)")
+    from compbench_solvers.cuda import eisner, hook
+
+    arc = np.random.default_rng(9).standard_normal((5, 7, 7))
+    tensor = torch.as_tensor(arc, device="cuda")
+    for function in (eisner.tree_map, eisner.tree_log_partition, eisner.tree_marginals):
+        expected, got = function(arc), function(tensor)
+        for want, have in zip(expected if isinstance(expected, tuple) else (expected,),
+                              got if isinstance(got, tuple) else (got,)):
+            assert isinstance(have, torch.Tensor) and have.device == tensor.device
+            np.testing.assert_allclose(have.cpu().numpy(), want, rtol=1e-12, atol=1e-15)
+    batch = compbench.ProblemBatch.from_problems([compbench.generate("gaussian", n, seed=n) for n in (6, 3, 5)])
+    scores = (batch.arc_scores, batch.token_scores, batch.bigram_scores)
+    on_gpu = [torch.as_tensor(a, device="cuda") for a in scores]
+    for function in (hook.decode, hook.log_partition, hook.marginals):
+        expected, got = function(*scores, batch.sizes), function(*on_gpu, batch.sizes)
+        for want, have in zip(expected if isinstance(expected, tuple) else (expected,),
+                              got if isinstance(got, tuple) else (got,)):
+            assert isinstance(have, torch.Tensor) and have.device == on_gpu[0].device
+            np.testing.assert_allclose(have.cpu().numpy(), want, rtol=1e-12, atol=1e-15)
