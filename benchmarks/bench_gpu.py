@@ -255,7 +255,7 @@ def main() -> int:
         notes.append(line)
         print(line, flush=True)
 
-    redone = eisner.redone_in_log_space()  # the scaled sums' sentences done again in log space, from here on
+    in_log_space = eisner.summed_in_log_space()  # the sums' sentences done in log space, from here on
     rows: list[dict] = []
     budget = Budget(args.budget, began)
     failed = False
@@ -368,8 +368,8 @@ def main() -> int:
     for process in waiting:
         process.kill()
         process.wait()
-    note(f"# sentences the cuda sums (log Z, marginals) did again in log space, their scaled values out of range: "
-         f"{eisner.redone_in_log_space() - redone} (the rest in the scaled sums)")
+    note(f"# sentences the cuda sums (log Z, marginals) did in log space (scaled values out of range, log Z over "
+         f"{eisner.LOG_Z_WORDS} words): {eisner.summed_in_log_space() - in_log_space} (the rest in the scaled sums)")
     print()
     print("\n".join(_full_table(rows, args.batches, args.sizes, peers)))
     print()

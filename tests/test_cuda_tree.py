@@ -106,7 +106,8 @@ def test_brute_force_on_tiny_padded_batches(single_root):
 @pytest.mark.parametrize("single_root", [False, True])
 def test_sums_out_of_the_scaled_range_are_done_again_in_log_space(monkeypatch, single_root):
     """log Z and the marginals are summed in REAL (scaled probabilities) and kept when REAL's values stayed in SAFE's
-    range; otherwise the block does its sentence again in LOG, and eisner.redone_in_log_space() counts it.
+    range; otherwise the block does its sentence again in LOG, and eisner.summed_in_log_space() counts it; so does
+    log Z alone (no outside pass to bound the values' sensitivity) past eisner.LOG_Z_WORDS words, lowered to 2.
     Sentence 0's largest arcs into tokens 1 and 2 are in no tree together, 1,000 above the rest: its scaled Z
     underflows (REAL alone would say log Z = -inf).  Then SAFE lowered to 2 (the simulator reads the module's
     globals as it runs): sentence 1's arcs are all 0, so its values count trees, above 2, as no sentence small
@@ -117,14 +118,17 @@ def test_sums_out_of_the_scaled_range_are_done_again_in_log_space(monkeypatch, s
     arc = np.random.default_rng(17 + single_root).standard_normal((3, 5, 5))
     arc[0, 2, 1] = arc[0, 1, 2] = 1000.0
     arc[1] = 0.0
-    for safe in (eisner.SAFE, 2.0):
+    for safe, words in ((eisner.SAFE, eisner.LOG_Z_WORDS), (2.0, eisner.LOG_Z_WORDS), (eisner.SAFE, 2)):
         monkeypatch.setattr(eisner, "SAFE", safe)
-        before = eisner.redone_in_log_space()
+        monkeypatch.setattr(eisner, "LOG_Z_WORDS", words)
+        before = eisner.summed_in_log_space()
         log_z = eisner.tree_log_partition(arc, sizes, single_root)
         log_z2, marginals = eisner.tree_marginals(arc, sizes, single_root)
-        redone = eisner.redone_in_log_space() - before
+        redone = eisner.summed_in_log_space() - before
         if safe == 2.0:
             assert redone >= 4  # sentences 0 and 1, by log Z and by the marginals
+        elif words == 2:
+            assert redone == 3  # log Z: sentences 0 and 1, over 2 words; the marginals: sentence 0
         else:
             assert redone == 2  # sentence 0 alone, by log Z and by the marginals
         for b, n in enumerate(sizes):

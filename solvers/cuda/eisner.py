@@ -213,6 +213,12 @@ def _check(semiring, value, flag):
         flag[0] = 1
 
 
+LOG_Z_WORDS = math.floor(math.log(SAFE) / math.log(27 / 4))  # the longest sentence whose log Z alone (no outside pass)
+# is kept from REAL: SAFE's rule also needs every value's sensitivity (its outside value) at most SAFE, which the
+# marginals check; without them the number of projective trees of n words, C(3n, n) / (2n + 1) < (27/4)^n, bounds
+# every outside value (factors are at most 1), and that is at most SAFE up to n = 108
+
+
 @cuda.jit(device=True)
 def _in_range(A, o, S, n, flag):
     """Whether REAL's answer is kept: no value flagged, the scaled Z at least 1 / SAFE (0, no tree, is not: LOG
@@ -595,18 +601,22 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red, flag):
 
 @cuda.jit(device=True)
 def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, redone):
-    """log Z in REAL, or in LOG when REAL's values left the range (:func:`_in_range`; counted in ``redone``)."""
+    """log Z in REAL up to :data:`LOG_Z_WORDS` words, kept when its values stayed in range (:func:`_in_range`), else
+    in LOG (counted in ``redone``)."""
     sentence, tid = cuda.blockIdx.x, cuda.threadIdx.x
     n = sizes[sentence]
     S = n + 1
     if tid == 0:
         flag[0] = 0
-    _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
-    if _in_range(A, o, S, n, flag):
+    kept = n <= LOG_Z_WORDS
+    if kept:
+        _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+        kept = _in_range(A, o, S, n, flag)
+        cuda.syncthreads()  # every thread has read the flag and the goal before LOG writes over them
+    if kept:
         if tid == 0:
             value[sentence] = math.log(A[o + _right(S, 0, n)]) + _log_scale(A, o, S, n)
     else:
-        cuda.syncthreads()  # every thread has read the flag and the goal before LOG writes over them
         _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
         if tid == 0:
             value[sentence] = A[o + _right(S, 0, n)]
@@ -806,12 +816,12 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
 
 @functools.cache
 def _redone() -> Any:
-    """The device counter of sentences the sums did again in log space (one per process)."""
+    """The device counter of sentences the sums did in log space (one per process)."""
     return runtime.cuda().to_device(np.zeros(1, np.int64))
 
 
-def redone_in_log_space() -> int:
-    """How many sentences :func:`tree_log_partition` and :func:`tree_marginals` have done again in log space in
-    this process, their scaled sums' values having left the range (0 on a GPU that has summed nothing): what a
-    benchmark of the sums reports beside its times.  It waits for the GPU."""
+def summed_in_log_space() -> int:
+    """How many sentences :func:`tree_log_partition` and :func:`tree_marginals` have summed in log space in this
+    process (0 on a GPU that has summed nothing): those whose scaled sums' values left the range, and log Z's over
+    :data:`LOG_Z_WORDS` words.  What a benchmark of the sums reports beside its times.  It waits for the GPU."""
     return int(_redone().copy_to_host()[0]) if runtime.unavailable() is None else 0
