@@ -275,33 +275,76 @@ def test_results_are_the_callers_own_across_calls():
     np.testing.assert_allclose(eisner.tree_log_partition(wider), compbench.tree_log_partition_many(wider), rtol=1e-12)
 
 
-def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):
-    """GPU input: each result is a new array of the input's library (torch's caching allocator, on the input's
-    device), handed back as it is; numba's own device arrays only for numba input.  A stand-in torch module: this
-    machine has no torch (the GPU benchmarks check real torch tensors' answers, bench_gpu.py)."""
+class StandInTensor:
+    """What runtime reads of a torch tensor (this machine has no torch: the GPU benchmarks and
+    test_torch_tensors_in_torch_tensors_out check real ones)."""
 
-    class Tensor:  # what runtime reads of a torch tensor
-        __module__ = "torch"
-        __cuda_array_interface__ = {"version": 2}
+    __module__ = "torch"
+    __cuda_array_interface__ = {"version": 2}
 
-        def __init__(self, shape, dtype, device):
-            self.shape, self.dtype, self.device = tuple(shape), dtype, device
+    def __init__(self, shape, dtype, device):
+        self.shape, self.dtype, self.device = tuple(shape), dtype, device
 
+
+def stand_in_torch(monkeypatch, stream: int = 0) -> types.ModuleType:
+    """A torch module of stand-ins in sys.modules: dtypes, empty, and a current stream of handle ``stream``."""
     torch = types.ModuleType("torch")
     torch.float64, torch.int64 = "torch.float64", "torch.int64"
-    torch.empty = lambda shape, dtype, device: Tensor(shape, dtype, device)
+    torch.empty = lambda shape, dtype, device: StandInTensor(shape, dtype, device)
+    torch.cuda = types.SimpleNamespace(current_stream=lambda device: types.SimpleNamespace(cuda_stream=stream))
     monkeypatch.setitem(sys.modules, "torch", torch)
-    reference = Tensor((2, 5, 5), torch.float64, "cuda:1")
+    return torch
+
+
+def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):
+    """GPU input: each result is a new array of the input's library (torch's caching allocator, on the input's
+    device), handed back as it is; numba's own device arrays only for numba input."""
+    torch = stand_in_torch(monkeypatch)
+    reference = StandInTensor((2, 5, 5), torch.float64, types.SimpleNamespace(index=1))
     heads = runtime.result(reference, (2, 5), np.int64, "heads")
     value = runtime.result(reference, (2,), np.float64, "value")
-    assert (heads.shape, heads.dtype, heads.device) == ((2, 5), "torch.int64", "cuda:1")
-    assert (value.shape, value.dtype, value.device) == ((2,), "torch.float64", "cuda:1")
+    assert (heads.shape, heads.dtype, heads.device) == ((2, 5), "torch.int64", reference.device)
+    assert (value.shape, value.dtype, value.device) == ((2,), "torch.float64", reference.device)
     assert runtime.returned_like(reference, heads) is heads and runtime.library(heads) == "torch"
+
+
+def test_launches_follow_the_callers_stream(monkeypatch):
+    """runtime.ordered: with torch's default stream nothing is added (the legacy default stream orders itself);
+    with a side stream, numba's default stream waits for an event recorded on it before the launches, and it for
+    one recorded on the default stream after them; scores on another device than numba's current one are a
+    one-line ValueError.  A stand-in numba.cuda records the calls."""
+    calls = []
+
+    class Event:
+        def record(self, stream):
+            calls.append(("record", stream))
+
+        def wait(self, stream):
+            calls.append(("wait", stream))
+
+    cuda = types.SimpleNamespace(external_stream=lambda handle: f"stream {handle}", default_stream=lambda: "default",
+                                 event=Event, get_current_device=lambda: types.SimpleNamespace(id=0))
+    monkeypatch.setattr(runtime, "cuda", lambda: cuda)
+    monkeypatch.setattr(runtime, "simulated", lambda: False)
+    for stream, expected in ((0, []), (7, [("record", "stream 7"), ("wait", "default"), ("launch", None),
+                                           ("record", "default"), ("wait", "stream 7")])):
+        torch = stand_in_torch(monkeypatch, stream)
+        calls.clear()
+        with runtime.ordered(StandInTensor((1, 3, 3), torch.float64, types.SimpleNamespace(index=0))):
+            calls.append(("launch", None))
+        assert calls == (expected or [("launch", None)])
+    with pytest.raises(ValueError, match="on GPU 1, numba's current device is 0") as error:
+        with runtime.ordered(StandInTensor((1, 3, 3), torch.float64, types.SimpleNamespace(index=1))):
+            pass
+    assert "\n" not in str(error.value)
+    with runtime.ordered(np.zeros((1, 3, 3))):  # numpy input: numba's default stream is its own
+        pass
 
 
 def test_torch_tensors_in_torch_tensors_out() -> None:
     """On a GPU with torch: scores as torch tensors give torch tensors on their device (runtime.result: torch's
-    allocator), with the answers numpy input gets, for plain parsing and for cuda-dp's decode and sums."""
+    allocator), with the answers numpy input gets, for plain parsing and for cuda-dp's decode and sums, also from a
+    side stream (runtime.ordered)."""
     torch = pytest.importorskip("torch", reason="needs torch (the GPU benchmarks' machine has it)")
     if REASON is not None or runtime.simulated() or not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU that torch sees (the simulator has no torch tensors)")
@@ -315,6 +358,11 @@ def test_torch_tensors_in_torch_tensors_out() -> None:
                               got if isinstance(got, tuple) else (got,)):
             assert isinstance(have, torch.Tensor) and have.device == tensor.device
             np.testing.assert_allclose(have.cpu().numpy(), want, rtol=1e-12, atol=1e-15)
+    side = torch.cuda.Stream()  # a side stream (non-blocking): the scores made there, the result read there
+    with torch.cuda.stream(side):
+        log_z = eisner.tree_log_partition(tensor * 1.0) + 0.0
+    side.synchronize()
+    np.testing.assert_allclose(log_z.cpu().numpy(), eisner.tree_log_partition(arc), rtol=1e-12)
     batch = compbench.ProblemBatch.from_problems([compbench.generate("gaussian", n, seed=n) for n in (6, 3, 5)])
     scores = (batch.arc_scores, batch.token_scores, batch.bigram_scores)
     on_gpu = [torch.as_tensor(a, device="cuda") for a in scores]

@@ -780,7 +780,9 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         stack = runtime.work_area((B * 3 * (4 * N + 4),), np.int32, use="eisner-stack")
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
-        _launched("map", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, heads, bp, stack, chart)
+        with runtime.ordered(arc_scores):
+            _launched("map", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, heads, bp, stack,
+                                                    chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
 
@@ -793,7 +795,8 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
         inside, _ = placement(N, 2)
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
-        _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart, _redone())
+        with runtime.ordered(arc_scores):
+            _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart, _redone())
     return runtime.returned_like(arc_scores, value)
 
 
@@ -809,8 +812,9 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         outside_chart = runtime.work_area((1 if outside else B * 2 * chart_size(N),), np.float64, use="eisner-outside")
         threads = threads_for(N)
-        _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value, marginals,
-                                                            chart, outside_chart, _redone())
+        with runtime.ordered(arc_scores):
+            _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value,
+                                                                marginals, chart, outside_chart, _redone())
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
 
 

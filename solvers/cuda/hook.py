@@ -1216,21 +1216,28 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     if B:
         cap = count_plans(inputs.sizes, inputs.lo, inputs.hi)[1]
         team = gpu_team_sizes(inputs.sizes, cap, teams)
-        if not team.any():
-            _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi, single_root,
-                           heads, objective)
-        else:  # the teams beside the other sentences, on two streams of their own (on the default stream the one
-            # launch would wait for the other), which the default stream then waits for
-            while len(_streams) < 2:
-                _streams.append(cuda.stream())
-            with cuda.defer_cleanup():  # no memory freed (a device-wide wait) between the launches
+        with runtime.ordered(_on_gpu(arc_scores, token_scores, bigram_scores)):
+            if not team.any():
                 _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi,
-                               single_root, heads, objective, _streams[0], team=team, team_stream=_streams[1])
-            for stream in _streams[:2]:
-                done = cuda.event()
-                done.record(stream)
-                done.wait(cuda.default_stream())
+                               single_root, heads, objective)
+            else:  # the teams beside the other sentences, on two (blocking) streams of their own (on the default
+                # stream the one launch would wait for the other), which the default stream then waits for
+                while len(_streams) < 2:
+                    _streams.append(cuda.stream())
+                with cuda.defer_cleanup():  # no memory freed (a device-wide wait) between the launches
+                    _launch_decode(inputs.arc, inputs.token, inputs.bigram, inputs.sizes, inputs.lo, inputs.hi,
+                                   single_root, heads, objective, _streams[0], team=team, team_stream=_streams[1])
+                for stream in _streams[:2]:
+                    done = cuda.event()
+                    done.record(stream)
+                    done.wait(cuda.default_stream())
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, objective)
+
+
+def _on_gpu(*arrays: Any) -> Any:
+    """The first of ``arrays`` that lives on the GPU (the one whose library's stream the launches follow), or
+    None."""
+    return next((array for array in arrays if runtime.on_gpu(array)), None)
 
 
 def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any, max_length: Any,
@@ -1249,11 +1256,12 @@ def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, m
         no_ints = runtime.work_area((1,), np.int32, use="no-ints")  # the sums keep no kept counts nor backpointers
         args = (inputs.arc, inputs.token, inputs.bigram, params, order, bool(single_root), bool(with_marginals),
                 no_ints)
-        if plan.shared:
-            _launched(inferrer(plan), plan)(*args, log_z, token, arc, bigram)
-        else:
-            floats = runtime.work_area((plan.blocks, plan.floats), np.float64)
-            _launched(inferrer(plan), plan)(*args, floats, log_z, token, arc, bigram)
+        with runtime.ordered(_on_gpu(arc_scores, token_scores, bigram_scores)):
+            if plan.shared:
+                _launched(inferrer(plan), plan)(*args, log_z, token, arc, bigram)
+            else:
+                floats = runtime.work_area((plan.blocks, plan.floats), np.float64)
+                _launched(inferrer(plan), plan)(*args, floats, log_z, token, arc, bigram)
     out = (log_z, token, arc, bigram) if with_marginals else (log_z,)
     return tuple(runtime.returned_like(arc_scores, array) for array in out)
 

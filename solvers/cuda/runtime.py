@@ -12,9 +12,11 @@ simulator: how the tests and CI check them without a GPU (slowly: keep those ins
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
 
@@ -118,6 +120,51 @@ def returned_like(reference: Any, array: Any) -> Any:
 
         return cupy.asarray(array)
     return array
+
+
+def _caller_stream(reference: Any) -> tuple[int, int] | None:
+    """(device, stream handle) of the caller's current stream in ``reference``'s library (torch, CuPy), or None for
+    another input (numpy, numba's device arrays: numba's default stream is theirs)."""
+    module = library(reference)
+    if module == "torch":
+        import torch
+
+        return reference.device.index, torch.cuda.current_stream(reference.device).cuda_stream
+    if module == "cupy":
+        import cupy
+
+        return reference.device.id, cupy.cuda.get_current_stream().ptr
+    return None
+
+
+@contextlib.contextmanager
+def ordered(reference: Any) -> Iterator[None]:
+    """Launches on numba's default stream (the kept work areas are never used by two launches at once) ordered
+    after the work the caller queued on its current stream and before what it queues next, as its library's own
+    operations are: with a torch or CuPy stream other than the default one, numba's default stream waits for an
+    event recorded on it, and it for one recorded after the launches (the default stream needs none: the legacy
+    default stream and every blocking stream wait for each other, which torch's side streams, non-blocking, do not).
+    A GPU array on another device than numba's current one is a ValueError (the work areas live on one)."""
+    caller = _caller_stream(reference) if on_gpu(reference) and not simulated() else None
+    if caller is None:
+        yield
+        return
+    cu = cuda()
+    device, handle = caller
+    if device is not None and device != cu.get_current_device().id:
+        raise ValueError(f"the scores are on GPU {device}, numba's current device is "
+                         f"{cu.get_current_device().id}: select it with numba.cuda.select_device({device})")
+    if not handle:
+        yield
+        return
+    stream, default = cu.external_stream(handle), cu.default_stream()
+    ready = cu.event()
+    ready.record(stream)
+    ready.wait(default)
+    yield
+    done = cu.event()
+    done.record(default)
+    done.wait(stream)
 
 
 def result(reference: Any, shape: tuple[int, ...], dtype: Any, use: str) -> Any:
