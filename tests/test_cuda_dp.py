@@ -145,19 +145,19 @@ def test_numpy_scores_in_chunks_on_streams_give_the_answers_of_one_launch(monkey
         monkeypatch.setattr(hook, "PINNED_STAGING", pinned)  # through our pinned buffers, or straight from numpy
         got_heads, got_value = hook.decode(*scores, *bounds)
         assert np.array_equal(got_heads, heads) and np.array_equal(got_value, value)
-    pinned = hook._pinned
+    pinned = runtime.pinned
 
-    def poisoned(shape: tuple, slot: int, use: str) -> np.ndarray:
+    def poisoned(shape: tuple, dtype, slot: int, use: str) -> np.ndarray:
         """A staging buffer full of +inf, which any max it reached would keep (NaN and -inf would be dropped like
         the -inf padding of the batch the answers above came from): what the staging leaves of it (the padding) is
         never read."""
-        buffer = pinned(shape, slot, use)
+        buffer = pinned(shape, dtype, slot, use)
         buffer.fill(np.inf)
         return buffer
 
     monkeypatch.setattr(hook, "PINNED_STAGING", True)
-    monkeypatch.setattr(hook, "_pinned", poisoned)
-    monkeypatch.setattr(hook, "STAGE_BYTES", 1)  # each chunk staged in parts on every core
+    monkeypatch.setattr(runtime, "pinned", poisoned)
+    monkeypatch.setattr(runtime, "STAGE_BYTES", 1)  # each chunk staged in parts on every core
     for shared_bytes in (hook.SHARED_BYTES, 0):  # the shared and the global kernels
         monkeypatch.setattr(hook, "SHARED_BYTES", shared_bytes)
         got_heads, got_value = hook.decode(*scores, *bounds)

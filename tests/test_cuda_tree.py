@@ -296,6 +296,40 @@ def stand_in_torch(monkeypatch, stream: int = 0) -> types.ModuleType:
     return torch
 
 
+@needs_kernels
+def test_numpy_scores_and_results_go_through_kept_pinned_buffers(monkeypatch):
+    """From runtime.STAGE_BYTES on, numpy scores go to the GPU through a kept page-locked buffer filled on every
+    core, and results come back through one: with STAGE_BYTES = 1 (every array staged, in parts of one row) and
+    each buffer poisoned with NaN when handed out, the answers are the direct copies' bit for bit, and a result is
+    the caller's own array (a second call leaves it as it was)."""
+    from compbench_solvers.cuda import eisner
+
+    sizes = [5, 3, 4]
+    arc = tie_batch(23, sizes)
+    arc[1] = np.random.default_rng(4).standard_normal(arc[1].shape)
+    calls = [eisner.tree_map, eisner.tree_log_partition, eisner.tree_marginals]
+
+    def flat(answer) -> np.ndarray:
+        return np.hstack([np.ravel(x) for x in (answer if isinstance(answer, tuple) else (answer,))])
+
+    expected = [flat(call(arc, sizes)) for call in calls]
+    pinned = runtime.pinned
+
+    def poisoned(shape, dtype, slot=0, use="staging"):
+        buffer = pinned(shape, dtype, slot, use)
+        buffer.fill(np.nan if buffer.dtype.kind == "f" else -7)
+        return buffer
+
+    monkeypatch.setattr(runtime, "pinned", poisoned)
+    monkeypatch.setattr(runtime, "STAGE_BYTES", 1)
+    got = [call(arc, sizes) for call in calls]
+    for want, have in zip(expected, got):
+        np.testing.assert_array_equal(flat(have), want)
+    kept = got[2][1].copy()
+    eisner.tree_marginals(np.random.default_rng(6).standard_normal(arc.shape), sizes)
+    np.testing.assert_array_equal(got[2][1], kept)
+
+
 def test_a_gpu_callers_results_come_from_its_own_library(monkeypatch):
     """GPU input: each result is a new array of the input's library (torch's caching allocator, on the input's
     device), handed back as it is; numba's own device arrays only for numba input."""

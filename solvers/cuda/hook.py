@@ -1070,21 +1070,6 @@ CHUNK = 512  # the fewest sentences of a chunk of a batch decoded from numpy (a 
 PINNED_STAGING = True  # a chunk's scores go through a pinned buffer of ours (False: copied from numpy's own memory,
 # which the driver stages; bench_gpu_compressive.py times both ways in one run: which is faster is still to measure)
 _streams: list[Any] = []  # the chunks' streams, made once
-_staging: dict[tuple[str, int], np.ndarray] = {}  # the chunks' pinned host buffers, kept like the work areas
-
-
-def _pinned(shape: tuple[int, ...], slot: int, use: str) -> np.ndarray:
-    """A page-locked host buffer of float64 for one chunk's scores (a copy from it to the GPU is asynchronous and
-    at the bus's full speed, unlike one from pageable memory), kept for the next call as
-    :func:`compbench_solvers.cuda.runtime.work_area` keeps device arrays."""
-    buffer = _staging.get((use, slot))
-    if buffer is None or buffer.shape != shape:
-        pinned = all(shape)  # nothing to page-lock in an empty buffer (no sentence has a word)
-        buffer = _staging[(use, slot)] = cuda.pinned_array(shape, np.float64) if pinned else np.empty(shape)
-    return buffer
-
-
-STAGE_BYTES = 1 << 20  # the least a thread stages (a smaller chunk is staged by the calling thread alone)
 
 
 def own_score_bytes(sizes: np.ndarray) -> np.ndarray:
@@ -1100,7 +1085,7 @@ def _stage(inputs: Inputs, index: np.ndarray, buffers: tuple[np.ndarray, np.ndar
     jobs = cores(None)  # one kept pool for every chunk, in as many parts as the chunk has STAGE_BYTES, at most jobs
     run_in_parts(lambda part: gather_scores(inputs.token, inputs.arc, inputs.bigram, inputs.sizes, index, part,
                                             *buffers), np.arange(len(index)), nbytes, jobs,
-                 parts=min(jobs, int(nbytes.sum()) // STAGE_BYTES))
+                 parts=min(jobs, int(nbytes.sum()) // runtime.STAGE_BYTES))
 
 
 def _chunk_scores(inputs: Inputs, index: np.ndarray, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1151,7 +1136,7 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
             w = int(inputs.sizes[index].max())
             shapes = {"arc": (len(index), w + 1, w + 1), "token": (len(index), w), "bigram": (len(index), w + 2, w + 2)}
             device.append({**{use: (runtime.work_area(shape, np.float64, slot, use),
-                                    _pinned(shape, slot, use) if PINNED_STAGING else None)
+                                    runtime.pinned(shape, np.float64, slot, use) if PINNED_STAGING else None)
                               for use, shape in shapes.items()},
                            "heads": runtime.work_area((len(index), w + 1), np.int64, slot, "heads"),
                            "objective": runtime.work_area((len(index),), np.float64, slot, "objective")})

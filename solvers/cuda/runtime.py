@@ -81,8 +81,8 @@ def on_gpu(array: Any) -> bool:
 
 def on_device(array: Any, use: str, dtype: Any = np.float64) -> Any:
     """``array`` as a numba device array of ``dtype``: a GPU array of that dtype in place (no copy), a numpy array
-    (or anything numpy takes) copied into the kept device array of ``use`` (:func:`work_area`: no allocation, nor
-    a free that waits for the GPU, per call; a launch's inputs need a use each).  A GPU array of another dtype is
+    (or anything numpy takes) copied into the kept device array of ``use`` (:func:`staged_to_device`; no
+    allocation, nor a free that waits for the GPU, per call; a launch's inputs need a use each).  A GPU array of another dtype is
     a TypeError (converting it on the GPU is the caller's choice, not a silent copy)."""
     cu = cuda()
     if on_gpu(array):
@@ -90,11 +90,7 @@ def on_device(array: Any, use: str, dtype: Any = np.float64) -> Any:
         if device.dtype != np.dtype(dtype):
             raise TypeError(f"expected a GPU array of {np.dtype(dtype)}, got {device.dtype}")
         return device
-    values = np.ascontiguousarray(array, dtype=dtype)
-    area = work_area(values.shape, dtype, use=use)
-    if values.size:  # (an empty array's strides may differ from the area's, which the copy refuses)
-        area.copy_to_device(values)
-    return area
+    return staged_to_device(np.ascontiguousarray(array, dtype=dtype), use)
 
 
 def library(array: Any) -> str:
@@ -103,11 +99,11 @@ def library(array: Any) -> str:
 
 
 def returned_like(reference: Any, array: Any) -> Any:
-    """A result as the kind of array ``reference`` is: numpy for numpy input (the device array copied back),
+    """A result as the kind of array ``reference`` is: numpy for numpy input (:func:`staged_to_host`),
     otherwise ``array`` itself when :func:`result` made it in ``reference``'s library, else that library's view of
     the same memory (torch, CuPy), or the numba device array itself."""
     if not on_gpu(reference):
-        return array.copy_to_host()
+        return staged_to_host(array)
     module = library(reference)
     if library(array) == module:
         return array
@@ -217,6 +213,70 @@ def work_area(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "wor
     if area is None or area.shape != shape:
         area = _WORK_AREAS[key] = cuda().device_array(shape, dtype)
     return area
+
+
+STAGE_BYTES = 1 << 20  # the least a thread stages, and the least :func:`staged_to_device` stages at all
+_PINNED: dict[tuple[str, int], np.ndarray] = {}  # the staging buffers (bytes), kept like the work areas
+
+
+def pinned(shape: tuple[int, ...], dtype: Any, slot: int = 0, use: str = "staging") -> np.ndarray:
+    """A page-locked host buffer of ``shape`` and ``dtype`` (a copy between it and the GPU is asynchronous and at the
+    bus's full speed, unlike one from pageable memory, which the driver stages through a buffer of its own on one
+    thread): a view of the kept buffer of this use and slot, made larger when it is too small.  Kept buffers hold
+    page-locked memory until the process ends, each as much as the most one call asked of it."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if not nbytes:  # nothing to page-lock (and a view of nothing has strides a copy to the GPU refuses)
+        return np.empty(shape, dtype)
+    buffer = _PINNED.get((use, slot))
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = _PINNED[(use, slot)] = cuda().pinned_array(nbytes, np.uint8)
+    return buffer[:nbytes].view(dtype).reshape(shape)
+
+
+def copy_in_parts(destination: np.ndarray, source: np.ndarray) -> None:
+    """``destination[...] = source`` (one shape) on every core, in parts of the first axis of at least
+    :data:`STAGE_BYTES` (numpy's copies let go of the GIL): memory, not one thread, sets the pace."""
+    from compbench.solver import cores
+
+    from ..compressive.batch import run_in_parts
+
+    jobs = cores(None)
+    parts = max(1, min(jobs, len(source), source.nbytes // STAGE_BYTES))
+    bounds = np.linspace(0, len(source), parts + 1).astype(np.int64)
+
+    def run(pieces: np.ndarray) -> None:
+        for k in pieces:
+            np.copyto(destination[bounds[k]:bounds[k + 1]], source[bounds[k]:bounds[k + 1]])
+
+    run_in_parts(run, np.arange(parts), np.ones(parts), jobs, parts=parts)
+
+
+def staged_to_device(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> Any:
+    """A C-contiguous numpy array in the kept device array of ``use`` (:func:`work_area`), on ``stream``: from
+    :data:`STAGE_BYTES` on through the kept page-locked buffer of ``use`` (:func:`pinned`, filled on every core),
+    else straight from numpy's memory."""
+    area = work_area(values.shape, values.dtype, slot, use)
+    if not values.size:  # (an empty array's strides may differ from the area's, which the copy refuses)
+        return area
+    if values.nbytes < STAGE_BYTES:
+        area.copy_to_device(values, stream=stream)
+        return area
+    buffer = pinned(values.shape, values.dtype, slot, use)
+    copy_in_parts(buffer, values)
+    area.copy_to_device(buffer, stream=stream)
+    return area
+
+
+def staged_to_host(array: Any) -> np.ndarray:
+    """A device array as a new numpy array: from :data:`STAGE_BYTES` on through a kept page-locked buffer (the
+    copy at the bus's full speed, then on every core into the new array), else straight."""
+    if array.nbytes < STAGE_BYTES or not array.size:
+        return array.copy_to_host()
+    buffer = pinned(array.shape, array.dtype, use="results")
+    array.copy_to_host(buffer)
+    out = np.empty(array.shape, array.dtype)
+    copy_in_parts(out, buffer)
+    return out
 
 
 _FILLED: dict[str, tuple[Any, Any]] = {}  # use -> (the work area, the value it holds everywhere)
