@@ -367,6 +367,11 @@ def test_launches_follow_the_callers_stream(monkeypatch):
         with runtime.ordered(StandInTensor((1, 3, 3), torch.float64, types.SimpleNamespace(index=0))):
             calls.append(("launch", None))
         assert calls == (expected or [("launch", None)])
+    calls.clear()  # a launch that fails: what was queued before it still orders the caller's stream
+    with pytest.raises(RuntimeError, match="a launch failed"):
+        with runtime.ordered(StandInTensor((1, 3, 3), torch.float64, types.SimpleNamespace(index=0))):
+            raise RuntimeError("a launch failed")
+    assert calls == [("record", "stream 7"), ("wait", "default"), ("record", "default"), ("wait", "stream 7")]
     with pytest.raises(ValueError, match="on GPU 1, numba's current device is 0") as error:
         with runtime.ordered(StandInTensor((1, 3, 3), torch.float64, types.SimpleNamespace(index=1))):
             pass

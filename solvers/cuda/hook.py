@@ -1140,22 +1140,24 @@ def _decode_from_host(inputs: Inputs, single_root: bool, teams: bool) -> tuple[n
                               for use, shape in shapes.items()},
                            "heads": runtime.work_area((len(index), w + 1), np.int64, slot, "heads"),
                            "objective": runtime.work_area((len(index),), np.float64, slot, "objective")})
-        for k, (index, chunk) in enumerate(zip(chunks, device)):
-            stream = _streams[k]
-            uses = ("token", "arc", "bigram")
-            if PINNED_STAGING:  # while the chunks before this one are copied and run
-                _stage(inputs, index, tuple(chunk[use][1] for use in uses))
-                for use in uses:  # from pinned memory: asynchronous, at full speed
-                    chunk[use][0].copy_to_device(chunk[use][1], stream=stream)
-            else:  # from pageable memory: each call returns once the driver has staged it
-                scores = _chunk_scores(inputs, index, chunk["heads"].shape[1] - 1)
-                for source, use in zip(scores, uses):
-                    chunk[use][0].copy_to_device(np.ascontiguousarray(source), stream=stream)
-            _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
-                           inputs.lo[index], inputs.hi[index], single_root, chunk["heads"], chunk["objective"], stream,
-                           slot=1 + k, team=team[index])
-        for stream in _streams[:len(chunks)]:
-            stream.synchronize()
+        try:
+            for k, (index, chunk) in enumerate(zip(chunks, device)):
+                stream = _streams[k]
+                uses = ("token", "arc", "bigram")
+                if PINNED_STAGING:  # while the chunks before this one are copied and run
+                    _stage(inputs, index, tuple(chunk[use][1] for use in uses))
+                    for use in uses:  # from pinned memory: asynchronous, at full speed
+                        chunk[use][0].copy_to_device(chunk[use][1], stream=stream)
+                else:  # from pageable memory: each call returns once the driver has staged it
+                    scores = _chunk_scores(inputs, index, chunk["heads"].shape[1] - 1)
+                    for source, use in zip(scores, uses):
+                        chunk[use][0].copy_to_device(np.ascontiguousarray(source), stream=stream)
+                _launch_decode(chunk["arc"][0], chunk["token"][0], chunk["bigram"][0], inputs.sizes[index],
+                               inputs.lo[index], inputs.hi[index], single_root, chunk["heads"], chunk["objective"],
+                               stream, slot=1 + k, team=team[index])
+        finally:  # also after a failure: no copy from a kept pinned buffer outlives the call
+            for stream in _streams[:len(chunks)]:
+                stream.synchronize()
         for index, chunk in zip(chunks, device):
             heads[index, :chunk["heads"].shape[1]] = chunk["heads"].copy_to_host()
             objective[index] = chunk["objective"].copy_to_host()

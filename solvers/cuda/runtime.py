@@ -129,7 +129,7 @@ def _caller_stream(reference: Any) -> tuple[int, int] | None:
     if module == "cupy":
         import cupy
 
-        return reference.device.id, cupy.cuda.get_current_stream().ptr
+        return reference.device.id, cupy.cuda.get_current_stream(reference.device.id).ptr
     return None
 
 
@@ -157,10 +157,12 @@ def ordered(reference: Any) -> Iterator[None]:
     ready = cu.event()
     ready.record(stream)
     ready.wait(default)
-    yield
-    done = cu.event()
-    done.record(default)
-    done.wait(stream)
+    try:
+        yield
+    finally:  # also when a launch failed: what was queued writes the caller's arrays
+        done = cu.event()
+        done.record(default)
+        done.wait(stream)
 
 
 def result(reference: Any, shape: tuple[int, ...], dtype: Any, use: str) -> Any:
@@ -251,19 +253,19 @@ def copy_in_parts(destination: np.ndarray, source: np.ndarray) -> None:
     run_in_parts(run, np.arange(parts), np.ones(parts), jobs, parts=parts)
 
 
-def staged_to_device(values: np.ndarray, use: str, slot: int = 0, stream: Any = 0) -> Any:
-    """A C-contiguous numpy array in the kept device array of ``use`` (:func:`work_area`), on ``stream``: from
-    :data:`STAGE_BYTES` on through the kept page-locked buffer of ``use`` (:func:`pinned`, filled on every core),
-    else straight from numpy's memory."""
+def staged_to_device(values: np.ndarray, use: str, slot: int = 0) -> Any:
+    """A C-contiguous numpy array in the kept device array of ``use`` (:func:`work_area`), copied before this
+    returns (so the kept buffer is free again): from :data:`STAGE_BYTES` on through the kept page-locked buffer of
+    ``use`` (:func:`pinned`, filled on every core), else straight from numpy's memory."""
     area = work_area(values.shape, values.dtype, slot, use)
     if not values.size:  # (an empty array's strides may differ from the area's, which the copy refuses)
         return area
     if values.nbytes < STAGE_BYTES:
-        area.copy_to_device(values, stream=stream)
+        area.copy_to_device(values)
         return area
     buffer = pinned(values.shape, values.dtype, slot, use)
     copy_in_parts(buffer, values)
-    area.copy_to_device(buffer, stream=stream)
+    area.copy_to_device(buffer)  # (on the default stream: synchronous)
     return area
 
 
