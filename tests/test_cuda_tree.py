@@ -207,6 +207,25 @@ def test_gpu_arrays_in_gpu_arrays_out_and_every_chart_placement(monkeypatch):
         np.testing.assert_allclose(got[2][1], expected[2][1], rtol=1e-12, atol=1e-15)
 
 
+@needs_kernels
+def test_more_positions_than_threads(monkeypatch):
+    """A block of 32 threads over 38 positions (as blocks of 256 threads over sentences past 255 words): a thread
+    fills two columns of the charts, their scales among them, with the answers of the CPU kernels."""
+    from compbench_solvers.cuda import eisner
+
+    monkeypatch.setattr(eisner, "threads_for", lambda N: 32)
+    arc = np.random.default_rng(5).standard_normal((1, 38, 38))
+    heads, score = eisner.tree_map(arc)
+    log_z = eisner.tree_log_partition(arc)
+    log_z2, marginals = eisner.tree_marginals(arc)
+    expected = compbench.tree_marginals_many(arc)[0]
+    solution = cpu_trees([arc[0]], False)[0]
+    np.testing.assert_array_equal(heads[0], solution.heads)
+    assert score[0] == solution.objective
+    assert np.isclose(log_z[0], expected.log_partition, rtol=1e-12) and log_z2[0] == log_z[0]
+    np.testing.assert_allclose(marginals[0], expected.arc, rtol=1e-9, atol=1e-12)
+
+
 def test_placement_switch(monkeypatch):
     """The charts' shared/global switch as docs/gpu.md states it (N = n+1): inside charts in shared memory up to
     n = 52, the marginals' outside charts beside them up to n = 36 (in global memory with OUTSIDE_IN_SHARED off, a
