@@ -846,10 +846,11 @@ def chart_cost(sizes: np.ndarray, cap: np.ndarray) -> np.ndarray:
 
 def team_sizes(sizes: np.ndarray, cap: np.ndarray, blocks: int) -> np.ndarray:
     """Blocks per sentence for a batch launched on a GPU whose teams hold ``blocks`` blocks at once
-    (:func:`team_blocks`: one a multiprocessor by default): a sentence whose chart costs at least two blocks' shares of the batch's work
-    (:func:`chart_cost`) gets a team of one block per share (no more than it has threads' work for, :data:`GROUP`
-    threads per (span, count) unit of its widest phase, and all teams together at most ``blocks``); 0 for the others
-    (one block each, in the block kernels).  With one multiprocessor (the simulator's) no sentence is teamed.
+    (:func:`team_blocks`: one a multiprocessor by default): a sentence whose chart costs at least two blocks' shares
+    of the batch's work (:func:`chart_cost`) gets a team of one block per share (no more than it has threads' work
+    for, :data:`GROUP` threads per (span, count) unit of its widest phase, and all teams together at most
+    ``blocks``); 0 for the others (one block each, in the block kernels). With one multiprocessor (the simulator's)
+    no sentence is teamed.
 
     >>> sizes, cap = np.array([168, 96] + [25] * 100), np.array([10, 13] + [11] * 100)
     >>> team_sizes(sizes, cap, 132)[:3].tolist()  # 75 and 23 of 132 blocks, the 100 others one block each

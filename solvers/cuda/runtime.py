@@ -81,8 +81,8 @@ def on_gpu(array: Any) -> bool:
 
 def on_device(array: Any, use: str, dtype: Any = np.float64) -> Any:
     """``array`` as a numba device array of ``dtype``: a GPU array of that dtype in place (no copy), a numpy array
-    (or anything numpy takes) copied into the kept device array of ``use`` (:func:`staged_to_device`; no
-    allocation, nor a free that waits for the GPU, per call; a launch's inputs need a use each).  A GPU array of another dtype is
+    (or anything numpy takes) copied into the kept device array of ``use`` (:func:`staged_to_device`; no allocation,
+    nor a free that waits for the GPU, per call; a launch's inputs need a use each). A GPU array of another dtype is
     a TypeError (converting it on the GPU is the caller's choice, not a silent copy)."""
     cu = cuda()
     if on_gpu(array):
