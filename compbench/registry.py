@@ -25,8 +25,10 @@ such names; the options are passed to every ``solve`` call.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
-from importlib.metadata import entry_points
+import sys
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Iterable
 
 from .problem import Problem, ProblemBatch, Solution
@@ -53,11 +55,23 @@ def solve_many(problems: Iterable[Problem] | ProblemBatch, solver: str | Solver,
     return solver.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
 
 
+def _group() -> tuple[EntryPoint, ...]:
+    """The group's entry points, read once per ``sys.path`` (a scan of every installed distribution's metadata takes
+    milliseconds, which a ``solve_many`` by name paid every call): a plug-in put on the path later, as a test does,
+    is found under the new path."""
+    return _scan(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    return tuple(entry_points(group=GROUP))
+
+
 def _entry_points() -> dict[str, Callable[[], Any]]:
     """Every registered name and what loads its solver factory (a provider is loaded here to list its names; one
     that cannot be loaded is listed under its own name, and fails again when that name is asked for)."""
     found: dict[str, Callable[[], Any]] = {}
-    eps = entry_points(group=GROUP)
+    eps = _group()
     for ep in eps:
         if not ep.name.endswith(PROVIDER):
             found.setdefault(ep.name, ep.load)
@@ -79,7 +93,7 @@ def _factory(name: str) -> Callable[[], Any] | None:
     (``compbench solve`` with a built-in DP does not import the ILP catalog); else None."""
     if name.endswith(PROVIDER):
         return None
-    return next((ep.load for ep in entry_points(group=GROUP) if ep.name == name), None)
+    return next((ep.load for ep in _group() if ep.name == name), None)
 
 
 def solver_distributions() -> dict[str, dict[str, str | None]]:
@@ -87,7 +101,7 @@ def solver_distributions() -> dict[str, dict[str, str | None]]:
     registers each solver, plug-ins included (a provider's for the names it provides; an entry point of a solver's
     own wins over a provider, and otherwise the first, as in :mod:`compbench.registry`)."""
     found: dict[str, dict[str, str | None]] = {}
-    for ep in sorted(entry_points(group=GROUP), key=lambda ep: ep.name.endswith(PROVIDER)):
+    for ep in sorted(_group(), key=lambda ep: ep.name.endswith(PROVIDER)):
         names = [ep.name]
         if ep.name.endswith(PROVIDER):
             try:
@@ -106,7 +120,7 @@ def solver_distribution(name: str) -> str | None:
     if name.startswith("exec:"):
         return None
     base = parse_solver_spec(name)[0] if "[" in name else name
-    own = next((ep for ep in entry_points(group=GROUP) if ep.name == base), None)
+    own = next((ep for ep in _group() if ep.name == base), None)
     if own is not None:
         return own.dist.name if own.dist else None
     return (solver_distributions().get(base) or {}).get("distribution")
