@@ -14,8 +14,9 @@ class CudaDP(Solver):
     the same trees and objectives, bit for bit, one thread block per sentence.
 
     A batch (:meth:`solve_many`: a list of problems or a :class:`compbench.ProblemBatch`, its arrays read as they
-    are) is solved in one launch per root mode (a list is not split by size: ``batch_by_size``), its scores copied to the GPU and the answers back (part of the time); each answer records the batch's
-    size in ``stats["batch"]`` and its seconds are the batch's divided equally.  :meth:`solve` is a batch of one.  The
+    are) is solved in one launch per root mode (a list is not split by size: ``batch_by_size``), its scores copied
+    to the GPU and the answers back (part of the time); each answer records the batch's size in ``stats["batch"]``
+    and its seconds are the batch's divided equally.  :meth:`solve` is a batch of one.  The
     kernels cannot be interrupted: ``time_limit`` is not enforced.  Without a GPU (or numba-cuda) it is unavailable,
     with the reason; ``NUMBA_ENABLE_CUDASIM=1`` runs it in numba's CUDA simulator (slowly).
 
