@@ -18,7 +18,8 @@ charts of (n+2) rows of n+1:
   consecutive places (coalesced in global memory, no bank conflicts in shared memory); the outside pass counts its
   candidates from the item outwards so that its reads line up the same way.
 
-THE RULES (each written once below, in the device function that carries its name; ⊕ is max or log-sum-exp, ⊗ is +):
+THE RULES (each written once below, in the device function that carries its name; ⊕ is max, log-sum-exp or +, ⊗ is
++ or ×, 1 the semiring's one: 0 of log values, 1 of REAL's scaled probabilities, below):
 
     [complete-0]  C[i][i] = 1                                           the hook-trick chart's [rtri-skip] of (skip i i)
                                                                         and [ltri-0]: nothing on either side
