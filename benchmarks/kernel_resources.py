@@ -186,10 +186,10 @@ def plain_arguments(task: str, N: int, B: int = 4) -> tuple:
     if task == "map":
         return (arc, sizes, True, value, np.zeros((B, N), np.int64), np.zeros(len(chart), np.int16),
                 np.zeros(B * 3 * (4 * N + 4), np.int32), chart)
-    redone = np.zeros(1, np.int64)
+    in_log_space = np.zeros(1, np.int64)
     if task == "log_z":
-        return arc, sizes, True, value, chart, redone
-    return arc, sizes, True, value, np.zeros((B, N, N)), chart, chart, redone
+        return arc, sizes, True, value, chart, in_log_space
+    return arc, sizes, True, value, np.zeros((B, N, N)), chart, chart, in_log_space
 
 
 def compressive_arguments(kernel: str, n: int, B: int = 4, floats: int = 64, ints: int = 64, scratch: int = 0,

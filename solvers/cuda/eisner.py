@@ -228,13 +228,12 @@ def _in_range(A, o, S, n, flag):
 
 
 @cuda.jit(device=True)
-def _log_scale(A, o, S, n):
-    """Σ scale(m) over the sentence: the goal's, log Z - log(goal)."""
-    total = 0.0
+def _scaled_log_z(A, o, S, n):
+    """log Z from REAL's goal: log(goal) + Σ scale(m) over the sentence."""
+    total = math.log(A[o + _right(S, 0, n)])
     for m in range(1, n + 1):
         total += A[o + _size(S) + _right(S, m, m)]
     return total
-
 
 
 # ---- where an item lives ----
@@ -601,9 +600,21 @@ def _run_map(arc, sizes, single_root, value, heads, bp, stack, A, o, red, flag):
 
 
 @cuda.jit(device=True)
-def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, redone):
+def _log_space_inside(arc, sentence, A, o, S, n, single_root, value, red, flag, in_log_space):
+    """The inside pass in LOG, for a sentence REAL does not keep: its log Z into ``value`` (and returned to every
+    thread), counted in ``in_log_space``."""
+    _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+    log_z = A[o + _right(S, 0, n)]
+    if cuda.threadIdx.x == 0:
+        value[sentence] = log_z
+        cuda.atomic.add(in_log_space, 0, 1)
+    return log_z
+
+
+@cuda.jit(device=True)
+def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, in_log_space):
     """log Z in REAL up to :data:`LOG_Z_WORDS` words, kept when its values stayed in range (:func:`_in_range`), else
-    in LOG (counted in ``redone``)."""
+    in LOG (:func:`_log_space_inside`)."""
     sentence, tid = cuda.blockIdx.x, cuda.threadIdx.x
     n = sizes[sentence]
     S = n + 1
@@ -616,18 +627,15 @@ def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, redone):
         cuda.syncthreads()  # every thread has read the flag and the goal before LOG writes over them
     if kept:
         if tid == 0:
-            value[sentence] = math.log(A[o + _right(S, 0, n)]) + _log_scale(A, o, S, n)
+            value[sentence] = _scaled_log_z(A, o, S, n)
     else:
-        _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
-        if tid == 0:
-            value[sentence] = A[o + _right(S, 0, n)]
-            cuda.atomic.add(redone, 0, 1)
+        _log_space_inside(arc, sentence, A, o, S, n, single_root, value, red, flag, in_log_space)
 
 
 @cuda.jit(device=True)
-def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag, redone):
+def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag, in_log_space):
     """log Z and the marginals in REAL, inside and outside, or both again in LOG when REAL's values left the
-    range (counted in ``redone``)."""
+    range (:func:`_log_space_inside`)."""
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
@@ -645,13 +653,9 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, f
         kept = flag[0] == 0  # (after the pass's last barrier)
     if kept:
         if tid == 0:
-            value[sentence] = math.log(z) + _log_scale(A, o, S, n)
+            value[sentence] = _scaled_log_z(A, o, S, n)
     else:
-        _inside(LOG, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
-        log_z = A[o + _right(S, 0, n)]
-        if tid == 0:
-            value[sentence] = log_z
-            cuda.atomic.add(redone, 0, 1)
+        log_z = _log_space_inside(arc, sentence, A, o, S, n, single_root, value, red, flag, in_log_space)
         _outside(LOG, arc, sentence, A, o, U, p, S, n, single_root, log_z, marginals, red, flag)
 
 
@@ -681,41 +685,42 @@ def _kernel(task: str, inside: bool, outside: bool, threads: int) -> Any:
     elif task == "log_z":
         if inside:
             @cuda.jit
-            def kernel(arc, sizes, single_root, value, chart, redone):
+            def kernel(arc, sizes, single_root, value, chart, in_log_space):
                 red = cuda.shared.array(scratch, float64)
                 flag = cuda.shared.array(1, int32)
                 A = cuda.shared.array(0, float64)
-                _run_log_z(arc, sizes, single_root, value, A, 0, red, flag, redone)
+                _run_log_z(arc, sizes, single_root, value, A, 0, red, flag, in_log_space)
         else:
             @cuda.jit
-            def kernel(arc, sizes, single_root, value, chart, redone):
+            def kernel(arc, sizes, single_root, value, chart, in_log_space):
                 red = cuda.shared.array(scratch, float64)
                 flag = cuda.shared.array(1, int32)
                 o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-                _run_log_z(arc, sizes, single_root, value, chart, o, red, flag, redone)
+                _run_log_z(arc, sizes, single_root, value, chart, o, red, flag, in_log_space)
     elif inside and outside:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, in_log_space):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             charts = cuda.shared.array(0, float64)  # the inside charts, then the outside ones
             _run_marginals(arc, sizes, single_root, value, marginals, charts, 0, charts, 2 * _size(arc.shape[1]), red,
-                           flag, redone)
+                           flag, in_log_space)
     elif inside:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, in_log_space):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             A = cuda.shared.array(0, float64)
             p = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red, flag, redone)
+            _run_marginals(arc, sizes, single_root, value, marginals, A, 0, outside_chart, p, red, flag, in_log_space)
     else:
         @cuda.jit
-        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, redone):
+        def kernel(arc, sizes, single_root, value, marginals, chart, outside_chart, in_log_space):
             red = cuda.shared.array(scratch, float64)
             flag = cuda.shared.array(1, int32)
             o = cuda.blockIdx.x * 2 * _size(arc.shape[1])
-            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red, flag, redone)
+            _run_marginals(arc, sizes, single_root, value, marginals, chart, o, outside_chart, o, red, flag,
+                           in_log_space)
     return kernel
 
 
@@ -797,7 +802,8 @@ def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = F
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
         with runtime.ordered(arc_scores):
-            _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart, _redone())
+            _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart,
+                                                      _log_space_counter())
     return runtime.returned_like(arc_scores, value)
 
 
@@ -815,12 +821,12 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         threads = threads_for(N)
         with runtime.ordered(arc_scores):
             _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value,
-                                                                marginals, chart, outside_chart, _redone())
+                                                                marginals, chart, outside_chart, _log_space_counter())
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
 
 
 @functools.cache
-def _redone() -> Any:
+def _log_space_counter() -> Any:
     """The device counter of sentences the sums did in log space (one per process)."""
     return runtime.cuda().to_device(np.zeros(1, np.int64))
 
@@ -829,4 +835,4 @@ def summed_in_log_space() -> int:
     """How many sentences :func:`tree_log_partition` and :func:`tree_marginals` have summed in log space in this
     process (0 on a GPU that has summed nothing): those whose scaled sums' values left the range, and log Z's over
     :data:`LOG_Z_WORDS` words.  What a benchmark of the sums reports beside its times.  It waits for the GPU."""
-    return int(_redone().copy_to_host()[0]) if runtime.unavailable() is None else 0
+    return int(_log_space_counter().copy_to_host()[0]) if runtime.unavailable() is None else 0
