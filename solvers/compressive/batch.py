@@ -24,7 +24,8 @@ from compbench import Problem, ProblemBatch
 
 from ..jit import kernel, with_globals
 from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
-                    _fill_max, _inside_sum, _outside_sum)
+                    _fill_max, _inside_sum, _outside_sum, outside_underflow_negligible, shift_to_unit,
+                    underflow_safe)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
 OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
@@ -240,14 +241,14 @@ def gather_scores(token, arc, bigram, sizes, rows, which, token_out, arc_out, bi
 
 
 @kernel(nogil=True)
-def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_flat, attach_flat, ones, gap, scale,
-                with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
+def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_flat, attach_flat, bigram_flat, ones,
+                gap, scale, prefix, with_marginals, log_z, safe, token_out, arc_out, bigram_out, order):
     """log Z (and with ``with_marginals`` the posterior marginals of tokens, arcs and bigrams, into the padded
     ``token_out``, ``arc_out`` and ``bigram_out``) of the first-order sentences ``order`` lists, by the scaled
     chart's inside and outside, as :class:`ScaledChart` computes them one at a time; ``params`` per sentence: what
     it counts and the cap, and ``goal[k, c]`` the weight of count c at the goal.  ``safe[k]`` is False where a value
-    left the safe range: that sentence's answer is to be computed again by the engine that falls back to log
-    space."""
+    left the safe range or underflowed: that sentence's answer is to be computed again by the engine that falls
+    back to log space (the rules above :data:`compbench_solvers.compressive.chart.SAFE`)."""
     for k in order:
         n = sizes[k]
         N = n + 1
@@ -257,17 +258,25 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         for e in range(size):
             V_flat[e] = 0.0
         attach = attach_flat[:N * N].reshape((N, N))
-        largest = 0.0
+        shifted_bigram = bigram_flat[:(N + 1) * (N + 1)].reshape((N + 1, N + 1))
         for h in range(N):
             for m in range(N):
-                attach[h, m] = math.exp(arc[k, h, m] + (token[k, m - 1] if m >= 1 else 0.0))
+                attach[h, m] = arc[k, h, m] + (token[k, m - 1] if m >= 1 else 0.0)
+        shift = shift_to_unit(attach, attach, bigram[k], shifted_bigram, prefix)
+        largest, lowest_score = 0.0, math.inf
+        for h in range(N):
+            for m in range(N):
+                if attach[h, m] > NEG:
+                    lowest_score = min(lowest_score, attach[h, m])
+                attach[h, m] = math.exp(attach[h, m])
                 largest = max(largest, attach[h, m])
         for j in range(N):
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
-        scores = Scores(bigram=bigram[k], attach=attach, kept_bonus=1.0, sibling=None, ones=ones[:N], gap=gap[:N],
-                        scale=scale[:N], single_root=single_root, counting=counting, cap=cap,
+        scores = Scores(bigram=shifted_bigram, attach=attach, kept_bonus=1.0, sibling=None, ones=ones[:N],
+                        gap=gap[:N], scale=scale[:N], single_root=single_root, counting=counting, cap=cap,
                         tie=np.int64(0))  # first order: no sibling scores
-        _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None, edges=None, n_edges=None), scores)
+        smallest_item, smallest_gap, reach = _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None,
+                                                               edges=None, n_edges=None), scores)
         z, top = 0.0, 0.0
         for c in range(cap + 1):
             z += V[RTRI, 0, n, c] * goal[k, c]
@@ -275,8 +284,10 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
             top = max(top, V_flat[e])
         for j in range(N):
             largest = max(largest, gap[j])
-        safe[k] = largest <= SAFE and top <= SAFE and 1.0 / SAFE <= z <= SAFE
-        log_z[k] = math.log(z) + scale[n] if safe[k] else NEG
+        safe[k] = (largest <= SAFE and top <= SAFE and 0.0 < z <= SAFE
+                   and underflow_safe(smallest_item, min(math.exp(lowest_score), smallest_gap), reach, z, scale[n],
+                                      n, cap))
+        log_z[k] = math.log(z) + scale[n] + shift if safe[k] else NEG
         if not (with_marginals and safe[k]):
             continue
         O = O_flat[:size].reshape((ITEMS, N, N, cap + 1))
@@ -286,9 +297,10 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
             O[RTRI, 0, n, c] = goal[k, c]
         _outside_sum(Cells(V=V, T=None, window=None, outside=O, mass=O_flat[:0].reshape((0, 0, 0)), edges=None,
                            n_edges=None), scores)
+        top_outside = 0.0
         for e in range(size):
-            top = max(top, O_flat[e])
-        if not top <= SAFE:
+            top_outside = max(top_outside, O_flat[e])
+        if not (top_outside <= SAFE and outside_underflow_negligible(top, z, n, cap)):
             safe[k] = False
             continue
         arcs, bigrams = arc_out[k], bigram_out[k]
@@ -330,7 +342,8 @@ def infer(batch: ProblemBatch, params: np.ndarray, goal: np.ndarray, with_margin
         def run(order: np.ndarray) -> None:
             most, scores = int(N[order].max()), int(cells[order].max())
             _infer_many(*arrays, np.empty(scores), np.empty(scores if with_marginals else 1), np.empty(most * most),
-                        np.empty(most), np.empty(most), np.empty(most), with_marginals, log_z, safe, *outputs, order)
+                        np.empty((most + 1) ** 2), np.empty(most), np.empty(most), np.empty(most), np.empty(most + 1),
+                        with_marginals, log_z, safe, *outputs, order)
 
         run_in_parts(run, which, N[which].astype(np.float64) ** 3 * (params[which, 1] + 1) ** 2, jobs)
     return log_z, safe, *outputs

@@ -730,8 +730,10 @@ def _derive_of(mode, chart, scores, j, item, count):
 def _axioms(mode, chart, scores, j):
     """The axioms ending at j, set before any rule reads them: in the max semiring as they are, in scaled
     probability space exp(score - (scale[j] - scale[i])).  (ltri 0 0), the root's empty left half (score 0, count
-    0), is the semiring's one: the unary rules use it as their second antecedent."""
+    0), is the semiring's one: the unary rules use it as their second antecedent.  Returns, in INSIDE_SUM, the
+    smallest value an allowed axiom got (0.0 when one underflowed: :data:`NORMAL`'s rule), else 1.0."""
     V = chart.V
+    smallest = 1.0
     # [ltri-0] (ltri j j) <- .
     V[LTRI, j, j, 0] = 1.0 if mode == INSIDE_SUM else 0.0
     for i in range(j + 1):
@@ -740,8 +742,11 @@ def _axioms(mode, chart, scores, j):
         if c <= scores.cap:
             if mode == INSIDE_SUM:
                 V[SKIP, i, j, c] = math.exp(scores.bigram[i, j + 1] - (scores.scale[j] - scores.scale[i]))
+                if scores.bigram[i, j + 1] > NEG:
+                    smallest = min(smallest, V[SKIP, i, j, c])
             else:
                 V[SKIP, i, j, c] = scores.bigram[i, j + 1]
+    return smallest
 
 
 @kernel
@@ -767,18 +772,26 @@ def _move_sibling_triples(sibling, packed, out, gather):
     return k
 
 
-def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float]:
+def _best_siblings(sibling: np.ndarray) -> np.ndarray:
+    """best[h, m]: the largest sib(h, s, m) the rules read (s = h, or s between h and m), -inf if none."""
+    h, s, m = np.ogrid[:len(sibling), :len(sibling), :len(sibling)]
+    read = ((h < m) & (h <= s) & (s < m)) | ((m < h) & (m < s) & (s <= h))
+    return np.where(read, sibling, NEG).max(axis=1)
+
+
+def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float, float]:
     """exp(sib(h, s, m)) as out[h, m, s] (the sums' layout: a rule's row over s is contiguous) where the rules read
-    it, 0 elsewhere, and the largest: numpy's vectorized exp over the packed triples (a third of the time of numba's
-    scalar exp, and of numpy's over the whole array, mostly -inf)."""
+    it, 0 elsewhere, the largest and the smallest of an allowed triple: numpy's vectorized exp over the packed
+    triples (a third of the time of numba's scalar exp, and of numpy's over the whole array, mostly -inf)."""
     N = len(sibling)
     out = np.zeros_like(sibling)
     packed = np.empty(int(np.abs(np.arange(N)[:, None] - np.arange(1, N)).sum()))  # |m - h| triples per (h, m)
     count = _move_sibling_triples(sibling, packed, out, True)
+    lowest = packed[:count].min(initial=np.inf, where=packed[:count] > NEG)
     with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
         np.exp(packed[:count], out=packed[:count])
     _move_sibling_triples(sibling, packed, out, False)
-    return out, float(packed[:count].max(initial=0.0))
+    return out, float(packed[:count].max(initial=0.0)), math.exp(lowest)
 
 
 @kernel
@@ -787,20 +800,24 @@ def _normalize_column(V, gap, scale, j):
     scale[j] (the axioms (x j j) have scale 0 and stay).  Every one of them is a sum of products with exactly one
     factor scaled by scale[j] (an item ending at j or gap[j-1]), so the division keeps the chart exact.  (Dividing
     only when M is far from 1 lets the guessed scales drift away from the items' growth: the wide items underflow
-    at n = 200.)"""
-    top = 0.0
+    at n = 200.)  Returns the smallest nonzero value of these items before and after the division (1.0 if none;
+    :data:`NORMAL`'s rule)."""
+    top, smallest = 0.0, math.inf
     for x in range(ITEMS):
         for i in range(j):
             for c in range(V.shape[3]):
                 top = max(top, V[x, i, j, c])
+                if V[x, i, j, c] > 0.0:
+                    smallest = min(smallest, V[x, i, j, c])
     if top == 0.0 or not math.isfinite(top):
-        return
+        return 1.0
     for x in range(ITEMS):
         for i in range(j):
             for c in range(V.shape[3]):
                 V[x, i, j, c] /= top
     scale[j] += math.log(top)
     gap[j - 1] /= top
+    return smallest / max(top, 1.0)
 
 
 @kernel
@@ -849,13 +866,24 @@ def _outside_max(chart, scores):
 @kernel
 def _inside_sum(chart, scores):
     """[INSIDE_SUM] The fill's order in scaled probability space (V starts at 0): each column's scale guessed
-    before its items are derived and set once they are (:class:`ScaledChart`)."""
+    before its items are derived and set once they are (:class:`ScaledChart`).  Returns what the underflow rules
+    read (above :data:`SAFE`): the smallest nonzero item value it ever held (axioms included; 0.0 when an allowed
+    axiom underflowed), the smallest gap factor a rule read, and the reach, max over i < j of s_j - scale[i], s_j
+    the larger of column j's guessed and set scale."""
+    smallest_item, smallest_gap, reach, lowest_scale = 1.0, 1.0, 0.0, 0.0
+    scale = scores.scale
     for j in range(chart.V.shape[1]):
-        _guess_scale(scores.gap, scores.scale, j)
-        _axioms(INSIDE_SUM, chart, scores, j)
+        _guess_scale(scores.gap, scale, j)
+        guess = scale[j]
+        smallest_item = min(smallest_item, _axioms(INSIDE_SUM, chart, scores, j))
         _derive(INSIDE_SUM, chart, scores, j, EVERY, 0)
         if j >= 1:
-            _normalize_column(chart.V, scores.gap, scores.scale, j)
+            smallest_gap = min(smallest_gap, scores.gap[j - 1])  # as this column's rules read it
+            smallest_item = min(smallest_item, _normalize_column(chart.V, scores.gap, scale, j))
+            smallest_gap = min(smallest_gap, scores.gap[j - 1])  # as the later columns' rules read it
+            reach = max(reach, max(guess, scale[j]) - lowest_scale)
+        lowest_scale = min(lowest_scale, scale[j])
+    return smallest_item, smallest_gap, reach
 
 
 @kernel
@@ -1062,11 +1090,113 @@ class Chart:
         return heads
 
 
-# The scaled chart's answer is kept when every value it multiplied (inside, outside, score factors) is at most SAFE
-# and the scaled Z at least 1 / SAFE.  Then an item or a product that underflows can change Z by at most its
-# sensitivity (an outside value <= SAFE) times the underflow's error (<= 2^-1074 times a factor <= SAFE): relative
-# to Z >= 1 / SAFE at most 2^(3 * 300 - 1074) = 2^-174 per operation, far below double rounding.
+# The scaled chart sums probabilities of shifted scores (:func:`shift_to_unit`): the product of a rule's score
+# factors is at most 1 and so is every skip's (but where a word can never be kept, which no solution reads), so every
+# solution weighs at most 1, and so does every completion of an item.  Its answer is kept on SAFE's rule and one of
+# the two underflow rules below.
+#
+# SAFE's: every value it multiplied (inside, outside, score factors) is at most SAFE, and so is the scaled Z, which
+# is above 0 (no overflow; an inf or NaN fails it too).
+#
+# NORMAL's (nothing underflowed): a rule multiplies at most two items and three score factors (second order's
+# [*-first]: attach, sib and gap), so when every nonzero item value the inside pass held (before and after its
+# column's division) is at least `item` and every factor an allowed score gave (attach, sib, gap) at least `factor`,
+# with item^2 factor^3 >= NORMAL (both taken at most 1), no product underflowed, a sum of positive terms cannot, and
+# neither did a division by a column's largest value (its results are among the values checked).
+#
+# The bound's (what underflowed is negligible): an operation loses at most 2^-1074 of its result, in the scaled units
+# of its item (i, j): exp(s_j - s_i) in shifted units, s_j the column's scale (the larger of the guessed and the set
+# one while the column is summed; a rule reads at most one item of the column being summed, so an underflowed
+# factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's outside value is at
+# most its number of completions, at most the number of solutions (a completion and a derivation of the item are a
+# solution): below 2^n (27/4)^(n+1) (kept sets times projective trees, C(3m, m) / (2m + 1) over m words).  So Z loses at most
+# operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z is Z over
+# exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both rules).
+#
+# Either way every inside value is exact to its number of operations in a chain times 2^-53.  The outside pass may
+# underflow: an outside value's loss delta (at most 2^-1074 an operation) changes a posterior O I / Z by at most
+# delta times an inside value over the scaled Z; the marginals are kept when the operations' sum of that is below
+# 2^LOSS (:func:`outside_underflow_negligible`).  Computed outside values do not bound an underflowed inside value's
+# effect (they miss what the underflow lost): tests/test_marginals.py has sentences of 5 words whose log Z was off
+# by 5 when the scaled chart kept answers whose outside values were at most SAFE.
 SAFE = 2.0 ** 300
+NORMAL = 2.0 ** -1022  # the smallest normal double
+LOSS = -60.0  # log2 of the largest relative loss the bound's rule accepts
+
+
+@kernel(inline="always")
+def _log2_operations(n: int, cap: int) -> float:
+    """log2 of a bound on the operations of a pass over the chart of n words counting up to ``cap``."""
+    N = n + 1
+    return math.log2(8.0 * N * N * N * (cap + 1) * (cap + 1))
+
+
+@kernel(inline="always")
+def underflow_safe(smallest_item: float, smallest_factor: float, reach: float, scaled_z: float, last_scale: float,
+                   n: int, cap: int) -> bool:
+    """Whether what the inside pass can have lost to underflow is negligible: NORMAL's rule, from the smallest
+    nonzero item value and the smallest factor an allowed score gave, or the bound's, from the pass's ``reach``
+    (:func:`_inside_sum`), the scaled Z and scale[n]."""
+    item, factor = min(smallest_item, 1.0), min(smallest_factor, 1.0)
+    if item * item * factor * factor * factor >= NORMAL:
+        return True
+    if not scaled_z > 0.0:
+        return False
+    solutions = n + (n + 1) * math.log2(27.0 / 4.0)
+    return (_log2_operations(n, cap) + solutions - 1074.0 + (reach - last_scale) / math.log(2.0)
+            <= math.log2(scaled_z) + LOSS)
+
+
+@kernel(inline="always")
+def outside_underflow_negligible(largest_inside: float, scaled_z: float, n: int, cap: int) -> bool:
+    """Whether what the outside pass can have lost to underflow changes no posterior by 2^LOSS (above SAFE)."""
+    return (_log2_operations(n, cap) - 1074.0 + math.log2(max(largest_inside, 1.0)) <= math.log2(scaled_z) + LOSS)
+
+
+@kernel
+def shift_to_unit(best_attach, attach, bigram, bigram_out, prefix):
+    """Shift a problem's scores so that every factor of a solution is at most 1, and return the shift C (log Z is
+    C more than the shifted problem's).  A kept word k pays attach(h, k) - A_k and the bigram into it bigram(i, k)
+    - B_k; a dropped one pays -(A_k + B_k); </s> pays its bigram - B_(n+1).  A_k is the best attach into k
+    (``best_attach``: second order adds the best sibling score), B_k the best bigram into k or -A_k if larger (so
+    that A_k + B_k >= 0), both 0 for a word that cannot be kept.  Every solution pays each A_k + B_k once: C is
+    their sum.  ``attach`` is shifted in place, the bigrams into ``bigram_out`` (a skip (i, l-1) pays bigram(i, l)
+    - B_l and the dropped words between: ``prefix`` sums A_k + B_k).  Entries at -inf stay.
+
+    >>> import numpy as np
+    >>> attach, bigram = np.array([[-np.inf, 2.0], [-np.inf, -np.inf]]), np.array([[-np.inf, 1.0, 0.5]] * 3)
+    >>> shift_to_unit(attach, attach, bigram, out := np.empty((3, 3)), np.empty(3))
+    3.5
+    >>> [float(x) for x in (attach[0, 1], out[0, 1], out[1, 2], out[0, 2])]  # keep 1: 2-2, 1-1, .5-.5; drop: .5-3.5
+    [0.0, 0.0, 0.0, -3.0]
+    """
+    N = attach.shape[0]
+    n = N - 1
+    for i in range(N + 1):
+        for k in range(N + 1):
+            bigram_out[i, k] = bigram[i, k]
+    prefix[0] = 0.0
+    entry = 0.0
+    for k in range(1, N + 1):
+        best_in, best_bigram = 0.0, NEG
+        if k <= n:
+            best_in = NEG
+            for h in range(N):
+                best_in = max(best_in, best_attach[h, k])
+        for i in range(k):
+            best_bigram = max(best_bigram, bigram[i, k])
+        if best_in == NEG or best_bigram == NEG:  # k is never kept (or no solution ends): no shift
+            best_in, best_bigram = 0.0, 0.0
+        best_bigram = max(best_bigram, -best_in)
+        if k <= n:
+            for h in range(N):
+                attach[h, k] -= best_in
+            prefix[k] = prefix[k - 1] + best_in + best_bigram
+        else:
+            entry = best_bigram
+        for i in range(k):  # the skip (i, k-1): the bigram into k and the words i+1 .. k-1 it drops
+            bigram_out[i, k] = bigram[i, k] - best_bigram - (prefix[k - 1] - prefix[i])
+    return prefix[n] + entry
 
 
 @dataclass
@@ -1083,13 +1213,15 @@ class ScaledChart:
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=5, seed=0)
     >>> chart = ScaledChart.fill(p)
-    >>> bool(abs(np.log(chart.goal[0]) + chart.scale[-1] - compbench.log_partition(p)) < 1e-9)
+    >>> bool(abs(np.log(chart.goal[0]) + chart.scale[-1] + chart.shift - compbench.log_partition(p)) < 1e-9)
     True
     """
 
     inside: np.ndarray  # items x N x N x counts
-    scale: np.ndarray  # (N,) the potential: log value = log(stored) + scale[j] - scale[i]
+    scale: np.ndarray  # (N,) the potential: log value = log(stored) + scale[j] - scale[i] + (shift at the goal)
+    shift: float  # what :func:`shift_to_unit` took off every solution's score
     largest_factor: float  # the largest score factor exp(score) the rules multiply by (gaps included)
+    underflow: tuple[float, float, float]  # what the underflow rules read (:func:`underflow_safe`)
     _cells: Cells
     _scores: Scores
 
@@ -1103,23 +1235,34 @@ class ScaledChart:
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
+        attach, bigram = scores.attach.copy(), np.empty((n + 2, n + 2))
+        best_attach = attach if order == 1 else attach + _best_siblings(scores.sibling)
+        shift = shift_to_unit(best_attach, attach, scores.bigram, bigram, np.empty(n + 2))
+        smallest = math.exp(attach.min(initial=np.inf, where=attach > NEG))
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
-            attach = np.exp(scores.attach)
+            np.exp(attach, out=attach)
         sibling, largest = None, attach.max(initial=0.0)
         if order == 2:
-            sibling, largest_sibling = _exp_siblings(scores.sibling)
-            largest = max(largest, largest_sibling)
+            sibling, largest_sibling, smallest_sibling = _exp_siblings(scores.sibling)
+            largest, smallest = max(largest, largest_sibling), min(smallest, smallest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
         cells = Cells(V=V)
-        rules = Scores(bigram=scores.bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
+        rules = Scores(bigram=bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
                        gap=np.ones(n + 1), scale=np.zeros(n + 1),
                        single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=0)
-        _inside_sum(cells, rules)
-        return cls(V, rules.scale, float(max(largest, rules.gap.max(initial=0.0))), cells, rules)
+        smallest_item, smallest_gap, reach = _inside_sum(cells, rules)
+        return cls(V, rules.scale, float(shift), float(max(largest, rules.gap.max(initial=0.0))),
+                   (smallest_item, min(smallest, smallest_gap), reach), cells, rules)
 
     @property
     def second_order(self) -> bool:
         return self._scores.sibling is not None
+
+    def underflow_safe(self, scaled_z: float) -> bool:
+        """Whether what the inside pass can have lost to underflow is negligible beside ``scaled_z`` (the goal's
+        scaled Z over the counts it sums): :func:`underflow_safe`."""
+        n, cap = self.inside.shape[1] - 1, self.inside.shape[3] - 1
+        return bool(underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap))
 
     @property
     def goal(self) -> np.ndarray:

@@ -10,7 +10,7 @@ length condition every item carries a vector over its count of kept (or dropped)
 convolutions truncated at the cap, as in resource-dp.  First-order problems go through the batch kernel
 (:func:`compbench_solvers.compressive.batch.infer_many`, the same rules; one problem is a batch of one, so an answer
 does not depend on the batch it came in), second-order ones through :class:`ScaledChart`.  The answer is kept when
-every value stayed in the safe range (:data:`SAFE`); otherwise --
+no value overflowed and what underflowed provably changes nothing (the rules above :data:`SAFE`); otherwise --
 
 **the log-space engine** answers (about ten times slower, exact at any temperature):
 :func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system
@@ -38,7 +38,7 @@ from ..jit import njit
 from .base import count_plan
 from .batch import _infer_many, infer
 from .chart import (COUNTING, ITEMS, LTRAP, RTRAP, SAFE, SKIP, Hypergraph, ScaledChart, announce_compile,
-                    hypergraph, max_hyperedges)
+                    hypergraph, max_hyperedges, outside_underflow_negligible)
 
 NEG = -np.inf
 
@@ -268,7 +268,8 @@ def _goal_counts(n: int, lo: int, hi: int) -> tuple[str, int, np.ndarray]:
 
 
 def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | None:
-    """The scaled chart, its goal weights and scaled Z; None when a value left the safe range."""
+    """The scaled chart, its goal weights and scaled Z; None when a value left the safe range or the inside pass
+    underflowed (SAFE's and NORMAL's rules: :mod:`compbench_solvers.compressive.chart`)."""
     counting, cap, goal = _goal_counts(problem.n, *problem.length_bounds())
     N = problem.n + 1
     # inside and outside charts; in second order the sibling factors, their packed copy and posteriors
@@ -277,7 +278,8 @@ def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | 
     chart = ScaledChart.fill(problem, counting=counting, cap=cap)
     with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
         z = float(chart.goal @ goal)
-    if not (chart.largest_factor <= SAFE and chart.inside.max() <= SAFE and 1.0 / SAFE <= z <= SAFE):
+    if not (chart.largest_factor <= SAFE and chart.inside.max() <= SAFE and 0.0 < z <= SAFE
+            and chart.underflow_safe(z)):
         return None
     return chart, goal, z
 
@@ -288,7 +290,7 @@ def scaled_log_partition(problem: Problem) -> float | None:
     if found is None:
         return None
     chart, _, z = found
-    return math.log(z) + float(chart.scale[-1])
+    return math.log(z) + float(chart.scale[-1]) + chart.shift
 
 
 def scaled_marginals(problem: Problem) -> Marginals | None:
@@ -298,9 +300,9 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
         return None
     chart, goal, z = found
     outside, mass = chart.outside(goal)
-    if not outside.max() <= SAFE:
-        return None
     n = problem.n
+    if not (outside.max() <= SAFE and outside_underflow_negligible(float(chart.inside.max()), z, n, len(goal) - 1)):
+        return None
     item = (outside * chart.inside).sum(axis=-1) / z  # the posterior of every item (x i j), i <= j
     arc = np.triu(item[RTRAP], 1) + np.triu(item[LTRAP], 1).T  # (rtrap h m): h -> m; (ltrap m h): h -> m
     bigram = np.zeros((n + 2, n + 2))
@@ -309,7 +311,8 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
     if problem.second_order:
         sibling = mass.transpose(0, 2, 1)  # the problem's layout [h, s, m], a view
         sibling *= 1.0 / z
-    return Marginals(math.log(z) + float(chart.scale[-1]), arc[:, 1:].sum(axis=0), arc, bigram, sibling)
+    log_z = math.log(z) + float(chart.scale[-1]) + chart.shift
+    return Marginals(log_z, arc[:, 1:].sum(axis=0), arc, bigram, sibling)
 
 
 def log_partition(problem: Problem) -> float:
