@@ -368,8 +368,8 @@ def main() -> int:
     for process in waiting:
         process.kill()
         process.wait()
-    note(f"# sentences the cuda sums (log Z, marginals) did in log space (scaled values out of range, log Z over "
-         f"{eisner.LOG_Z_WORDS} words): {eisner.summed_in_log_space() - in_log_space} (the rest in the scaled sums)")
+    note(f"# sentences the cuda sums (log Z, marginals) did in log space (scaled values out of range, or over "
+         f"{eisner.REAL_WORDS} words): {eisner.summed_in_log_space() - in_log_space} (the rest in the scaled sums)")
     print()
     print("\n".join(_full_table(rows, args.batches, args.sizes, peers)))
     print()

@@ -107,23 +107,24 @@ def test_brute_force_on_tiny_padded_batches(single_root):
 def test_sums_out_of_the_scaled_range_are_done_again_in_log_space(monkeypatch, single_root):
     """log Z and the marginals are summed in REAL (scaled probabilities) and kept when REAL's values stayed in SAFE's
     range; otherwise the block does its sentence again in LOG, and eisner.summed_in_log_space() counts it; so does
-    log Z alone (no outside pass to bound the values' sensitivity) past eisner.LOG_Z_WORDS words, lowered to 2.
+    a sentence past eisner.REAL_WORDS words (where the number of trees no longer bounds what underflows), lowered
+    to 2.
     Sentence 0's largest arcs into tokens 1 and 2 are in no tree together, 1,000 above the rest: its scaled Z
     underflows (REAL alone would say log Z = -inf).  Then, in the simulator, which reads the module's globals as it
     runs, SAFE lowered to 2: sentence 1's arcs are all 0, so its values count trees, above 2, as no sentence small
-    enough for the simulator reaches SAFE itself; and LOG_Z_WORDS lowered to 2."""
+    enough for the simulator reaches SAFE itself; and REAL_WORDS lowered to 2."""
     from compbench_solvers.cuda import eisner
 
     sizes = [4, 3, 2]
     arc = np.random.default_rng(17 + single_root).standard_normal((3, 5, 5))
     arc[0, 2, 1] = arc[0, 1, 2] = 1000.0
     arc[1] = 0.0
-    cases = [(eisner.SAFE, eisner.LOG_Z_WORDS)]
+    cases = [(eisner.SAFE, eisner.REAL_WORDS)]
     if runtime.simulated():  # a compiled kernel keeps the values its module's globals had when it was compiled
-        cases += [(2.0, eisner.LOG_Z_WORDS), (eisner.SAFE, 2)]
+        cases += [(2.0, eisner.REAL_WORDS), (eisner.SAFE, 2)]
     for safe, words in cases:
         monkeypatch.setattr(eisner, "SAFE", safe)
-        monkeypatch.setattr(eisner, "LOG_Z_WORDS", words)
+        monkeypatch.setattr(eisner, "REAL_WORDS", words)
         before = eisner.summed_in_log_space()
         log_z = eisner.tree_log_partition(arc, sizes, single_root)
         log_z2, marginals = eisner.tree_marginals(arc, sizes, single_root)
@@ -131,7 +132,7 @@ def test_sums_out_of_the_scaled_range_are_done_again_in_log_space(monkeypatch, s
         if safe == 2.0:
             assert redone >= 4  # sentences 0 and 1, by log Z and by the marginals
         elif words == 2:
-            assert redone == 3  # log Z: sentences 0 and 1, over 2 words; the marginals: sentence 0
+            assert redone == 4  # sentences 0 and 1, over 2 words, by log Z and by the marginals
         else:
             assert redone == 2  # sentence 0 alone, by log Z and by the marginals
         for b, n in enumerate(sizes):

@@ -45,8 +45,8 @@ Semirings: MAX (the best tree: each item keeps the first split of its best value
 CPU chart's backtrace finds it: the same trees, bit-identical scores, since every candidate is the same sum); REAL
 (log Z, and inside + outside for the arc marginals: sums of products of scaled probabilities in float64, a candidate
 one multiply-add, where log-sum-exp takes an exp; each arc's factor exp(arc(h, m) - scale(m)) is at most 1, see
-:func:`_scale`), kept when its values stayed in the CPU's scaled chart's range (SAFE), else the block does its
-sentence again in LOG (log-sum-exp in float64, exact at any spread of the scores).
+:func:`_scale`), kept up to :data:`REAL_WORDS` words when its values stayed in the CPU's scaled chart's range
+(SAFE), else the block does its sentence again in LOG (log-sum-exp in float64, exact at any spread of the scores).
 
 WHERE THE CHARTS LIVE (the shared/global switch, :func:`placement`): a chart goes to the block's shared memory when
 it fits the 48 KB a block takes without opting in to more (:data:`SHARED_BYTES`, less the 2 KB the split reductions
@@ -181,9 +181,9 @@ def _value(semiring, a, b):
 # into m, kept in I[m][m] (no rule reads I's diagonal: there is no arc m -> m).  Every item covers its dependents
 # once (a rule's antecedents split them), so it holds exp(-Σ scale(m) over its dependents m) times its log-space
 # value's exp, the goal Z's scale Σ scale(m) over the sentence: log Z = log(goal) + Σ scale(m), and a marginal
-# α β / Z has none.  Factors are at most 1; the answer is kept when every value stayed at most SAFE and the scaled Z
-# at least 1 / SAFE (the CPU's scaled chart's rule, compbench_solvers.compressive.chart.SAFE, which bounds what
-# underflows), else the block does its sentence again in LOG ----
+# α β / Z has none.  Factors are at most 1; the answer is kept up to REAL_WORDS words when every value stayed at most
+# SAFE (compbench_solvers.compressive.chart.SAFE) and the scaled Z at least 1 / SAFE, which bounds what underflows
+# (REAL_WORDS), else the block does its sentence again in LOG ----
 
 @cuda.jit(device=True)
 def _scale(semiring, arc, sentence, m, n):
@@ -214,10 +214,11 @@ def _check(semiring, value, flag):
         flag[0] = 1
 
 
-LOG_Z_WORDS = math.floor(math.log(SAFE) / math.log(27 / 4))  # the longest sentence whose log Z alone (no outside pass)
-# is kept from REAL: SAFE's rule also needs every value's sensitivity (its outside value) at most SAFE, which the
-# marginals check; without them the number of projective trees of n words, C(3n, n) / (2n + 1) < (27/4)^n, bounds
-# every outside value (factors are at most 1), and that is at most SAFE up to n = 108
+REAL_WORDS = math.floor(math.log(SAFE) / math.log(27 / 4))  # the longest sentence REAL sums: what underflows changes
+# Z by at most its outside value (its sensitivity) times 2^-1074, and Z is at least 1 / SAFE.  Factors are at most
+# 1, so the number of projective trees of n words, C(3n, n) / (2n + 1) < (27/4)^n, bounds every outside value, and
+# that is at most SAFE up to n = 108.  (An outside value the outside pass computes does not bound it: it misses what
+# an underflowed inside value lost; the CPU's scaled chart kept wrong answers so, see its rules above chart.SAFE.)
 
 
 @cuda.jit(device=True)
@@ -613,14 +614,14 @@ def _log_space_inside(arc, sentence, A, o, S, n, single_root, value, red, flag, 
 
 @cuda.jit(device=True)
 def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, in_log_space):
-    """log Z in REAL up to :data:`LOG_Z_WORDS` words, kept when its values stayed in range (:func:`_in_range`), else
+    """log Z in REAL up to :data:`REAL_WORDS` words, kept when its values stayed in range (:func:`_in_range`), else
     in LOG (:func:`_log_space_inside`)."""
     sentence, tid = cuda.blockIdx.x, cuda.threadIdx.x
     n = sizes[sentence]
     S = n + 1
     if tid == 0:
         flag[0] = 0
-    kept = n <= LOG_Z_WORDS
+    kept = n <= REAL_WORDS
     if kept:
         _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
         kept = _in_range(A, o, S, n, flag)
@@ -634,8 +635,8 @@ def _run_log_z(arc, sizes, single_root, value, A, o, red, flag, in_log_space):
 
 @cuda.jit(device=True)
 def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, flag, in_log_space):
-    """log Z and the marginals in REAL, inside and outside, or both again in LOG when REAL's values left the
-    range (:func:`_log_space_inside`)."""
+    """log Z and the marginals in REAL, inside and outside, up to :data:`REAL_WORDS` words, or both again in LOG
+    when REAL's values left the range (:func:`_log_space_inside`)."""
     sentence, tid, T = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
     n = sizes[sentence]
     S = n + 1
@@ -644,13 +645,15 @@ def _run_marginals(arc, sizes, single_root, value, marginals, A, o, U, p, red, f
         fill(marginals[sentence], h, 0.0, tid, T)
     if tid == 0:
         flag[0] = 0
-    _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
-    z = A[o + _right(S, 0, n)]
-    kept = _in_range(A, o, S, n, flag)
-    cuda.syncthreads()  # every thread has read the flag before the outside pass can set it
+    kept, z = n <= REAL_WORDS, 0.0
+    if kept:
+        _inside(REAL, arc, sentence, A, o, S, n, single_root, red, 0, red, flag)
+        z = A[o + _right(S, 0, n)]
+        kept = _in_range(A, o, S, n, flag)
+        cuda.syncthreads()  # every thread has read the flag before the outside pass can set it
     if kept:
         _outside(REAL, arc, sentence, A, o, U, p, S, n, single_root, z, marginals, red, flag)
-        kept = flag[0] == 0  # (after the pass's last barrier)
+        kept = flag[0] == 0  # (after the pass's last barrier: an overflow)
     if kept:
         if tid == 0:
             value[sentence] = _scaled_log_z(A, o, S, n)
@@ -834,5 +837,5 @@ def _log_space_counter() -> Any:
 def summed_in_log_space() -> int:
     """How many sentences :func:`tree_log_partition` and :func:`tree_marginals` have summed in log space in this
     process (0 on a GPU that has summed nothing): those whose scaled sums' values left the range, and log Z's over
-    :data:`LOG_Z_WORDS` words.  What a benchmark of the sums reports beside its times.  It waits for the GPU."""
+    :data:`REAL_WORDS` words.  What a benchmark of the sums reports beside its times.  It waits for the GPU."""
     return int(_log_space_counter().copy_to_host()[0]) if runtime.unavailable() is None else 0
