@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 import compbench
 from compbench import objective, sibling_pairs, tree_violation
 from compbench.testing import problems
-from compbench_solvers.compressive.marginals import log_space_marginals, scaled_log_partition, scaled_marginals
+from compbench_solvers.compressive.chart import shift_to_unit
+from compbench_solvers.compressive.marginals import (_batched, _log_space_inside, log_space_marginals, scaled_log_partition,
+                                                     scaled_marginals)
 
 
 def enumerate_solutions(problem):
@@ -266,3 +268,28 @@ def test_log_partition_matches_brute_force_where_the_scaled_chart_underflows(see
     assert_marginals_equal(compbench.marginals(problem), log_z, token, arc, bigram, None)
     if problem.length is not None and problem.length.min == problem.n and problem.single_root is False:
         assert compbench.tree_log_partition(problem.arc_scores) == pytest.approx(log_z, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(problem=problems(max_n=5))
+def test_shift_to_unit_takes_the_same_off_every_solution_and_leaves_none_above_zero(problem):
+    # the scaled chart's shift (chart.shift_to_unit): every factor of a solution at most 1, log Z moved by C
+    n = problem.n
+    attach = problem.arc_scores.copy()
+    attach[:, 1:] += problem.token_scores
+    bigram = np.empty((n + 2, n + 2))
+    shift = shift_to_unit(attach, attach, problem.bigram_scores, bigram, np.empty(n + 2))
+    shifted = compbench.Problem(np.zeros(n), attach, bigram, length=problem.length, single_root=problem.single_root)
+    for heads, value in enumerate_solutions(problem):
+        assert objective(shifted, heads) == pytest.approx(value - shift, abs=1e-9)
+        assert objective(shifted, heads) <= 1e-9
+
+
+def test_the_best_completion_rule_keeps_what_the_batch_kernel_refuses():
+    # n = 100 at three times the default temperature: the batch kernel's two underflow rules refuse every sentence,
+    # the scaled chart's third (the max chart's outside values bound the completions) keeps it, exactly
+    p = compbench.generate("gaussian", n=100, seed=0)
+    p = p.replace(token_scores=p.token_scores * 3, arc_scores=p.arc_scores * 3, bigram_scores=p.bigram_scores * 3)
+    log_z, safe, *_ = _batched(compbench.ProblemBatch.from_problems([p]), False, 1)
+    assert not safe[0]
+    assert scaled_log_partition(p) == pytest.approx(_log_space_inside(p)[4], rel=1e-12)

@@ -275,7 +275,7 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         scores = Scores(bigram=shifted_bigram, attach=attach, kept_bonus=1.0, sibling=None, ones=ones[:N],
                         gap=gap[:N], scale=scale[:N], single_root=single_root, counting=counting, cap=cap,
                         tie=np.int64(0))  # first order: no sibling scores
-        smallest_item, smallest_gap, reach = _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None,
+        smallest_item, smallest_gap, reach, _ = _inside_sum(Cells(V=V, T=None, window=None, outside=None, mass=None,
                                                                edges=None, n_edges=None), scores)
         z, top = 0.0, 0.0
         for c in range(cap + 1):

@@ -868,9 +868,9 @@ def _inside_sum(chart, scores):
     """[INSIDE_SUM] The fill's order in scaled probability space (V starts at 0): each column's scale guessed
     before its items are derived and set once they are (:class:`ScaledChart`).  Returns what the underflow rules
     read (above :data:`SAFE`): the smallest nonzero item value it ever held (axioms included; 0.0 when an allowed
-    axiom underflowed), the smallest gap factor a rule read, and the reach, max over i < j of s_j - scale[i], s_j
-    the larger of column j's guessed and set scale."""
-    smallest_item, smallest_gap, reach, lowest_scale = 1.0, 1.0, 0.0, 0.0
+    axiom underflowed), the smallest gap factor a rule read, the reach, max over i < j of s_j - scale[i], s_j
+    the larger of column j's guessed and set scale, and the most any s_j exceeds scale[j]."""
+    smallest_item, smallest_gap, reach, lowest_scale, excess = 1.0, 1.0, 0.0, 0.0, 0.0
     scale = scores.scale
     for j in range(chart.V.shape[1]):
         _guess_scale(scores.gap, scale, j)
@@ -882,8 +882,9 @@ def _inside_sum(chart, scores):
             smallest_item = min(smallest_item, _normalize_column(chart.V, scores.gap, scale, j))
             smallest_gap = min(smallest_gap, scores.gap[j - 1])  # as the later columns' rules read it
             reach = max(reach, max(guess, scale[j]) - lowest_scale)
+            excess = max(excess, guess - scale[j])
         lowest_scale = min(lowest_scale, scale[j])
-    return smallest_item, smallest_gap, reach
+    return smallest_item, smallest_gap, reach, excess
 
 
 @kernel
@@ -1113,6 +1114,13 @@ class Chart:
 # operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z is Z over
 # exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both rules).
 #
+# The best completion's (a third bound, tighter, for the sentences the first two refuse; a max chart and its
+# outside pass): an item's outside value is at most its number of completions times the weight of its best one,
+# exp(U) with U the max chart's outside value of the item over the shifted scores, so Z loses at most operations x
+# solutions x 2^-1074 x exp(max over items of s_j - s_i + U + the most a guessed scale exceeded its set one).  Tiny
+# items (far below their column's largest) pass it only when no heavy completion makes them matter
+# (:meth:`ScaledChart.underflow_safe`; the batch kernel leaves such sentences to it).
+#
 # Either way every inside value is exact to its number of operations in a chain times 2^-53.  The outside pass may
 # underflow: an outside value's loss delta (at most 2^-1074 an operation) changes a posterior O I / Z by at most
 # delta times an inside value over the scaled Z; the marginals are kept when the operations' sum of that is below
@@ -1221,7 +1229,10 @@ class ScaledChart:
     scale: np.ndarray  # (N,) the potential: log value = log(stored) + scale[j] - scale[i] + (shift at the goal)
     shift: float  # what :func:`shift_to_unit` took off every solution's score
     largest_factor: float  # the largest score factor exp(score) the rules multiply by (gaps included)
-    underflow: tuple[float, float, float]  # what the underflow rules read (:func:`underflow_safe`)
+    underflow: tuple[float, float, float]  # what the first two underflow rules read (:func:`underflow_safe`)
+    excess: float  # the most a column's guessed scale exceeded its set one (the third rule's)
+    _unit_scores: ChartScores  # the shifted scores, in log space (the third rule's max chart)
+    _counting: str
     _cells: Cells
     _scores: Scores
 
@@ -1239,6 +1250,7 @@ class ScaledChart:
         best_attach = attach if order == 1 else attach + _best_siblings(scores.sibling)
         shift = shift_to_unit(best_attach, attach, scores.bigram, bigram, np.empty(n + 2))
         smallest = math.exp(attach.min(initial=np.inf, where=attach > NEG))
+        unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
             np.exp(attach, out=attach)
         sibling, largest = None, attach.max(initial=0.0)
@@ -1250,9 +1262,11 @@ class ScaledChart:
         rules = Scores(bigram=bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
                        gap=np.ones(n + 1), scale=np.zeros(n + 1),
                        single_root=scores.single_root, counting=COUNTING[counting], cap=cap, tie=0)
-        smallest_item, smallest_gap, reach = _inside_sum(cells, rules)
+        smallest_item, smallest_gap, reach, excess = _inside_sum(cells, rules)
         return cls(V, rules.scale, float(shift), float(max(largest, rules.gap.max(initial=0.0))),
-                   (smallest_item, min(smallest, smallest_gap), reach), cells, rules)
+                   (smallest_item, min(smallest, smallest_gap), reach), excess,
+                   ChartScores(unit_attach, bigram, scores.sibling, scores.zeros, scores.single_root), counting, cells,
+                   rules)
 
     @property
     def second_order(self) -> bool:
@@ -1260,9 +1274,22 @@ class ScaledChart:
 
     def underflow_safe(self, scaled_z: float) -> bool:
         """Whether what the inside pass can have lost to underflow is negligible beside ``scaled_z`` (the goal's
-        scaled Z over the counts it sums): :func:`underflow_safe`."""
+        scaled Z over the counts it sums): :func:`underflow_safe`'s two rules, else the third (above SAFE), which
+        fills the max chart of the shifted scores and its outside."""
         n, cap = self.inside.shape[1] - 1, self.inside.shape[3] - 1
-        return bool(underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap))
+        if underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap):
+            return True
+        if not scaled_z > 0.0:
+            return False
+        # [the third rule] an item's outside value is at most its completions' number times the best one's weight
+        best = Chart.fill(self._unit_scores, counting=self._counting, cap=cap).best_outside()
+        span = self.scale[None, :] - self.scale[:, None]  # span[i, j] = scale[j] - scale[i]: scaled to shifted
+        worst = float((best + span[None, :, :, None]).max())
+        if worst == NEG:  # no item has a completion
+            return True
+        solutions = n + (n + 1) * math.log2(27.0 / 4.0)
+        lost = worst + self.excess - math.log(scaled_z) - self.scale[n]
+        return bool(_log2_operations(n, cap) + solutions - 1074.0 + lost / math.log(2.0) <= LOSS)
 
     @property
     def goal(self) -> np.ndarray:

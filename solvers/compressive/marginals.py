@@ -328,15 +328,15 @@ def marginals(problem: Problem) -> Marginals:
 
 
 def _one_log_partition(problem: Problem) -> float:
-    """log Z of a problem the batch kernel did not answer: second order by the scaled chart, else (or out of its
-    range) in log space."""
-    found = scaled_log_partition(problem) if problem.second_order else None
+    """log Z of a problem the batch kernel did not answer (second order, or out of its range): by the scaled chart,
+    whose third underflow rule keeps some the kernel's two did not, else in log space."""
+    found = scaled_log_partition(problem)
     return found if found is not None else _log_space_inside(problem)[4]
 
 
 def _one_marginals(problem: Problem) -> Marginals:
     """:func:`_one_log_partition`'s engines for the marginals."""
-    found = scaled_marginals(problem) if problem.second_order else None
+    found = scaled_marginals(problem)
     return found if found is not None else log_space_marginals(problem)
 
 
