@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
 from .problem import Problem, ProblemBatch, ProblemError, check_scores
+from .registry import group_entry_points
 from .solver import cores
 
 GROUP = "compbench.inference"
@@ -49,8 +49,8 @@ class Marginals:
 
 @functools.cache
 def _provider() -> Any:
-    """The registered provider, looked up once per process (an entry-point scan costs about 2 ms)."""
-    found = {ep.name: ep for ep in entry_points(group=GROUP)}
+    """The registered provider, loaded once per process."""
+    found = {ep.name: ep for ep in group_entry_points(GROUP)}
     if "hook-trick" not in found:
         raise RuntimeError(f"no inference provider registered in the {GROUP!r} entry-point group (is compbench "
                            "installed with its solvers?)")
@@ -65,7 +65,7 @@ def _device_provider(device: str) -> Any:
     here."""
     if device == "cpu":
         return _provider()
-    found = {ep.name: ep for ep in entry_points(group=GROUP) if ep.name != "hook-trick"}
+    found = {ep.name: ep for ep in group_entry_points(GROUP) if ep.name != "hook-trick"}
     if device not in found:
         known = ", ".join(repr(name) for name in ["cpu", *sorted(found)])
         raise ValueError(f"device={device!r}: expected one of {known} (a device's provider is registered in the "

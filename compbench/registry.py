@@ -55,16 +55,22 @@ def solve_many(problems: Iterable[Problem] | ProblemBatch, solver: str | Solver,
     return solver.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
 
 
+def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
+    """The entry points of ``group``, read once per ``sys.path`` (a scan of every installed distribution's metadata
+    takes milliseconds, which a ``solve_many`` by name paid every call): a plug-in put on the path later, as a test
+    does, is found under the new path.  The solvers' group here, the inference providers' in
+    :mod:`compbench.inference`."""
+    return _scan(group, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=16)
+def _scan(group: str, path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    return tuple(entry_points(group=group))
+
+
 def _group() -> tuple[EntryPoint, ...]:
-    """The group's entry points, read once per ``sys.path`` (a scan of every installed distribution's metadata takes
-    milliseconds, which a ``solve_many`` by name paid every call): a plug-in put on the path later, as a test does,
-    is found under the new path."""
-    return _scan(tuple(sys.path))
-
-
-@functools.lru_cache(maxsize=8)
-def _scan(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
-    return tuple(entry_points(group=GROUP))
+    """The solvers' entry points (:func:`group_entry_points`)."""
+    return group_entry_points(GROUP)
 
 
 def _entry_points() -> dict[str, Callable[[], Any]]:
