@@ -65,7 +65,7 @@ def main() -> None:
                         rows["max"].append(timed(lambda: resource.solve(p)))
                     else:
                         rows["max"].append(timed(lambda: Chart.fill(p).heads(0)))
-                    counting, cap, goal = _goal_counts(p)
+                    counting, cap, goal = _goal_counts(p.n, *p.length_bounds())
                     chart = ScaledChart.fill(p, counting=counting, cap=cap)
                     inside = timed(lambda: ScaledChart.fill(p, counting=counting, cap=cap))
                     rows["kernels"].append(inside + timed(lambda: chart.outside(goal)))

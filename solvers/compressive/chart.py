@@ -772,11 +772,18 @@ def _move_sibling_triples(sibling, packed, out, gather):
     return k
 
 
-def _best_siblings(sibling: np.ndarray) -> np.ndarray:
-    """best[h, m]: the largest sib(h, s, m) the rules read (s = h, or s between h and m), -inf if none."""
-    h, s, m = np.ogrid[:len(sibling), :len(sibling), :len(sibling)]
-    read = ((h < m) & (h <= s) & (s < m)) | ((m < h) & (m < s) & (s <= h))
-    return np.where(read, sibling, NEG).max(axis=1)
+@kernel
+def _best_siblings(sibling, best):
+    """best[h, m]: the largest sib(h, s, m) the rules read (s = h, or s between h and m: as
+    :func:`_move_sibling_triples`), -inf if none; returns ``best``."""
+    N = sibling.shape[0]
+    for h in range(N):
+        for m in range(N):
+            best[h, m] = NEG
+            if m >= 1 and m != h:
+                for s in range(h if h < m else m + 1, m if h < m else h + 1):  # [h, m) right of h, (m, h] left of it
+                    best[h, m] = max(best[h, m], sibling[h, s, m])
+    return best
 
 
 def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -1247,7 +1254,7 @@ class ScaledChart:
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
         attach, bigram = scores.attach.copy(), np.empty((n + 2, n + 2))
-        best_attach = attach if order == 1 else attach + _best_siblings(scores.sibling)
+        best_attach = attach if order == 1 else attach + _best_siblings(scores.sibling, np.empty_like(attach))
         shift = shift_to_unit(best_attach, attach, scores.bigram, bigram, np.empty(n + 2))
         smallest = math.exp(attach.min(initial=np.inf, where=attach > NEG))
         unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
