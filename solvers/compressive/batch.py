@@ -24,8 +24,8 @@ from compbench import Problem, ProblemBatch
 
 from ..jit import kernel, with_globals
 from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
-                    _fill_max, _inside_sum, _outside_sum, outside_underflow_negligible, shift_to_unit,
-                    underflow_safe)
+                    _fill_max, _inside_sum, _outside_sum, log2_solutions, outside_underflow_negligible,
+                    shift_to_unit, underflow_safe)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
 OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
@@ -286,7 +286,7 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
             largest = max(largest, gap[j])
         safe[k] = (largest <= SAFE and top <= SAFE and 0.0 < z <= SAFE
                    and underflow_safe(smallest_item, min(math.exp(lowest_score), smallest_gap), reach, z, scale[n],
-                                      n, cap))
+                                      n, cap, log2_solutions(n, counting, goal[k])))
         log_z[k] = math.log(z) + scale[n] + shift if safe[k] else NEG
         if not (with_marginals and safe[k]):
             continue

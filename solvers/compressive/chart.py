@@ -1117,9 +1117,10 @@ class Chart:
 # one while the column is summed; a rule reads at most one item of the column being summed, so an underflowed
 # factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's outside value is at
 # most its number of completions, at most the number of solutions (a completion and a derivation of the item are a
-# solution): below 2^n (27/4)^(n+1) (kept sets times projective trees, C(3m, m) / (2m + 1) over m words).  So Z loses at most
-# operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z is Z over
-# exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both rules).
+# solution): at most the sum over the goal's lengths m of C(n, m) (27/4)^(m+1) (:func:`log2_solutions`).  So Z
+# loses at most operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z
+# is Z over exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both
+# rules).
 #
 # The best completion's (a third bound, tighter, for the sentences the first two refuse; a max chart and its
 # outside pass): an item's outside value is at most its number of completions times the weight of its best one,
@@ -1147,17 +1148,35 @@ def _log2_operations(n: int, cap: int) -> float:
 
 
 @kernel(inline="always")
+def log2_solutions(n: int, counting: int, goal: np.ndarray) -> float:
+    """log2 of a bound on the number of solutions of n words at the counts the goal's weights ``goal`` take (every
+    length when nothing is counted): the sum over their lengths m of C(n, m) (27/4)^(m+1), kept sets times
+    projective trees (C(3m, m) / (2m + 1) over m words, with one root or several)."""
+    most, total = NEG, 0.0
+    for m in range(n + 1):
+        c = m if counting == KEPT else n - m
+        if counting != NONE and (c >= len(goal) or goal[c] == 0.0):
+            continue
+        term = (math.lgamma(n + 1) - math.lgamma(m + 1) - math.lgamma(n - m + 1)
+                + (m + 1) * math.log(27.0 / 4.0)) / math.log(2.0)
+        if term > most:
+            total, most = total * 2.0 ** (most - term) + 1.0, term
+        else:
+            total += 2.0 ** (term - most)
+    return most + math.log2(total) if most > NEG else 0.0
+
+
+@kernel(inline="always")
 def underflow_safe(smallest_item: float, smallest_factor: float, reach: float, scaled_z: float, last_scale: float,
-                   n: int, cap: int) -> bool:
+                   n: int, cap: int, solutions: float) -> bool:
     """Whether what the inside pass can have lost to underflow is negligible: NORMAL's rule, from the smallest
     nonzero item value and the smallest factor an allowed score gave, or the bound's, from the pass's ``reach``
-    (:func:`_inside_sum`), the scaled Z and scale[n]."""
+    (:func:`_inside_sum`), the scaled Z, scale[n] and ``solutions`` (:func:`log2_solutions`)."""
     item, factor = min(smallest_item, 1.0), min(smallest_factor, 1.0)
     if item * item * factor * factor * factor >= NORMAL:
         return True
     if not scaled_z > 0.0:
         return False
-    solutions = n + (n + 1) * math.log2(27.0 / 4.0)
     return (_log2_operations(n, cap) + solutions - 1074.0 + (reach - last_scale) / math.log(2.0)
             <= math.log2(scaled_z) + LOSS)
 
@@ -1279,12 +1298,14 @@ class ScaledChart:
     def second_order(self) -> bool:
         return self._scores.sibling is not None
 
-    def underflow_safe(self, scaled_z: float) -> bool:
-        """Whether what the inside pass can have lost to underflow is negligible beside ``scaled_z`` (the goal's
-        scaled Z over the counts it sums): :func:`underflow_safe`'s two rules, else the third (above SAFE), which
-        fills the max chart of the shifted scores and its outside."""
+    def underflow_safe(self, goal: np.ndarray) -> bool:
+        """Whether what the inside pass can have lost to underflow is negligible beside the scaled Z the goal's
+        weights ``goal`` sum: :func:`underflow_safe`'s two rules, else the third (above SAFE), which fills the max
+        chart of the shifted scores and its outside."""
         n, cap = self.inside.shape[1] - 1, self.inside.shape[3] - 1
-        if underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap):
+        scaled_z = float(self.goal @ goal)
+        solutions = log2_solutions(n, COUNTING[self._counting], goal)
+        if underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap, solutions):
             return True
         if not scaled_z > 0.0:
             return False
@@ -1294,7 +1315,6 @@ class ScaledChart:
         worst = float((best + span[None, :, :, None]).max())
         if worst == NEG:  # no item has a completion
             return True
-        solutions = n + (n + 1) * math.log2(27.0 / 4.0)
         lost = worst + self.excess - math.log(scaled_z) - self.scale[n]
         return bool(_log2_operations(n, cap) + solutions - 1074.0 + lost / math.log(2.0) <= LOSS)
 

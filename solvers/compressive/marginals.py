@@ -279,7 +279,7 @@ def _scaled_inside(problem: Problem) -> tuple[ScaledChart, np.ndarray, float] | 
     with np.errstate(invalid="ignore"):  # inf * 0 when a value overflowed: caught below
         z = float(chart.goal @ goal)
     if not (chart.largest_factor <= SAFE and chart.inside.max() <= SAFE and 0.0 < z <= SAFE
-            and chart.underflow_safe(z)):
+            and chart.underflow_safe(goal)):
         return None
     return chart, goal, z
 
