@@ -278,7 +278,7 @@ def test_shift_to_unit_takes_the_same_off_every_solution_and_leaves_none_above_z
     attach = problem.arc_scores.copy()
     attach[:, 1:] += problem.token_scores
     bigram = np.empty((n + 2, n + 2))
-    shift = shift_to_unit(attach, attach, problem.bigram_scores, bigram, np.empty(n + 2))
+    shift = shift_to_unit(attach, problem.bigram_scores, bigram, np.empty(n + 2))
     shifted = compbench.Problem(np.zeros(n), attach, bigram, length=problem.length, single_root=problem.single_root)
     for heads, value in enumerate_solutions(problem):
         assert objective(shifted, heads) == pytest.approx(value - shift, abs=1e-9)
@@ -293,3 +293,32 @@ def test_the_best_completion_rule_keeps_what_the_batch_kernel_refuses():
     log_z, safe, *_ = _batched(compbench.ProblemBatch.from_problems([p]), False, 1)
     assert not safe[0]
     assert scaled_log_partition(p) == pytest.approx(_log_space_inside(p)[4], rel=1e-12)
+
+
+def test_a_sibling_score_does_not_revive_an_attach_factor_that_underflowed():
+    # (a second review's case) root -> 2 scores -800 but its sibling score +200: apart, exp(-800) underflowed and
+    # the attachment was lost, with e^-600 of Z, and the empty compression's e^-650 was kept as Z.  Each attachment
+    # now takes its best sibling score before the shift, so every sibling factor is at most 1 as well.
+    arc = np.full((3, 3), -np.inf)
+    arc[1, 2] = arc[2, 1] = 0.0
+    arc[0, 2] = -800.0
+    bigram = np.zeros((4, 4))
+    bigram[0, 3] = -650.0
+    sibling = np.zeros((3, 3, 3))
+    sibling[0, 0, 2] = 200.0
+    problem = compbench.Problem(np.zeros(2), arc, bigram, sibling_scores=sibling)
+    log_z, token, arc_marginals, bigram_marginals, sibling_marginals = brute_force_marginals(problem)
+    assert compbench.log_partition(problem) == pytest.approx(log_z, rel=1e-12)
+    assert_marginals_equal(compbench.marginals(problem), log_z, token, arc_marginals, bigram_marginals,
+                           sibling_marginals)
+
+
+def test_a_word_never_kept_with_a_huge_score_neither_overflows_nor_raises():
+    # word 1 has no bigram into it, so it is never kept: its attach score of 800 (exp overflows) must not matter
+    arc = np.full((3, 3), -np.inf)
+    arc[0, 1] = 800.0
+    bigram = np.zeros((4, 4))
+    bigram[:, 1] = -np.inf
+    problem = compbench.Problem(np.zeros(2), arc, bigram)
+    assert compbench.log_partition(problem) == pytest.approx(brute_force_marginals(problem)[0], abs=1e-12)
+    assert scaled_log_partition(problem) == pytest.approx(0.0, abs=1e-12)  # only the empty compression: log 1

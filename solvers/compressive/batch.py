@@ -262,7 +262,7 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         for h in range(N):
             for m in range(N):
                 attach[h, m] = arc[k, h, m] + (token[k, m - 1] if m >= 1 else 0.0)
-        shift = shift_to_unit(attach, attach, bigram[k], shifted_bigram, prefix)
+        shift = shift_to_unit(attach, bigram[k], shifted_bigram, prefix)
         largest, lowest_score = 0.0, math.inf
         for h in range(N):
             for m in range(N):
@@ -285,8 +285,8 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         for j in range(N):
             largest = max(largest, gap[j])
         safe[k] = (largest <= SAFE and top <= SAFE and 0.0 < z <= SAFE
-                   and underflow_safe(smallest_item, min(math.exp(lowest_score), smallest_gap), reach, z, scale[n],
-                                      n, cap, log2_solutions(n, counting, goal[k])))
+                   and underflow_safe(smallest_item, min(math.exp(min(lowest_score, 0.0)), smallest_gap), reach, z,
+                                      scale[n], n, cap, log2_solutions(n, counting, goal[k]), largest))
         log_z[k] = math.log(z) + scale[n] + shift if safe[k] else NEG
         if not (with_marginals and safe[k]):
             continue
@@ -300,7 +300,7 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         top_outside = 0.0
         for e in range(size):
             top_outside = max(top_outside, O_flat[e])
-        if not (top_outside <= SAFE and outside_underflow_negligible(top, z, n, cap)):
+        if not (top_outside <= SAFE and outside_underflow_negligible(top, largest, z, n, cap)):
             safe[k] = False
             continue
         arcs, bigrams = arc_out[k], bigram_out[k]

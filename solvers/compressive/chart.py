@@ -798,7 +798,7 @@ def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float, float]:
     with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
         np.exp(packed[:count], out=packed[:count])
     _move_sibling_triples(sibling, packed, out, False)
-    return out, float(packed[:count].max(initial=0.0)), math.exp(lowest)
+    return out, float(packed[:count].max(initial=0.0)), math.exp(min(lowest, 0.0))
 
 
 @kernel
@@ -1098,10 +1098,11 @@ class Chart:
         return heads
 
 
-# The scaled chart sums probabilities of shifted scores (:func:`shift_to_unit`): the product of a rule's score
-# factors is at most 1 and so is every skip's (but where a word can never be kept, which no solution reads), so every
-# solution weighs at most 1, and so does every completion of an item.  Its answer is kept on SAFE's rule and one of
-# the two underflow rules below.
+# The scaled chart sums probabilities of shifted scores (:func:`shift_to_unit`; in second order each attachment takes
+# its best sibling score, so that sibling factors are at most 1 too): every score factor is at most 1, so every
+# solution weighs at most 1, and so does every completion of an item.  The only factors above 1 are the gaps
+# (scaled space's), at most one in a rule.  Its answer is kept on SAFE's rule and one of the three underflow rules
+# below.
 #
 # SAFE's: every value it multiplied (inside, outside, score factors) is at most SAFE, and so is the scaled Z, which
 # is above 0 (no overflow; an inf or NaN fails it too).
@@ -1113,9 +1114,10 @@ class Chart:
 # neither did a division by a column's largest value (its results are among the values checked).
 #
 # The bound's (what underflowed is negligible): an operation loses at most 2^-1074 of its result, in the scaled units
-# of its item (i, j): exp(s_j - s_i) in shifted units, s_j the column's scale (the larger of the guessed and the set
-# one while the column is summed; a rule reads at most one item of the column being summed, so an underflowed
-# factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's outside value is at
+# of its item (i, j), times the gap that may multiply it after (the largest factor: an intermediate product of a
+# rule that underflows is multiplied on only by factors and items); exp(s_j - s_i) in shifted units, s_j the column's
+# scale (the larger of the guessed and the set one while the column is summed; a rule reads at most one item of the
+# column being summed, so an underflowed factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's outside value is at
 # most its number of completions, at most the number of solutions (a completion and a derivation of the item are a
 # solution): at most the sum over the goal's lengths m of C(n, m) (27/4)^(m+1) (:func:`log2_solutions`).  So Z
 # loses at most operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z
@@ -1130,9 +1132,11 @@ class Chart:
 # (:meth:`ScaledChart.underflow_safe`; the batch kernel leaves such sentences to it).
 #
 # Either way every inside value is exact to its number of operations in a chain times 2^-53.  The outside pass may
-# underflow: an outside value's loss delta (at most 2^-1074 an operation) changes a posterior O I / Z by at most
-# delta times an inside value over the scaled Z; the marginals are kept when the operations' sum of that is below
-# 2^LOSS (:func:`outside_underflow_negligible`).  Computed outside values do not bound an underflowed inside value's
+# underflow: an outside value's loss delta (at most 2^-1074 an operation, times a gap after it) changes a posterior
+# O I / Z by at most delta times an inside value over the scaled Z; the marginals are kept when the operations' sum
+# of that is below 2^LOSS (:func:`outside_underflow_negligible`).  (A second review's search found the holes the
+# first version of these rules had: sibling factors up to 2^300 after an attach factor that underflowed, a gap
+# after an outside product that did, and words never kept whose scores were not shifted.)  Computed outside values do not bound an underflowed inside value's
 # effect (they miss what the underflow lost): tests/test_marginals.py has sentences of 5 words whose log Z was off
 # by 5 when the scaled chart kept answers whose outside values were at most SAFE.
 SAFE = 2.0 ** 300
@@ -1141,10 +1145,12 @@ LOSS = -60.0  # log2 of the largest relative loss the bound's rule accepts
 
 
 @kernel(inline="always")
-def _log2_operations(n: int, cap: int) -> float:
-    """log2 of a bound on the operations of a pass over the chart of n words counting up to ``cap``."""
+def _log2_lost(n: int, cap: int, largest_factor: float) -> float:
+    """log2 of what a pass over the chart of n words counting up to ``cap`` can lose to underflow, in its items'
+    scaled units: its operations (a bound) times 2^-1074 times the largest factor above 1 (a gap) that can multiply
+    a result after it underflowed."""
     N = n + 1
-    return math.log2(8.0 * N * N * N * (cap + 1) * (cap + 1))
+    return math.log2(8.0 * N * N * N * (cap + 1) * (cap + 1)) - 1074.0 + math.log2(max(largest_factor, 1.0))
 
 
 @kernel(inline="always")
@@ -1168,38 +1174,42 @@ def log2_solutions(n: int, counting: int, goal: np.ndarray) -> float:
 
 @kernel(inline="always")
 def underflow_safe(smallest_item: float, smallest_factor: float, reach: float, scaled_z: float, last_scale: float,
-                   n: int, cap: int, solutions: float) -> bool:
+                   n: int, cap: int, solutions: float, largest_factor: float) -> bool:
     """Whether what the inside pass can have lost to underflow is negligible: NORMAL's rule, from the smallest
     nonzero item value and the smallest factor an allowed score gave, or the bound's, from the pass's ``reach``
-    (:func:`_inside_sum`), the scaled Z, scale[n] and ``solutions`` (:func:`log2_solutions`)."""
+    (:func:`_inside_sum`), the scaled Z, scale[n], ``solutions`` (:func:`log2_solutions`) and the largest factor
+    (a gap's)."""
     item, factor = min(smallest_item, 1.0), min(smallest_factor, 1.0)
     if item * item * factor * factor * factor >= NORMAL:
         return True
     if not scaled_z > 0.0:
         return False
-    return (_log2_operations(n, cap) + solutions - 1074.0 + (reach - last_scale) / math.log(2.0)
+    return (_log2_lost(n, cap, largest_factor) + solutions + (reach - last_scale) / math.log(2.0)
             <= math.log2(scaled_z) + LOSS)
 
 
 @kernel(inline="always")
-def outside_underflow_negligible(largest_inside: float, scaled_z: float, n: int, cap: int) -> bool:
+def outside_underflow_negligible(largest_inside: float, largest_factor: float, scaled_z: float, n: int,
+                                 cap: int) -> bool:
     """Whether what the outside pass can have lost to underflow changes no posterior by 2^LOSS (above SAFE)."""
-    return (_log2_operations(n, cap) - 1074.0 + math.log2(max(largest_inside, 1.0)) <= math.log2(scaled_z) + LOSS)
+    return (_log2_lost(n, cap, largest_factor) + math.log2(max(largest_inside, 1.0))
+            <= math.log2(scaled_z) + LOSS)
 
 
 @kernel
-def shift_to_unit(best_attach, attach, bigram, bigram_out, prefix):
-    """Shift a problem's scores so that every factor of a solution is at most 1, and return the shift C (log Z is
-    C more than the shifted problem's).  A kept word k pays attach(h, k) - A_k and the bigram into it bigram(i, k)
-    - B_k; a dropped one pays -(A_k + B_k); </s> pays its bigram - B_(n+1).  A_k is the best attach into k
-    (``best_attach``: second order adds the best sibling score), B_k the best bigram into k or -A_k if larger (so
-    that A_k + B_k >= 0), both 0 for a word that cannot be kept.  Every solution pays each A_k + B_k once: C is
-    their sum.  ``attach`` is shifted in place, the bigrams into ``bigram_out`` (a skip (i, l-1) pays bigram(i, l)
-    - B_l and the dropped words between: ``prefix`` sums A_k + B_k).  Entries at -inf stay.
+def shift_to_unit(attach, bigram, bigram_out, prefix):
+    """Shift a problem's scores so that every score factor of a solution is at most 1, and return the shift C (log Z
+    is C more than the shifted problem's).  A kept word k pays attach(h, k) - A_k and the bigram into it bigram(i,
+    k) - B_k; a dropped one pays -(A_k + B_k); </s> pays its bigram - B_(n+1).  A_k is the best attach into k, B_k
+    the best bigram into k or -A_k if larger (so that A_k + B_k >= 0).  Every solution pays each A_k + B_k once: C is
+    their sum.  ``attach`` is shifted in place (second order: attach plus the best sibling score, as
+    :meth:`ScaledChart.fill` passes it), the bigrams into ``bigram_out`` (a skip (i, l-1) pays bigram(i, l) - B_l and
+    the dropped words between: ``prefix`` sums A_k + B_k).  A word that can never be kept (no allowed attach or no
+    allowed bigram into it) gets none of either: no factor above 1 is left anywhere.  Entries at -inf stay.
 
     >>> import numpy as np
     >>> attach, bigram = np.array([[-np.inf, 2.0], [-np.inf, -np.inf]]), np.array([[-np.inf, 1.0, 0.5]] * 3)
-    >>> shift_to_unit(attach, attach, bigram, out := np.empty((3, 3)), np.empty(3))
+    >>> shift_to_unit(attach, bigram, out := np.empty((3, 3)), np.empty(3))
     3.5
     >>> [float(x) for x in (attach[0, 1], out[0, 1], out[1, 2], out[0, 2])]  # keep 1: 2-2, 1-1, .5-.5; drop: .5-3.5
     [0.0, 0.0, 0.0, -3.0]
@@ -1216,11 +1226,18 @@ def shift_to_unit(best_attach, attach, bigram, bigram_out, prefix):
         if k <= n:
             best_in = NEG
             for h in range(N):
-                best_in = max(best_in, best_attach[h, k])
+                best_in = max(best_in, attach[h, k])
         for i in range(k):
             best_bigram = max(best_bigram, bigram[i, k])
-        if best_in == NEG or best_bigram == NEG:  # k is never kept (or no solution ends): no shift
-            best_in, best_bigram = 0.0, 0.0
+        if k <= n and (best_in == NEG or best_bigram == NEG):  # k is never kept: no attach or bigram into it
+            for h in range(N):
+                attach[h, k] = NEG
+            for i in range(k):
+                bigram_out[i, k] = NEG
+            prefix[k] = prefix[k - 1]
+            continue
+        if best_bigram == NEG:  # </s> is never reached: no solution
+            best_bigram = 0.0
         best_bigram = max(best_bigram, -best_in)
         if k <= n:
             for h in range(N):
@@ -1272,16 +1289,19 @@ class ScaledChart:
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
-        attach, bigram = scores.attach.copy(), np.empty((n + 2, n + 2))
-        best_attach = attach if order == 1 else attach + _best_siblings(scores.sibling, np.empty_like(attach))
-        shift = shift_to_unit(best_attach, attach, scores.bigram, bigram, np.empty(n + 2))
-        smallest = math.exp(attach.min(initial=np.inf, where=attach > NEG))
+        attach, bigram, unit_sibling = scores.attach.copy(), np.empty((n + 2, n + 2)), None
+        if order == 2:  # each attachment takes its best sibling score: every sibling factor at most 1 too
+            best = _best_siblings(scores.sibling, np.empty_like(attach))
+            attach += best  # -inf where no sibling is allowed: the attachment is never made
+            unit_sibling = scores.sibling - np.where(best > NEG, best, 0.0)[:, None, :]
+        shift = shift_to_unit(attach, scores.bigram, bigram, np.empty(n + 2))
+        smallest = math.exp(min(attach.min(initial=0.0, where=attach > NEG), 0.0))
         unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
         with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
             np.exp(attach, out=attach)
         sibling, largest = None, attach.max(initial=0.0)
         if order == 2:
-            sibling, largest_sibling, smallest_sibling = _exp_siblings(scores.sibling)
+            sibling, largest_sibling, smallest_sibling = _exp_siblings(unit_sibling)
             largest, smallest = max(largest, largest_sibling), min(smallest, smallest_sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
         cells = Cells(V=V)
@@ -1291,7 +1311,7 @@ class ScaledChart:
         smallest_item, smallest_gap, reach, excess = _inside_sum(cells, rules)
         return cls(V, rules.scale, float(shift), float(max(largest, rules.gap.max(initial=0.0))),
                    (smallest_item, min(smallest, smallest_gap), reach), excess,
-                   ChartScores(unit_attach, bigram, scores.sibling, scores.zeros, scores.single_root), counting, cells,
+                   ChartScores(unit_attach, bigram, unit_sibling, scores.zeros, scores.single_root), counting, cells,
                    rules)
 
     @property
@@ -1305,7 +1325,7 @@ class ScaledChart:
         n, cap = self.inside.shape[1] - 1, self.inside.shape[3] - 1
         scaled_z = float(self.goal @ goal)
         solutions = log2_solutions(n, COUNTING[self._counting], goal)
-        if underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap, solutions):
+        if underflow_safe(*self.underflow, scaled_z, self.scale[n], n, cap, solutions, self.largest_factor):
             return True
         if not scaled_z > 0.0:
             return False
@@ -1316,7 +1336,7 @@ class ScaledChart:
         if worst == NEG:  # no item has a completion
             return True
         lost = worst + self.excess - math.log(scaled_z) - self.scale[n]
-        return bool(_log2_operations(n, cap) + solutions - 1074.0 + lost / math.log(2.0) <= LOSS)
+        return bool(_log2_lost(n, cap, self.largest_factor) + solutions + lost / math.log(2.0) <= LOSS)
 
     @property
     def goal(self) -> np.ndarray:

@@ -301,7 +301,8 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
     chart, goal, z = found
     outside, mass = chart.outside(goal)
     n = problem.n
-    if not (outside.max() <= SAFE and outside_underflow_negligible(float(chart.inside.max()), z, n, len(goal) - 1)):
+    if not (outside.max() <= SAFE and outside_underflow_negligible(float(chart.inside.max()), chart.largest_factor, z,
+                                                                    n, len(goal) - 1)):
         return None
     item = (outside * chart.inside).sum(axis=-1) / z  # the posterior of every item (x i j), i <= j
     arc = np.triu(item[RTRAP], 1) + np.triu(item[LTRAP], 1).T  # (rtrap h m): h -> m; (ltrap m h): h -> m
