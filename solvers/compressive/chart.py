@@ -62,7 +62,7 @@ holds no kept counts; the outside values are a second chart of the same shape, f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -756,49 +756,43 @@ def _guess_scale(gap, scale, j):
         scale[j] = scale[j - 1] + (scale[j - 1] - scale[j - 2] if j >= 2 else 0.0)
         gap[j - 1] = math.exp(scale[j - 1] - scale[j])
 @kernel
-def _move_sibling_triples(sibling, packed, out, gather):
+def _move_sibling_triples(sibling, packed, out, best, gather):
     """Copy sibling[h, s, m] for the triples the rules read (s = h, or s between h and m: about a third of the
-    array) into ``packed`` (``gather``), or back from it into out[h, m, s]; their number."""
+    array) into ``packed``, each less its attachment's best, best[h, m] (-inf if none: then as it is) (``gather``),
+    or back from it into out[h, m, s]; their number."""
     N = sibling.shape[0]
     k = 0
     for h in range(N):
         for m in range(1, N):
-            for s in range(h if h < m else m + 1, m if h < m else h + 1):  # [h, m) right of h, (m, h] left of it
+            lo, hi = (h, m) if h < m else (m + 1, h + 1)  # [h, m) right of h, (m, h] left of it
+            if gather:
+                top = NEG
+                for s in range(lo, hi):
+                    top = max(top, sibling[h, s, m])
+                best[h, m] = top
+            for s in range(lo, hi):
                 if gather:
-                    packed[k] = sibling[h, s, m]
+                    packed[k] = sibling[h, s, m] - (best[h, m] if best[h, m] > NEG else 0.0)
                 else:
                     out[h, m, s] = packed[k]
                 k += 1
     return k
 
 
-@kernel
-def _best_siblings(sibling, best):
-    """best[h, m]: the largest sib(h, s, m) the rules read (s = h, or s between h and m: as
-    :func:`_move_sibling_triples`), -inf if none; returns ``best``."""
-    N = sibling.shape[0]
-    for h in range(N):
-        for m in range(N):
-            best[h, m] = NEG
-            if m >= 1 and m != h:
-                for s in range(h if h < m else m + 1, m if h < m else h + 1):  # [h, m) right of h, (m, h] left of it
-                    best[h, m] = max(best[h, m], sibling[h, s, m])
-    return best
-
-
-def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """exp(sib(h, s, m)) as out[h, m, s] (the sums' layout: a rule's row over s is contiguous) where the rules read
-    it, 0 elsewhere, the largest and the smallest of an allowed triple: numpy's vectorized exp over the packed
-    triples (a third of the time of numba's scalar exp, and of numpy's over the whole array, mostly -inf)."""
+def _exp_siblings(sibling: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """exp(sib(h, s, m) - best(h, m)) as out[h, m, s] (the sums' layout: a rule's row over s is contiguous) where
+    the rules read it, 0 elsewhere; best(h, m) the largest sib(h, s, m) the rules read (-inf if none), which the
+    attachment takes (:meth:`ScaledChart.fill`), so that every factor is at most 1; the largest and the smallest
+    factor of an allowed triple.  numpy's vectorized exp over the packed triples (a third of the time of numba's
+    scalar exp, and of numpy's over the whole array, mostly -inf)."""
     N = len(sibling)
-    out = np.zeros_like(sibling)
+    out, best = np.zeros_like(sibling), np.full((N, N), NEG)
     packed = np.empty(int(np.abs(np.arange(N)[:, None] - np.arange(1, N)).sum()))  # |m - h| triples per (h, m)
-    count = _move_sibling_triples(sibling, packed, out, True)
-    lowest = packed[:count].min(initial=np.inf, where=packed[:count] > NEG)
-    with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
-        np.exp(packed[:count], out=packed[:count])
-    _move_sibling_triples(sibling, packed, out, False)
-    return out, float(packed[:count].max(initial=0.0)), math.exp(min(lowest, 0.0))
+    count = _move_sibling_triples(sibling, packed, out, best, True)
+    lowest = packed[:count].min(initial=0.0, where=packed[:count] > NEG)
+    np.exp(packed[:count], out=packed[:count])
+    _move_sibling_triples(sibling, packed, out, best, False)
+    return out, best, float(packed[:count].max(initial=0.0)), math.exp(lowest)
 
 
 @kernel
@@ -1274,7 +1268,8 @@ class ScaledChart:
     largest_factor: float  # the largest score factor exp(score) the rules multiply by (gaps included)
     underflow: tuple[float, float, float]  # what the first two underflow rules read (:func:`underflow_safe`)
     excess: float  # the most a column's guessed scale exceeded its set one (the third rule's)
-    _unit_scores: ChartScores  # the shifted scores, in log space (the third rule's max chart)
+    _unit_scores: ChartScores  # the shifted scores, in log space (the third rule's max chart), but the siblings'
+    _sibling_shift: np.ndarray | None  # [h, m]: what each sibling score of the attachment (h, m) is shifted by
     _counting: str
     _cells: Cells
     _scores: Scores
@@ -1289,21 +1284,18 @@ class ScaledChart:
         n = scores.n
         cap = 0 if counting == "none" else int(cap)
         V = np.zeros((ITEMS, n + 1, n + 1, cap + 1))
-        attach, bigram, unit_sibling = scores.attach.copy(), np.empty((n + 2, n + 2)), None
+        attach, bigram, sibling, sibling_shift = scores.attach.copy(), np.empty((n + 2, n + 2)), None, None
+        largest, smallest = 0.0, 1.0
         if order == 2:  # each attachment takes its best sibling score: every sibling factor at most 1 too
-            best = _best_siblings(scores.sibling, np.empty_like(attach))
-            attach += best  # -inf where no sibling is allowed: the attachment is never made
-            unit_sibling = scores.sibling - np.where(best > NEG, best, 0.0)[:, None, :]
-        shift = shift_to_unit(attach, scores.bigram, bigram, np.empty(n + 2))
-        smallest = math.exp(min(attach.min(initial=0.0, where=attach > NEG), 0.0))
-        unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
-        with np.errstate(over="ignore"):  # an overflow to inf is caught by the range check
-            np.exp(attach, out=attach)
-        sibling, largest = None, attach.max(initial=0.0)
-        if order == 2:
-            sibling, largest_sibling, smallest_sibling = _exp_siblings(unit_sibling)
-            largest, smallest = max(largest, largest_sibling), min(smallest, smallest_sibling)
+            sibling, best, largest, smallest = _exp_siblings(scores.sibling)
             sibling.flags.writeable = False  # the type of a problem's sibling scores: one compiled version
+            attach += best  # -inf where no sibling is allowed: the attachment is never made
+            sibling_shift = np.where(best > NEG, best, 0.0)
+        shift = shift_to_unit(attach, scores.bigram, bigram, np.empty(n + 2))
+        smallest = min(smallest, math.exp(min(attach.min(initial=0.0, where=attach > NEG), 0.0)))
+        unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
+        np.exp(attach, out=attach)
+        largest = max(largest, attach.max(initial=0.0))
         cells = Cells(V=V)
         rules = Scores(bigram=bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
                        gap=np.ones(n + 1), scale=np.zeros(n + 1),
@@ -1311,8 +1303,8 @@ class ScaledChart:
         smallest_item, smallest_gap, reach, excess = _inside_sum(cells, rules)
         return cls(V, rules.scale, float(shift), float(max(largest, rules.gap.max(initial=0.0))),
                    (smallest_item, min(smallest, smallest_gap), reach), excess,
-                   ChartScores(unit_attach, bigram, unit_sibling, scores.zeros, scores.single_root), counting, cells,
-                   rules)
+                   ChartScores(unit_attach, bigram, scores.sibling, scores.zeros, scores.single_root), sibling_shift,
+                   counting, cells, rules)
 
     @property
     def second_order(self) -> bool:
@@ -1330,7 +1322,10 @@ class ScaledChart:
         if not scaled_z > 0.0:
             return False
         # [the third rule] an item's outside value is at most its completions' number times the best one's weight
-        best = Chart.fill(self._unit_scores, counting=self._counting, cap=cap).best_outside()
+        scores = self._unit_scores
+        if self._sibling_shift is not None:
+            scores = replace(scores, sibling=scores.sibling - self._sibling_shift[:, None, :])
+        best = Chart.fill(scores, counting=self._counting, cap=cap).best_outside()
         span = self.scale[None, :] - self.scale[:, None]  # span[i, j] = scale[j] - scale[i]: scaled to shifted
         worst = float((best + span[None, :, :, None]).max())
         if worst == NEG:  # no item has a completion
