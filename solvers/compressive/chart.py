@@ -1093,46 +1093,44 @@ class Chart:
 
 
 # The scaled chart sums probabilities of shifted scores (:func:`shift_to_unit`; in second order each attachment takes
-# its best sibling score, so that sibling factors are at most 1 too): every score factor is at most 1, so every
-# solution weighs at most 1, and so does every completion of an item.  The only factors above 1 are the gaps
-# (scaled space's), at most one in a rule.  Its answer is kept on SAFE's rule and one of the three underflow rules
-# below.
+# its best sibling score, so that sibling factors are at most 1 too): every score factor is at most 1, so every solution
+# weighs at most 1, and so does every completion of an item.  The only factors above 1 are the gaps (scaled space's), at
+# most one in a rule.  Its answer is kept on SAFE's rule and one of the three underflow rules below.
 #
-# SAFE's: every value it multiplied (inside, outside, score factors) is at most SAFE, and so is the scaled Z, which
-# is above 0 (no overflow; an inf or NaN fails it too).
+# SAFE's: every value it multiplied (inside, outside, score factors) is at most SAFE, and so is the scaled Z, which is
+# above 0 (no overflow; an inf or NaN fails it too).
 #
-# NORMAL's (nothing underflowed): a rule multiplies at most two items and three score factors (second order's
-# [*-first]: attach, sib and gap), so when every nonzero item value the inside pass held (before and after its
-# column's division) is at least `item` and every factor an allowed score gave (attach, sib, gap) at least `factor`,
-# with item^2 factor^3 >= NORMAL (both taken at most 1), no product underflowed, a sum of positive terms cannot, and
-# neither did a division by a column's largest value (its results are among the values checked).
+# NORMAL's (nothing underflowed): a rule multiplies at most two items and three score factors (second order's [*-first]:
+# attach, sib and gap), so when every nonzero item value the inside pass held (before and after its column's division)
+# is at least `item` and every factor an allowed score gave (attach, sib, gap) at least `factor`, with item^2 factor^3
+# >= NORMAL (both taken at most 1), no product underflowed, a sum of positive terms cannot, and neither did a division
+# by a column's largest value (its results are among the values checked).
 #
-# The bound's (what underflowed is negligible): an operation loses at most 2^-1074 of its result, in the scaled units
-# of its item (i, j), times the gap that may multiply it after (the largest factor: an intermediate product of a
-# rule that underflows is multiplied on only by factors and items); exp(s_j - s_i) in shifted units, s_j the column's
-# scale (the larger of the guessed and the set one while the column is summed; a rule reads at most one item of the
-# column being summed, so an underflowed factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's outside value is at
-# most its number of completions, at most the number of solutions (a completion and a derivation of the item are a
-# solution): at most the sum over the goal's lengths m of C(n, m) (27/4)^(m+1) (:func:`log2_solutions`).  So Z
-# loses at most operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z
-# is Z over exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both
-# rules).
+# The bound's (what underflowed is negligible): an operation loses at most 2^-1074 of its result, in the scaled units of
+# its item (i, j), times the gap that may multiply it after (the largest factor: an intermediate product of a rule that
+# underflows is multiplied on only by factors and items); exp(s_j - s_i) in shifted units, s_j the column's scale (the
+# larger of the guessed and the set one while the column is summed; a rule reads at most one item of the column being
+# summed, so an underflowed factor loses at most 2^-1074 times that column's largest value).  In shifted units an item's
+# outside value is at most its number of completions, at most the number of solutions (a completion and a derivation of
+# the item are a solution): at most the sum over the goal's lengths m of C(n, m) (27/4)^(m+1) (:func:`log2_solutions`).
+# So Z loses at most operations x solutions x 2^-1074 x exp(max_{i<j} s_j - s_i) (the pass's `reach`), and the scaled Z
+# is Z over exp(s_n): the answer is kept when that loss is below 2^LOSS of it (:func:`underflow_safe` reads both rules).
 #
-# The best completion's (a third bound, tighter, for the sentences the first two refuse; a max chart and its
-# outside pass): an item's outside value is at most its number of completions times the weight of its best one,
-# exp(U) with U the max chart's outside value of the item over the shifted scores, so Z loses at most operations x
-# solutions x 2^-1074 x exp(max over items of s_j - s_i + U + the most a guessed scale exceeded its set one).  Tiny
-# items (far below their column's largest) pass it only when no heavy completion makes them matter
-# (:meth:`ScaledChart.underflow_safe`; the batch kernel leaves such sentences to it).
+# The best completion's (a third bound, tighter, for the sentences the first two refuse; a max chart and its outside
+# pass): an item's outside value is at most its number of completions times the weight of its best one, exp(U) with U
+# the max chart's outside value of the item over the shifted scores, so Z loses at most operations x solutions x 2^-1074
+# x exp(max over items of s_j - s_i + U + the most a guessed scale exceeded its set one).  Tiny items (far below their
+# column's largest) pass it only when no heavy completion makes them matter (:meth:`ScaledChart.underflow_safe`; the
+# batch kernel leaves such sentences to it).
 #
 # Either way every inside value is exact to its number of operations in a chain times 2^-53.  The outside pass may
-# underflow: an outside value's loss delta (at most 2^-1074 an operation, times a gap after it) changes a posterior
-# O I / Z by at most delta times an inside value over the scaled Z; the marginals are kept when the operations' sum
-# of that is below 2^LOSS (:func:`outside_underflow_negligible`).  (A second review's search found the holes the
-# first version of these rules had: sibling factors up to 2^300 after an attach factor that underflowed, a gap
-# after an outside product that did, and words never kept whose scores were not shifted.)  Computed outside values do not bound an underflowed inside value's
-# effect (they miss what the underflow lost): tests/test_marginals.py has sentences of 5 words whose log Z was off
-# by 5 when the scaled chart kept answers whose outside values were at most SAFE.
+# underflow: an outside value's loss delta (at most 2^-1074 an operation, times a gap after it) changes a posterior O I
+# / Z by at most delta times an inside value over the scaled Z; the marginals are kept when the operations' sum of that
+# is below 2^LOSS (:func:`outside_underflow_negligible`).  (A second review's search found the holes the first version
+# of these rules had: sibling factors up to 2^300 after an attach factor that underflowed, a gap after an outside
+# product that did, and words never kept whose scores were not shifted.) Computed outside values do not bound an
+# underflowed inside value's effect (they miss what the underflow lost): tests/test_marginals.py has sentences of 5
+# words whose log Z was off by 5 when the scaled chart kept answers whose outside values were at most SAFE.
 SAFE = 2.0 ** 300
 NORMAL = 2.0 ** -1022  # the smallest normal double
 LOSS = -60.0  # log2 of the largest relative loss the bound's rule accepts
