@@ -8,9 +8,10 @@ An item's marginal gives an arc ((rtrap h m), (ltrap m h)) or a bigram ((skip i 
 order's sibling triples get the posterior mass of the attachments that score them, summed during outside.  With a
 length condition every item carries a vector over its count of kept (or dropped) words, and products are
 convolutions truncated at the cap, as in resource-dp.  First-order problems go through the batch kernel
-(:func:`compbench_solvers.compressive.batch.infer_many`, the same rules; one problem is a batch of one, so an answer
-does not depend on the batch it came in), second-order ones through :class:`ScaledChart`.  The answer is kept when
-no value overflowed and what underflowed provably changes nothing (the rules above :data:`SAFE`); otherwise --
+(:func:`compbench_solvers.compressive.batch.infer`, the same rules; one problem is a batch of one, so an answer
+does not depend on the batch it came in), second-order ones, and first-order ones the batch kernel refused, through
+:class:`ScaledChart` (whose third underflow rule the kernel lacks).  The answer is kept when no value overflowed and
+what underflowed provably changes nothing (the rules above :data:`SAFE`); otherwise --
 
 **the log-space engine** answers (about ten times slower, exact at any temperature):
 :func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system
