@@ -68,16 +68,11 @@ def _scan(group: str, path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
     return tuple(entry_points(group=group))
 
 
-def _group() -> tuple[EntryPoint, ...]:
-    """The solvers' entry points (:func:`group_entry_points`)."""
-    return group_entry_points(GROUP)
-
-
 def _entry_points() -> dict[str, Callable[[], Any]]:
     """Every registered name and what loads its solver factory (a provider is loaded here to list its names; one
     that cannot be loaded is listed under its own name, and fails again when that name is asked for)."""
     found: dict[str, Callable[[], Any]] = {}
-    eps = _group()
+    eps = group_entry_points(GROUP)
     for ep in eps:
         if not ep.name.endswith(PROVIDER):
             found.setdefault(ep.name, ep.load)
@@ -99,7 +94,7 @@ def _factory(name: str) -> Callable[[], Any] | None:
     (``compbench solve`` with a built-in DP does not import the ILP catalog); else None."""
     if name.endswith(PROVIDER):
         return None
-    return next((ep.load for ep in _group() if ep.name == name), None)
+    return next((ep.load for ep in group_entry_points(GROUP) if ep.name == name), None)
 
 
 def solver_distributions() -> dict[str, dict[str, str | None]]:
@@ -107,7 +102,7 @@ def solver_distributions() -> dict[str, dict[str, str | None]]:
     registers each solver, plug-ins included (a provider's for the names it provides; an entry point of a solver's
     own wins over a provider, and otherwise the first, as in :mod:`compbench.registry`)."""
     found: dict[str, dict[str, str | None]] = {}
-    for ep in sorted(_group(), key=lambda ep: ep.name.endswith(PROVIDER)):
+    for ep in sorted(group_entry_points(GROUP), key=lambda ep: ep.name.endswith(PROVIDER)):
         names = [ep.name]
         if ep.name.endswith(PROVIDER):
             try:
@@ -126,7 +121,7 @@ def solver_distribution(name: str) -> str | None:
     if name.startswith("exec:"):
         return None
     base = parse_solver_spec(name)[0] if "[" in name else name
-    own = next((ep for ep in _group() if ep.name == base), None)
+    own = next((ep for ep in group_entry_points(GROUP) if ep.name == base), None)
     if own is not None:
         return own.dist.name if own.dist else None
     return (solver_distributions().get(base) or {}).get("distribution")

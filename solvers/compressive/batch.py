@@ -24,8 +24,8 @@ from compbench import Problem, ProblemBatch
 
 from ..jit import kernel, with_globals
 from .chart import (ITEMS, KEPT, LTRAP, NEG, NONE, RTRAP, RTRI, SAFE, SKIP, Cells, Scores, _backtrace,
-                    _fill_max, _inside_sum, _outside_sum, log2_solutions, outside_underflow_negligible,
-                    shift_to_unit, underflow_safe)
+                    _fill_max, _inside_sum, _outside_sum, exp_attach, log2_solutions,
+                    outside_underflow_negligible, shift_to_unit, underflow_safe)
 
 PARAMS = 4  # settings per sentence: what it counts (NONE, KEPT, DROPPED), the cap, its lengths lo..hi
 OUT = 3  # results per sentence: the count of the best derivation, its objective (-inf: none), its kept words
@@ -263,13 +263,7 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
             for m in range(N):
                 attach[h, m] = arc[k, h, m] + (token[k, m - 1] if m >= 1 else 0.0)
         shift = shift_to_unit(attach, bigram[k], shifted_bigram, prefix)
-        largest, lowest_score = 0.0, math.inf
-        for h in range(N):
-            for m in range(N):
-                if attach[h, m] > NEG:
-                    lowest_score = min(lowest_score, attach[h, m])
-                attach[h, m] = math.exp(attach[h, m])
-                largest = max(largest, attach[h, m])
+        largest, smallest_attach = exp_attach(attach)
         for j in range(N):
             ones[j], gap[j], scale[j] = 1.0, 1.0, 0.0
         scores = Scores(bigram=shifted_bigram, attach=attach, kept_bonus=1.0, sibling=None, ones=ones[:N],
@@ -285,8 +279,8 @@ def _infer_many(token, arc, bigram, sizes, single_root, params, goal, V_flat, O_
         for j in range(N):
             largest = max(largest, gap[j])
         safe[k] = (largest <= SAFE and top <= SAFE and 0.0 < z <= SAFE
-                   and underflow_safe(smallest_item, min(math.exp(min(lowest_score, 0.0)), smallest_gap), reach, z,
-                                      scale[n], n, cap, log2_solutions(n, counting, goal[k]), largest))
+                   and underflow_safe(smallest_item, min(smallest_attach, smallest_gap), reach, z, scale[n], n, cap,
+                                      log2_solutions(n, counting, goal[k]), largest))
         log_z[k] = math.log(z) + scale[n] + shift if safe[k] else NEG
         if not (with_marginals and safe[k]):
             continue

@@ -1174,9 +1174,18 @@ def underflow_safe(smallest_item: float, smallest_factor: float, reach: float, s
     item, factor = min(smallest_item, 1.0), min(smallest_factor, 1.0)
     if item * item * factor * factor * factor >= NORMAL:
         return True
+    return _loss_negligible(reach, scaled_z, last_scale, n, cap, solutions, largest_factor)
+
+
+@kernel(inline="always")
+def _loss_negligible(conversion: float, scaled_z: float, last_scale: float, n: int, cap: int, solutions: float,
+                     largest_factor: float) -> bool:
+    """The bounds' comparison (the second and third rules): what the inside pass can have lost, operations x
+    solutions x 2^-1074 x the largest gap x exp(``conversion``) (the most an item's scaled unit, times its
+    completions' weight for the third rule, is worth in shifted units), is below 2^LOSS of Z = scaled Z exp(s_n)."""
     if not scaled_z > 0.0:
         return False
-    return (_log2_lost(n, cap, largest_factor) + solutions + (reach - last_scale) / math.log(2.0)
+    return (_log2_lost(n, cap, largest_factor) + solutions + (conversion - last_scale) / math.log(2.0)
             <= math.log2(scaled_z) + LOSS)
 
 
@@ -1186,6 +1195,20 @@ def outside_underflow_negligible(largest_inside: float, largest_factor: float, s
     """Whether what the outside pass can have lost to underflow changes no posterior by 2^LOSS (above SAFE)."""
     return (_log2_lost(n, cap, largest_factor) + math.log2(max(largest_inside, 1.0))
             <= math.log2(scaled_z) + LOSS)
+
+
+@kernel
+def exp_attach(attach):
+    """The shifted attach scores to their factors, in place: (the largest factor, the smallest of an allowed score,
+    at most 1), what SAFE's and NORMAL's rules read."""
+    largest, lowest = 0.0, 0.0
+    for h in range(attach.shape[0]):
+        for m in range(attach.shape[1]):
+            if attach[h, m] > NEG:
+                lowest = min(lowest, attach[h, m])
+            attach[h, m] = math.exp(attach[h, m])
+            largest = max(largest, attach[h, m])
+    return largest, math.exp(lowest)
 
 
 @kernel
@@ -1290,10 +1313,9 @@ class ScaledChart:
             attach += best  # -inf where no sibling is allowed: the attachment is never made
             sibling_shift = np.where(best > NEG, best, 0.0)
         shift = shift_to_unit(attach, scores.bigram, bigram, np.empty(n + 2))
-        smallest = min(smallest, math.exp(min(attach.min(initial=0.0, where=attach > NEG), 0.0)))
         unit_attach = attach.copy()  # the shifted scores in log space, for the third underflow rule's max chart
-        np.exp(attach, out=attach)
-        largest = max(largest, attach.max(initial=0.0))
+        largest_attach, smallest_attach = exp_attach(attach)
+        largest, smallest = max(largest, largest_attach), min(smallest, smallest_attach)
         cells = Cells(V=V)
         rules = Scores(bigram=bigram, attach=attach, kept_bonus=1.0, sibling=sibling, ones=np.ones(n + 1),
                        gap=np.ones(n + 1), scale=np.zeros(n + 1),
@@ -1328,8 +1350,8 @@ class ScaledChart:
         worst = float((best + span[None, :, :, None]).max())
         if worst == NEG:  # no item has a completion
             return True
-        lost = worst + self.excess - math.log(scaled_z) - self.scale[n]
-        return bool(_log2_lost(n, cap, self.largest_factor) + solutions + lost / math.log(2.0) <= LOSS)
+        return bool(_loss_negligible(worst + self.excess, scaled_z, self.scale[n], n, cap, solutions,
+                                     self.largest_factor))
 
     @property
     def goal(self) -> np.ndarray:
