@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU benchmarks in one call on a lent machine with a CUDA GPU and no network (docs/gpu.md): what travelled in
 # .whl/ (supar, torch-struct, highspy; numba-cuda in case the machine's own does not import; pytest and hypothesis
-# for the tests) is installed under /tmp/site, compbench from .gpu-site/ (a plain install made beforehand: pip install
-# --no-deps --target .gpu-site .), then the parts named after the output folder (all by default), each writing into
+# for the tests) is installed under /tmp/site, compbench from .gpu-site/, Google's scores read from .gpu-data/ (all
+# three made beforehand by benchmarks/gpu_prepare.sh, and named in the call's carry: [".whl", ".gpu-site",
+# ".gpu-data"]), then the parts named after the output folder (all by default), each writing into
 # it under a time limit of its own so that the whole call fits a short lease:
 #   tests        tests/test_cuda_dp.py and test_cuda_tree.py on the GPU (against brute force and the CPU kernels;
 #                small batches, so their costliest sentences get teams of several blocks, which the simulator cannot run)
