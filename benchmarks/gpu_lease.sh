@@ -30,6 +30,9 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/supar-*.whl \
     .whl/torch_struct-*.whl .whl/highspy-*.whl || exit 2
+# the code as it is in this checkout (.gpu-site may be older than it; its metadata, the entry points, may not)
+cmp -s pyproject.toml .gpu-site/pyproject.toml || { echo "pyproject.toml changed since gpu_prepare.sh: rerun it"; exit 2; }
+cp -r compbench/. .gpu-site/compbench/ && cp -r solvers/. .gpu-site/compbench_solvers/ || exit 2
 export PYTHONPATH="$PWD/.gpu-site:/tmp/site"
 if ! python3 -c "import numba.cuda" 2>/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/numba_cuda-*.whl || exit 2

@@ -7,10 +7,12 @@
 #   .gpu-data/  google-test.npz: Google's test split at its gold lengths, scored by a model trained here (scores
 #               only, no text; bench_gpu_compressive.py --make-google)
 # The three are ignored through .git/info/exclude, so they travel only when a call names them in carry:
-#     benchmarks/gpu_prepare.sh ../shared/data/google-sentence-compression      # about 2 minutes on 2 cores
+#     benchmarks/gpu_prepare.sh ../shared/data/google-sentence-compression      # about 3 minutes on 2 cores
 #     run(command="bash benchmarks/gpu_lease.sh $OUT tests plain", carry=[".whl", ".gpu-site", ".gpu-data"])
-# A second call remakes only what is missing.  PYTHON (default .venv/bin/python) trains the model; EPOCHS (default
-# 2) is its perceptron's passes (the DP's cost hardly depends on the scores, so a short training does for timing).
+# A second call remakes only what is missing (.gpu-site/ too: gpu_lease.sh copies the checkout's code over it and
+# refuses to run when pyproject.toml, whose entry points the install holds, changed).  PYTHON (default
+# .venv/bin/python) trains the model; EPOCHS (default 2) is its perceptron's passes (the DP's cost hardly depends on
+# the scores, so a short training does for timing).
 set -euo pipefail
 corpus=${1:?the directory of the Google compression corpus}
 cd "$(dirname "$0")/.."
@@ -30,6 +32,7 @@ fi
 if [[ ! -d .gpu-site ]]; then
     rm -rf .gpu-site.tmp
     python3 -m pip install -q --no-deps --no-compile --target .gpu-site.tmp .
+    cp pyproject.toml .gpu-site.tmp/  # gpu_lease.sh copies the checkout's code over it, and checks that this is current
     mv .gpu-site.tmp .gpu-site
 fi
 if [[ ! -f .gpu-data/google-test.npz ]]; then
