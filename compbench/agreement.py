@@ -50,12 +50,14 @@ WRONG = (Verdict.INVALID, Verdict.CONTRADICTED)  # the verdicts that disqualify 
 class Reference:
     """What an instance's answers are judged against: a proven ``optimal`` value or ``infeasible`` (``proven``), or
     only the best valid objective some answer reached (a lower bound, ``proven=False``); ``source`` says where it
-    comes from (``certified (FILE)``, ``resource-dp in this run``, ``best valid answer``)."""
+    comes from (``certified (FILE)``, ``resource-dp in this run``, ``best valid answer``); ``solver``: the solver
+    whose answer it is (None for a certified optimum), whose own answers it cannot check."""
 
     status: Status
     objective: float | None
     source: str
     proven: bool = True
+    solver: str | None = None
 
     def describe(self) -> str:
         value = "infeasible" if self.status == Status.INFEASIBLE else f"{self.objective!r}"
@@ -105,18 +107,26 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
 
 
 def verdict(solution: Solution, validity: str, reference: Reference | None, *, skipped: bool = False,
-            second_opinion: bool = False, rtol: float = RTOL) -> Judgement:
+            second_opinion: bool = False, solver: str | None = None, rtol: float = RTOL) -> Judgement:
     """The one judgement of an answer: ``solution`` (its status, value and bound), its ``validity`` (from
     :func:`validate`), and the instance's ``reference``.  ``second_opinion``: another solver gave a proven valid
     answer on the same instance (so that agreeing with a reference that is only a lower bound is a comparison too);
-    ``skipped``: the harness never ran it."""
+    ``solver``: the answer's solver (an answer agreeing with a reference its own solver computed was not compared);
+    ``skipped``: the harness never ran it.
+
+    >>> own = Reference(Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
+    >>> answer = Solution(Status.OPTIMAL, 2.0, kept=[1], heads=[0])
+    >>> verdict(answer, "ok", own, solver="resource-dp").compared, verdict(answer, "ok", own, solver="x").compared
+    (False, True)
+    """
     proven = solution.status in PROVEN
     if skipped:
         return Judgement(Verdict.SKIPPED, reference=reference)
     if validity != "ok":
         return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, True, proven)
     why = contradiction(solution, reference, rtol)
-    compared = proven and reference is not None and (reference.proven or second_opinion)
+    independent = reference is not None and reference.proven and reference.solver != solver
+    compared = proven and reference is not None and (independent or second_opinion)
     if why != "ok":
         return Judgement(Verdict.CONTRADICTED, why.partition(": ")[2], reference, True, proven)
     plain = {Status.TIMEOUT: Verdict.TIMEOUT, Status.ERROR: Verdict.ERROR, Status.UNSUPPORTED: Verdict.UNSUPPORTED}

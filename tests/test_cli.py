@@ -82,7 +82,17 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["solve", "{example}", "--solver", "no-such-solver"], "no solver named 'no-such-solver'"),
     (["solve", "{example}", "--solver", "brute-force", "--length", "9"], "id ex1: length: 9 is outside 0..3"),
     (["solve", "{example}", "--min-length", "1"], "--min-length and --max-length go together"),
-    (["generate", "--n", "5", "--length-ratio", "2", "--out", "{tmp}/x.jsonl"], "--length-ratio must lie in 0..1"),
+    (["generate", "--n", "5", "--length-ratio", "2", "--out", "{tmp}/x.jsonl"],
+     "argument --length-ratio: must be a number in 0..1, got 2"),
+    (["generate", "--n", "5", "--seed", "-1", "--out", "{tmp}/x.jsonl"], "argument --seed: must be an integer >= 0"),
+    (["bench", "--sizes", "4", "--length-ratio", "nan", "--out", "{tmp}/r.jsonl"], "--length-ratio: must be a number"),
+    (["bench", "--sizes", "4", "--skip-larger-after", "nan", "--out", "{tmp}/r.jsonl"], "--skip-larger-after: must"),
+    (["bench", "--sizes", "4", "--grace", "-1", "--out", "{tmp}/r.jsonl"], "argument --grace: must be a number >= 0"),
+    (["bench", "--sizes", "4", "--per-size", "0", "--out", "{tmp}/r.jsonl"], "--per-size: must be an integer >= 1"),
+    (["bench", "--sizes", "4", "--solvers", "brute-force,brute-force", "--out", "{tmp}/r.jsonl"],
+     "--solvers names brute-force more than once"),
+    (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
+    (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
 ])
 def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path, args: list[str],
                                                    message: str) -> None:

@@ -27,6 +27,7 @@ import pytest
 
 import compbench
 from compbench.cli import main
+from tests.test_run_files import one_error_line
 from compbench.harness.plots import load_runs, solver_infos
 from compbench.harness.report import CSV_COLUMNS, summary_tex
 from compbench.harness.runfiles import read_records
@@ -838,6 +839,24 @@ def test_every_shipped_instance_set_has_certified_optima_for_every_instance() ->
     assert [ref.objective for ref in ex1.values()] == [pytest.approx(5.35)]  # the hand-checked optimum
 
 
+@pytest.mark.parametrize("change, says", [
+    (lambda optima: optima + [{**optima[0], "objective": optima[0]["objective"] + 1}], "optima[2].hash: "),
+    (lambda optima: [{**optima[0], "objective": float("inf")}] + optima[1:], "optima[0].status: expected optimal "
+                                                                              "with a finite objective"),
+    (lambda optima: [{k: v for k, v in optima[0].items() if k != "hash"}] + optima[1:], "optima[0].hash: expected"),
+])
+def test_a_damaged_reference_optima_file_is_one_line_naming_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                       change, says: str) -> None:
+    instances = tmp_path / "set.jsonl"
+    assert main(["generate", "--kind", "gaussian", "--n", "5", "--count", "2", "--out", str(instances)]) == 0
+    solu = tmp_path / "set.solu.json"
+    table = json.loads(solu.read_text())
+    solu.write_text(json.dumps({**table, "optima": change(table["optima"])}))
+    capsys.readouterr()
+    assert main(["check", str(instances), "--solvers", "resource-dp", "--time-limit", "30"]) == 2
+    assert f"{solu}: {says}" in one_error_line(capsys)
+
+
 # Verdicts that hold on their own: nothing passes unchecked (issue: a check must never say "agreement" when nothing
 # was compared, and a lone wrong solver must be caught).
 
@@ -874,6 +893,23 @@ def test_a_check_that_compared_nothing_fails(plugins: Path, tmp_path: Path, caps
     out = capsys.readouterr().out
     assert why in out and "nothing was compared" in out and "every answer holds up" not in out
     assert "agreement: every answer" not in out
+
+
+def test_a_lone_solver_is_not_checked_by_the_reference_it_computed(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    # the in-run reference is resource-dp's own answer: alone, resource-dp was compared with nothing
+    assert main(["check", "gen:gaussian:5:2", "--solvers", "resource-dp", "--time-limit", "30"]) == 1
+    out = capsys.readouterr().out
+    assert "compared: 0 of 2 instances; reference: resource-dp in this run (2)" in out
+    assert "nothing was compared" in out and "agreement: every answer" not in out
+    run = tmp_path / "run.jsonl"
+    assert main(["bench", "--sizes", "5", "--per-size", "2", "--solvers", "resource-dp", "--time-limit", "30",
+                 "--out", str(run)]) == 1
+    out = capsys.readouterr().out
+    assert "unchecked 2" in out and "solved" not in out and "nothing was compared" in out
+    # a second exact solver, or a certified optimum, checks it
+    assert main(["check", "gen:gaussian:5:2", "--solvers", "resource-dp,signature-dp", "--time-limit", "30"]) == 0
+    assert "compared: 2 of 2 instances" in capsys.readouterr().out
 
 
 def test_bench_that_compared_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -326,6 +326,14 @@ def test_a_run_file_deleted_during_the_run_is_an_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize("change, says", [
     (lambda r: {k: v for k, v in r.items() if k != "instance"}, "instance: expected a string"),
     (lambda r: {**r, "seconds": {"total": "fast"}}, "seconds.total: expected a number"),
+    (lambda r: {**r, "seconds": {"total": float("nan")}}, "seconds.total: expected a number of seconds"),
+    (lambda r: {**r, "seconds": {"total": -1.0}}, "seconds.total: expected a number of seconds"),
+    (lambda r: {k: v for k, v in r.items() if k != "seconds"}, "seconds.total: missing"),
+    (lambda r: {**r, "status": "winning"}, "status: expected one of"),
+    (lambda r: {**r, "n": -3}, "n: expected a size >= 0"),
+    (lambda r: {**r, "time_limit": float("inf")}, "time_limit: expected a finite number"),
+    (lambda r: {**r, "time_limit": "5"}, "time_limit: expected a finite number"),
+    (lambda r: {**r, "objective": float("nan")}, "objective: expected a number"),
 ])
 def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture, command: str,
                                                        change, says: str) -> None:

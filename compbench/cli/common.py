@@ -9,10 +9,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import math
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from ..problem import Problem, Solution
@@ -81,6 +82,28 @@ def output_directory(path: str | os.PathLike, what: str = "output") -> Path:
     if not os.access(out, os.W_OK):
         raise UsageError(f"{out}: the directory is not writable")
     return out
+
+
+def number_in(kind: type, low: float, high: float = math.inf) -> Callable[[str], Any]:
+    """An argparse type: an ``int`` or ``float`` (finite) in ``low..high``.
+
+    >>> number_in(int, 0)("7"), number_in(float, 0, 1)("0.5")
+    (7, 0.5)
+    """
+    what = "an integer" if kind is int else "a number"
+    span = f">= {low:g}" if high == math.inf else f"in {low:g}..{high:g}"
+
+    def parse(value: str) -> Any:
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} {span}, got {value!r}") from None
+        if not (math.isfinite(number) and low <= number <= high):
+            raise argparse.ArgumentTypeError(f"must be {what} {span}, got {value}")
+        return number
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
 
 
 def positive_seconds(value: str) -> float:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, Later, UsageError, load_solver, output_path, positive_seconds,
-                     read_model, stdout_to_stderr)
+from .common import (DEFAULT_SOLVER, Later, UsageError, load_solver, number_in, output_path,
+                     positive_seconds, read_model, stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
@@ -241,7 +241,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
     train.add_argument("--tagger-epochs", type=int, default=4, help="POS tagger training passes (default 4)")
-    train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
+    train.add_argument("--seed", type=number_in(int, 0), default=0, help="shuffling seed (default 0)")
     train.add_argument("--parser", metavar="PARSER", help="a parser file (compbench parser train): every sentence is "
                                                           "parsed once and the parse features are added; the model "
                                                           "file keeps the parser, evaluate also reports syntactic F1")

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator
 
 from .. import progress
 from ..limits import CERTIFY_SECONDS, GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
-from .common import (UsageError, add_memory_limit_option, load_solver, output_directory, output_path,
-                     positive_seconds, stdout_to_stderr, user_memory_limit)
+from .common import (UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
+                     output_path, positive_seconds, stdout_to_stderr, user_memory_limit)
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
@@ -41,6 +41,9 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     names = split_solver_list(args.solvers)
     if not names:
         raise UsageError("no solver given to --solvers")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"--solvers names {', '.join(twice)} more than once")
     from ..registry import get_solver
 
     for name in names:
@@ -64,8 +67,8 @@ def _add_solver_options(parser: argparse.ArgumentParser) -> None:
 def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
     parser.add_argument("--time-limit", type=positive_seconds, default=time_limit, metavar="S",
                         help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
-    parser.add_argument("--grace", type=float, default=GRACE_SECONDS, metavar="S",
+    parser.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N", help="solves run at the same time (default 1)")
+    parser.add_argument("--grace", type=number_in(float, 0), default=GRACE_SECONDS, metavar="S",
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
     parser.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
                         help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
@@ -164,8 +167,6 @@ def run_file_errors() -> Iterator[None]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise UsageError("--jobs must be >= 1")
     repro = Path(args.repro_dir)
     if repro.exists() and not repro.is_dir():
         raise UsageError(f"{repro}: is a file, expected a directory for --repro-dir")
@@ -189,8 +190,6 @@ def bench_problems(args: argparse.Namespace) -> list:
         kinds, sizes = parse_kinds(args.kinds), parse_sizes(args.sizes)
     except SpecError as exc:
         raise UsageError(str(exc)) from None
-    if args.per_size < 1:
-        raise UsageError("--per-size must be >= 1")
     ratio = None if args.free else args.length_ratio
     return generated_problems(kinds, sizes, args.per_size, seed=args.seed, length_ratio=ratio,
                               second_order=args.second_order)
@@ -203,8 +202,6 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
     from ..harness.sweep import make_tasks, run_sweep, unique_ids
     from ..limits import default_memory_limit
 
-    if args.jobs < 1:
-        raise UsageError("--jobs must be >= 1")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
     out = str(output_path(out, what="run file"))
@@ -215,8 +212,6 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
                     "instances": len(problems), "jobs": args.jobs}
         repeats = getattr(args, "repeats", 1)
-        if repeats < 1:
-            raise UsageError("--repeats must be >= 1")
         tasks = make_tasks(problems, solvers, args.time_limit, memory_limit, repeats)
 
         def references(pool, recorded: set[str]) -> list[dict]:
@@ -340,8 +335,6 @@ def certify_file(path: str, out: str | None = None, jobs: int = 1,
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise UsageError("--jobs must be >= 1")
     written, missing = certify_file(args.file, args.out, args.jobs, args.time_limit)
     for line in missing:
         print(line)
@@ -498,10 +491,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     bench.add_argument("--instances", metavar="SET", help="an instance file or gen: spec instead of --sizes/--kinds")
     bench.add_argument("--out", required=True, metavar="RUN.jsonl", help="run file (appended as solves finish)")
     _add_executor_options(bench)
-    bench.add_argument("--repeats", type=int, default=1, metavar="K",
+    bench.add_argument("--repeats", type=number_in(int, 1), default=1, metavar="K",
                        help="solve each instance K times, each repeat in a fresh worker process; the statistics use "
                             "each instance's median time and compare measures the noise from the repeats (default 1)")
-    bench.add_argument("--skip-larger-after", type=float, default=0.5, metavar="F",
+    bench.add_argument("--skip-larger-after", type=number_in(float, 0, 1), default=0.5, metavar="F",
                        help="skip larger sizes for a solver once more than F of a size's instances timed out "
                             "(default 0.5; 1 never skips)")
     bench.set_defaults(func=cmd_bench)
@@ -526,7 +519,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
     compare.add_argument("b", metavar="B.jsonl", help="the second run")
     _add_shift_option(compare)
-    compare.add_argument("--min-effect", type=float, default=MIN_EFFECT, metavar="F",
+    compare.add_argument("--min-effect", type=number_in(float, 1), default=MIN_EFFECT, metavar="F",
                          help=f"the smallest time ratio called faster or slower (default {MIN_EFFECT:g}; the noise "
                               "the runs' repeats measured raises it)")
     compare.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -543,7 +536,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "instance is certified, 1 when some are not (the file holds the others), 2 on bad input.")
     certify.add_argument("file", help="instance file (.json, .jsonl or .npz)")
     certify.add_argument("--out", metavar="FILE.solu.json", help="where to write (default beside FILE)")
-    certify.add_argument("--jobs", type=int, default=1, metavar="N", help="solves run at the same time (default 1)")
+    certify.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N", help="solves run at the same time (default 1)")
     certify.add_argument("--time-limit", type=positive_seconds, default=CERTIFY_SECONDS, metavar="S",
                          help=f"limit per method and instance (default {CERTIFY_SECONDS:g})")
     certify.set_defaults(func=cmd_certify)
@@ -563,14 +556,14 @@ def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> N
     parser.add_argument("--sizes", default=None if demo else "10:60:5", metavar="START:STOP[:STEP]",
                         help="sizes n (stop included), or N,N,..." + (f" (default {DEMO_SIZES})" if demo
                                                                           else " (default 10:60:5)"))
-    parser.add_argument("--per-size", type=int, default=None if demo else 5, metavar="K",
+    parser.add_argument("--per-size", type=number_in(int, 1), default=None if demo else 5, metavar="K",
                         help="instances per kind and size" + (f" (default {DEMO_PER_SIZE})" if demo else
                                                                 " (default 5)"))
     parser.add_argument("--kinds", default="gaussian", metavar="K1,K2", help="instance kinds (default gaussian)")
     if not demo:
-        parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+        parser.add_argument("--seed", type=number_in(int, 0), default=0, help="generator seed (default 0)")
         length = parser.add_mutually_exclusive_group()
-        length.add_argument("--length-ratio", type=float, default=0.45, metavar="R",
+        length.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R",
                             help="m = round(R n) (default 0.45)")
         length.add_argument("--free", action="store_true", help="free length")
     parser.add_argument("--second-order", action="store_true",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from .. import progress
 from ..parser.defaults import FEATURES, L2, LEARNING_RATE
 from ..files import atomic_output
-from .common import UsageError, output_path, read_model
+from .common import UsageError, number_in, output_path, read_model
 
 if TYPE_CHECKING:
     from ..parser.conllu import TreeSentence
@@ -359,7 +359,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "about 0.4 GB per seed's tagger)")
     train.add_argument("--label-epochs", type=int, default=5, help="arc labeler (DEPREL) training passes "
                                                                      "(default 5; 0: no labels)")
-    train.add_argument("--seed", type=int, default=0, help="shuffling seed (default 0)")
+    train.add_argument("--seed", type=number_in(int, 0), default=0, help="shuffling seed (default 0)")
     train.set_defaults(func=cmd_train)
 
     parse = commands.add_parser("parse", help="parse a CoNLL-U file or one tokenized sentence per line; CoNLL-U "

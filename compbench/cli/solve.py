@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .. import progress
 from ..files import atomic_output
 from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, load_solver,
-                     output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
+                     number_in, output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
                      stdout_to_stderr, user_memory_limit)
 
 if TYPE_CHECKING:
@@ -190,11 +190,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from ..generate import generate_set
     from ..io import write_instances
 
-    if args.n < 0 or args.count < 1:
-        raise UsageError("--n must be >= 0 and --count >= 1")
     ratio = None if args.free else args.length_ratio
-    if ratio is not None and not 0.0 <= ratio <= 1.0:
-        raise UsageError(f"--length-ratio must lie in 0..1, got {ratio}")
     out = output_path(args.out, force=args.force, what="instances")
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
                             single_root=args.single_root, second_order=args.second_order)
@@ -242,13 +238,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gen = subparsers.add_parser("generate", help="write a reproducible synthetic instance set")
     gen.add_argument("--kind", choices=Later("compbench.generate", "KINDS"), metavar="KIND", default="gaussian",
                      help="score distribution: %(choices)s (default gaussian)")
-    gen.add_argument("--n", type=int, required=True, help="tokens per instance")
-    gen.add_argument("--count", type=int, default=1, help="number of instances (default 1)")
-    gen.add_argument("--length-ratio", type=float, default=0.45, metavar="R", help="m = round(R n) (default 0.45)")
+    gen.add_argument("--n", type=number_in(int, 0), required=True, help="tokens per instance")
+    gen.add_argument("--count", type=number_in(int, 1), default=1, help="number of instances (default 1)")
+    gen.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R", help="m = round(R n) (default 0.45)")
     gen.add_argument("--free", action="store_true", help="free length instead of a length ratio")
     gen.add_argument("--single-root", action="store_true", help="the root takes at most one modifier")
     gen.add_argument("--second-order", action="store_true", help="add sibling scores")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    gen.add_argument("--seed", type=number_in(int, 0), default=0, help="random seed (default 0)")
     gen.add_argument("--out", required=True, help="output file (.jsonl, .json or .npz)")
     gen.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     gen.add_argument("--no-certify", action="store_true",

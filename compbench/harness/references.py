@@ -181,9 +181,14 @@ def read_solu(path: str | os.PathLike) -> dict[str, Reference]:
         except (TypeError, ValueError):
             raise ReferenceError(f"{path}: optima[{i}].objective: expected a number") from None
         if status not in ("optimal", "infeasible") or (status == "optimal" and (objective is None
-                                                                                or math.isnan(objective))):
-            raise ReferenceError(f"{path}: optima[{i}].status: expected optimal with an objective, or infeasible")
-        out[entry["hash"]] = Reference(Status(status), objective, f"certified, {path.name}")
+                                                                                or not math.isfinite(objective))):
+            raise ReferenceError(f"{path}: optima[{i}].status: expected optimal with a finite objective, or "
+                                 "infeasible")
+        reference = Reference(Status(status), objective, f"certified, {path.name}")
+        earlier = out.setdefault(entry["hash"], reference)
+        if (earlier.status, earlier.objective) != (reference.status, reference.objective):
+            raise ReferenceError(f"{path}: optima[{i}].hash: {entry['hash']} again, certified as "
+                                 f"{reference.describe()} here and {earlier.describe()} before")
     return out
 
 
@@ -213,7 +218,8 @@ def compute_references(problems: list[Problem], known: dict[str, Reference], poo
                                        memory_limit).items():
         proven = _proven(record)
         if proven is not None:
-            out[instance] = Reference(Status(proven[0]), proven[1], f"{IN_RUN_METHOD} in this run")
+            out[instance] = Reference(Status(proven[0]), proven[1], f"{IN_RUN_METHOD} in this run",
+                                      solver=IN_RUN_METHOD)
     return out
 
 
@@ -221,4 +227,4 @@ def reference_record(problem: Problem, reference: Reference) -> dict[str, Any]:
     """The run-file record of an instance's reference."""
     return {"type": "reference", "instance": problem.id, "hash": instance_hash(problem),
             "status": reference.status.value, "objective": encode_number(reference.objective),
-            "source": reference.source}
+            "source": reference.source, "solver": reference.solver}

@@ -13,6 +13,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import platform
 import shlex
@@ -223,25 +224,46 @@ def not_a_run_file(data: bytes) -> str | None:
     return None
 
 
+RESULT_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unsupported", "error", "skipped")
+
+
 def malformed_result(record: dict[str, Any]) -> str | None:
-    """What a result record lacks that the statistics read (field and why), or None.
+    """What a result record lacks that the statistics read (field and why), or None: its instance, solver, a known
+    status, a size n >= 0, its times (finite, not negative; a solve that ran has ``seconds.total`` or ``.wall``), a
+    number or nothing for objective and bound, and a positive time limit or none.
 
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": "x"}}))
     seconds.total: expected a number, got 'x'
+    >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {}}))
+    seconds.total: missing (a solve that ran records its time)
     """
+    def shown(why: str) -> str:
+        return why[:200]
+
     for key, kind in (("instance", str), ("solver", str), ("status", str), ("n", int)):
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
-            return f"{key}: expected {'an integer' if kind is int else 'a string'}, got {record.get(key)!r}"[:200]
+            return shown(f"{key}: expected {'an integer' if kind is int else 'a string'}, got {record.get(key)!r}")
+    if record["status"] not in RESULT_STATUSES:
+        return shown(f"status: expected one of {', '.join(RESULT_STATUSES)}, got {record['status']!r}")
+    if record["n"] < 0:
+        return f"n: expected a size >= 0, got {record['n']}"
     seconds = record.get("seconds", {})
     if not isinstance(seconds, dict):
-        return f"seconds: expected an object, got {seconds!r}"[:200]
+        return shown(f"seconds: expected an object, got {seconds!r}")
     for key, value in seconds.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            return f"seconds.{key}: expected a number, got {value!r}"[:200]
-    for key in ("objective", "bound", "time_limit"):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+            return shown(f"seconds.{key}: expected a number of seconds (finite, >= 0), got {value!r}")
+    if record["status"] != "skipped" and "total" not in seconds and "wall" not in seconds:
+        return "seconds.total: missing (a solve that ran records its time)"
+    for key in ("objective", "bound"):
         value = record.get(key)
-        if value is not None and not isinstance(value, (int, float)) and value not in ("inf", "-inf", "nan"):
-            return f"{key}: expected a number, got {value!r}"[:200]
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                                  or math.isnan(value)) and value not in ("inf", "-inf"):
+            return shown(f"{key}: expected a number, got {value!r}")
+    limit = record.get("time_limit")
+    if limit is not None and (not isinstance(limit, (int, float)) or isinstance(limit, bool)
+                              or not 0 < limit < math.inf):
+        return shown(f"time_limit: expected a finite number of seconds > 0, or null, got {limit!r}")
     return None
 
 
@@ -345,7 +367,7 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict
     environments = []
     for path in paths:
         records = read_records(path)
-        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source")}
+        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source", "solver")}
                       for r in records if r.get("type") == "reference"}
         for record in records:
             if record["type"] == "environment":

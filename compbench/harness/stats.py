@@ -58,13 +58,20 @@ def runtime(record: dict) -> float | None:
     return float(value) if value is not None else None
 
 
+IN_RUN = " in this run"  # the end of the source of a reference an exact solver computed in the run
+
+
 def recorded_reference(record: dict) -> Reference | None:
     """The reference a result carries (``reference``: what its run file recorded for its instance), or None."""
     data = record.get("reference")
     if not isinstance(data, dict) or data.get("status") not in ("optimal", "infeasible"):
         return None
+    source = str(data.get("source"))
+    solver = data.get("solver")
+    if solver is None and source.endswith(IN_RUN):  # a run file written before references named their solver
+        solver = source[:-len(IN_RUN)]
     try:
-        return Reference(Status(data["status"]), decode_number(data.get("objective")), str(data.get("source")))
+        return Reference(Status(data["status"]), decode_number(data.get("objective")), source, solver=solver)
     except (TypeError, ValueError):
         return None
 
@@ -102,7 +109,7 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             except (ValueError, TypeError, KeyError) as exc:
                 solution, validity = record_solution({"status": r.get("status")}, 0), f"invalid: {exc}"
             out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
-                             second_opinion=bool(provers - {r["solver"]}))
+                             second_opinion=bool(provers - {r["solver"]}), solver=r["solver"])
     return out  # type: ignore[return-value]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import dataclasses
+import math
 import os
 import queue
 import shutil
@@ -107,6 +108,8 @@ def source_problems(source: str) -> list[Problem]:
         count, seed = int(parts[2]), int(parts[3]) if len(parts) >= 4 else 0
     except ValueError:
         raise SpecError(f"bad generator spec {source!r}: COUNT and SEED are integers") from None
+    if count < 1 or seed < 0:
+        raise SpecError(f"bad generator spec {source!r}: COUNT must be >= 1 and SEED >= 0")
     length = parts[4] if len(parts) == 5 else "0.45"
     sizes = parse_sizes(sizes_text)
     if length in ("free", "mixed"):
@@ -116,7 +119,9 @@ def source_problems(source: str) -> list[Problem]:
     try:
         ratio = float(length)
     except ValueError:
-        raise SpecError(f"bad generator spec {source!r}: LENGTH is a ratio, free or mixed") from None
+        ratio = math.nan
+    if not 0 <= ratio <= 1:
+        raise SpecError(f"bad generator spec {source!r}: LENGTH is a ratio in 0..1, free or mixed")
     return generated_problems(kinds, sizes, count, seed=seed, length_ratio=ratio)
 
 
