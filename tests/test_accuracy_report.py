@@ -84,10 +84,18 @@ def test_a_lone_or_misordered_marker_is_refused(tmp_path: Path, broken: str) -> 
 
 def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
-    assert main(["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
-                 "--out", str(out), "--corpora", "google", "--summary-only"]) == 0
+    summarize = ["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
+                 "--out", str(out), "--corpora", "google", "--summary-only"]
+    assert main(summarize) == 2  # nothing to summarize: no table of dashes
+    assert "no evaluation results of google in it" in capsys.readouterr().err and not out.exists()
+    out.mkdir()
+    (out / "google-test-gold-joint-parsed.json").write_text('{"systems": {"first-m": {"f1": 0.5}}}')
+    assert main(summarize) == 0
     text = (out / "README.md").read_text()
-    assert report.BEGIN in text and "| first-m | - / - |" in text and (out / "f1-gold-length.png").exists()
+    assert report.BEGIN in text and "| first-m | 0.500 / - |" in text and (out / "f1-gold-length.png").exists()
+    (out / "google-test-gold-joint-parsed.json").write_text('{"systems": ')
+    assert main(summarize) == 2
+    assert "google-test-gold-joint-parsed.json: not an evaluation file" in capsys.readouterr().err
     assert main(["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
                  "--out", str(out)]) == 2
     assert "no ud-english-ewt" in capsys.readouterr().err

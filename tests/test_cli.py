@@ -160,3 +160,17 @@ def test_warm_up_reports_each_solver() -> None:
     assert [line.split(":")[0] for line in lines] == ["warm-up brute-force", "warm-up ilp-highs[tighten=true]",
                                                       "warm-up"]
     assert lines[-1].startswith("warm-up: 2 in ")  # the total
+
+
+@pytest.mark.parametrize("content", [b"", b"not a zip file\n"])
+@pytest.mark.parametrize("command", [["parser", "parse", "--model", "{model}", "{text}"],
+                                     ["build-instances", "--corpus", "google", "--data", "{tmp}", "--model",
+                                      "{model}", "--out", "{tmp}/out.jsonl"]])
+def test_a_damaged_model_file_is_one_line_naming_it(tmp_path: Path, content: bytes, command: list[str]) -> None:
+    model, text = tmp_path / "model.npz", tmp_path / "sentence.txt"
+    model.write_bytes(content)
+    text.write_text("The cat sat .\n")
+    result = run(*[a.format(model=model, text=text, tmp=tmp_path) for a in command])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"compbench: error: {model}: not a ") and "model file" in line  # before the corpus is read

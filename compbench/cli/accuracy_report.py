@@ -180,7 +180,10 @@ def result(out: Path, corpus: str, split: str, length: str, system: str, key: st
     if not path.exists():
         return None
     name = next(n for s, _, n in SYSTEMS if s == system)
-    return json.loads(path.read_text())["systems"].get(name, {}).get(key)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["systems"].get(name, {}).get(key)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{path}: not an evaluation file of compbench evaluate --json-out ({exc!r})") from None
 
 
 def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:
@@ -314,14 +317,18 @@ def figure(out: Path, corpora: list[str]) -> None:
 
 
 def cmd_accuracy_report(args: argparse.Namespace) -> int:
-    for folder in (args.models, args.out):
-        folder.mkdir(parents=True, exist_ok=True)
     record = args.out / "runs.json"
-    needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, GOOGLE]
-    missing = [name for name in dict.fromkeys(needed) if not (args.data / name).is_dir()]
-    if missing and not args.summary_only:
-        raise UsageError(f"--data {args.data}: no {', '.join(missing)} directory in it")
-    if not args.summary_only:
+    if args.summary_only:
+        if not any(next(args.out.glob(f"{corpus}-*.json"), None) for corpus in args.corpora):
+            raise UsageError(f"--out {args.out}: no evaluation results of {', '.join(args.corpora)} in it to "
+                             "summarize (run accuracy-report without --summary-only first)")
+    else:
+        needed = ["ud-english-ewt", *{CORPORA[c][0] for c in args.corpora}, GOOGLE]
+        missing = [name for name in dict.fromkeys(needed) if not (args.data / name).is_dir()]
+        if missing:
+            raise UsageError(f"--data {args.data}: no {', '.join(missing)} directory in it")
+        for folder in (args.models, args.out):
+            folder.mkdir(parents=True, exist_ok=True)
         lock = open(args.out / "runs.lock", "w")
         try:  # one run at a time: two would train the same parser and write the same record
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -12,6 +12,7 @@ import importlib
 import math
 import os
 import sys
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -190,5 +191,5 @@ def read_model(load: Callable[[str], T], path: str, what: str) -> T:
         return load(path)
     except OutdatedModelError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # EOFError: an empty .npz
         raise UsageError(f"{path}: not a {what} file ({exc})") from None

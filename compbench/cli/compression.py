@@ -138,8 +138,8 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     from ..problem import Length
 
     out = output_path(args.out, what="instances")
+    model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
-    model = _load_model(args.model)
     length = _length(args.length)
     if model_kind(model) == "chain-crf":
         print("note: a chain-CRF model's instances are its equivalent bigram problems (arc scores 0)", file=sys.stderr)
@@ -165,8 +165,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..compression.baselines import model_kind, systems_of
 
     out = output_path(args.json_out, what="results") if args.json_out else None
+    model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
-    model = _load_model(args.model)
     length = _length(args.length)
     systems = [System("first-m")]
     if model_kind(model) == "joint":

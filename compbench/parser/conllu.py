@@ -85,6 +85,9 @@ def _sentence(rows: list[tuple[int, list[str]]], comments: list[str], ranges: di
         raise CorpusError(f"{where}: line {last}: some words of the sentence have a HEAD and some have none")
     else:
         head_array = np.array([-1] + [int(h) for h in heads], dtype=np.int64)
+        for (number, _), head in zip(rows, head_array[1:]):
+            if not 0 <= head <= len(rows):
+                raise CorpusError(f"{where}: line {number}: HEAD {head} is outside the sentence's words 0..{len(rows)}")
         reason = _tree_error(head_array)
         if reason is not None:
             raise CorpusError(f"{where}: line {last}: the heads are not a tree ({reason})")
