@@ -91,6 +91,7 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["bench", "--sizes", "4", "--per-size", "0", "--out", "{tmp}/r.jsonl"], "--per-size: must be an integer >= 1"),
     (["bench", "--sizes", "4", "--solvers", "brute-force,brute-force", "--out", "{tmp}/r.jsonl"],
      "--solvers names brute-force more than once"),
+    (["generate", "--n", "5", "--out", "{tmp}/gen.txt"], "gen.txt: unknown file type for the instances"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
 ])

@@ -283,10 +283,10 @@ def test_out_appends_only_to_a_run_of_the_same_command_and_settings(tmp_path: Pa
     run = tmp_path / "check.jsonl"
     check = ["check", "gen:gaussian:4:1", "--time-limit", "30", "--out", str(run)]
     assert main([*check, "--solvers", "brute-force"]) == 0
-    assert main([*check, "--solvers", "brute-force"]) == 0  # the same check again: appended
+    assert main([*check, "--solvers", "brute-force", "--resume"]) == 0  # the same check again: appended
     before = run.read_bytes()
     capsys.readouterr()
-    assert main([*check, "--solvers", "resource-dp"]) == 2
+    assert main([*check, "--solvers", "resource-dp", "--resume"]) == 2
     assert "a run of other settings" in one_error_line(capsys) and run.read_bytes() == before
     bench = tmp_path / "bench.jsonl"
     assert main(BENCH + ["--out", str(bench)]) == 0
@@ -295,7 +295,7 @@ def test_out_appends_only_to_a_run_of_the_same_command_and_settings(tmp_path: Pa
     assert main(BENCH + ["--out", str(bench), "--resume", "--length-ratio", "0.75"]) == 2  # same ids, other m
     assert "another instance than here" in one_error_line(capsys) and bench.read_bytes() == before
     assert main(["check", "gen:gaussian:4:1", "--solvers", "brute-force", "--time-limit", "30", "--out",
-                 str(bench)]) == 2  # a bench's run file is not a check's
+                 str(bench), "--resume"]) == 2  # a bench's run file is not a check's
     assert "a run of other settings" in one_error_line(capsys) and bench.read_bytes() == before
 
 
@@ -366,3 +366,33 @@ def test_a_write_refused_by_a_file_size_limit_is_one_line_naming_the_file(tmp_pa
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith(f"compbench: error: {tmp_path}/") and "cannot write it (File too large)" in line
     assert not list(tmp_path.rglob(".*.partial*"))  # no temporary file left behind
+
+
+def test_check_out_is_a_new_run_file_or_resumed_without_solving_twice(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "check.jsonl"
+    check = ["check", "gen:gaussian:5:3", "--solvers", "resource-dp,brute-force", "--time-limit", "30",
+             "--repro-dir", str(tmp_path / "r"), "--out", str(run)]
+    assert main(check) == 0
+    assert main(check) == 2  # the same file again: refused, not appended a second time
+    assert "use --resume" in one_error_line(capsys)
+    records = [json.loads(line) for line in run.read_text().splitlines()]
+    kept = [r for r in records if r["type"] == "environment"] + [r for r in records if r["type"] == "result"][:2]
+    run.write_text("".join(json.dumps(r) + "\n" for r in kept) + '{"type": "result", "inst')  # killed while writing
+    assert main([*check, "--resume"]) == 0
+    assert "compared: 3 of 3 instances" in capsys.readouterr().out
+    results = [r for r in read_records(run) if r["type"] == "result"]
+    assert len(results) == 6 and results[:2] == kept[1:]  # the two recorded answers were not solved again
+    assert len({(r["instance"], r["solver"]) for r in results}) == 6
+
+
+def test_a_cut_last_line_is_named_and_a_directory_is_no_run_file(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    run = tmp_path / "run.jsonl"
+    assert main(BENCH + ["--out", str(run)]) == 0
+    run.write_bytes(run.read_bytes() + b'{"type": "result", "instance": "x", "solver": "y"')
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    assert f"{run}: its last line is cut short" in one_error_line(capsys)
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "report")]) == 2
+    assert f"{tmp_path}: is a directory, expected a run file" in one_error_line(capsys)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..problem import Problem, Solution
 
 DEFAULT_SOLVER = "resource-dp"
+INSTANCE_SUFFIXES = (".json", ".jsonl", ".npz")  # the instance file types compbench.io reads and writes
 T = TypeVar("T")
 
 
@@ -53,10 +54,14 @@ class Later(Sequence):
         return iter(self._get())
 
 
-def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output") -> Path:
-    """Check an output path before any work starts: its directory is created, an existing file is refused unless
-    ``force``; a path that cannot be written is a :class:`UsageError`."""
+def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output",
+                suffixes: tuple[str, ...] = ()) -> Path:
+    """Check an output path before any work starts: its name must end with one of ``suffixes`` (when given), its
+    directory is created, an existing file is refused unless ``force``; a path that cannot be written is a
+    :class:`UsageError`."""
     out = Path(path)
+    if suffixes and not out.name.lower().endswith(suffixes):
+        raise UsageError(f"{out}: unknown file type for the {what} (expected {', '.join(suffixes)})")
     if out.exists() and out.is_dir():
         raise UsageError(f"{out}: is a directory, expected a file for the {what}")
     if out.exists() and not force:

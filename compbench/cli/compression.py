@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, Later, UsageError, load_solver, number_in, output_path,
+from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, load_solver, number_in, output_path,
                      positive_seconds, read_model, stdout_to_stderr)
 
 
@@ -137,7 +137,7 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     from ..io import write_instances
     from ..problem import Length
 
-    out = output_path(args.out, what="instances")
+    out = output_path(args.out, what="instances", suffixes=INSTANCE_SUFFIXES)
     model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
     length = _length(args.length)

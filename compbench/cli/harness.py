@@ -67,7 +67,8 @@ def _add_solver_options(parser: argparse.ArgumentParser) -> None:
 def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None) -> None:
     parser.add_argument("--time-limit", type=positive_seconds, default=time_limit, metavar="S",
                         help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
-    parser.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N", help="solves run at the same time (default 1)")
+    parser.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N",
+                        help="solves run at the same time (default 1)")
     parser.add_argument("--grace", type=number_in(float, 0), default=GRACE_SECONDS, metavar="S",
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
     parser.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
@@ -87,14 +88,15 @@ def _problems(source: str) -> list:
 def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: int, repro_dir: str,
               out: str | None = None, summary: list[str] | None = None, scheduler: str | None = None,
               grace: float = GRACE_SECONDS, warmup_limit: float = WARMUP_SECONDS,
-              memory_limit: int | None = None) -> int:
+              memory_limit: int | None = None, resume: bool = False) -> int:
     """Run the agreement check, print the table and the failures; 1 if any answer is invalid or disagrees.
 
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
-    ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots)."""
+    ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots).
+    ``out``: a new run file, or with ``resume`` one of the same check whose answers are judged with the rest."""
     from ..harness.check import check
     from ..harness.references import certified_for, reference_record
-    from ..harness.runfiles import RecordWriter, environment
+    from ..harness.runfiles import RecordWriter, environment, read_records
     from ..harness.stats import verdict_records
     from ..harness.sweep import unique_ids
     from ..limits import default_memory_limit
@@ -103,7 +105,8 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     certified = with_reference_errors(lambda: certified_for(source, problems))
     settings = {"check": source, "time_limit": time_limit, "solvers": solvers}
     with run_file_errors():
-        writer = RecordWriter(out, same_as=settings) if out else None
+        writer = RecordWriter(out, fresh=not resume, same_as=settings) if out else None
+    recorded = [r for r in read_records(out) if r["type"] == "result"] if out and resume else []
     executor = _executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
     memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
@@ -112,7 +115,8 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
                 writer.write(environment({**settings, "memory_limit": memory_limit, "executor": executor.name,
                                           **executor.parallelism()}))
             report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                           executor=executor, on_record=writer.write if writer else None, references=certified)
+                           executor=executor, on_record=writer.write if writer else None, references=certified,
+                           recorded=recorded)
             if writer:
                 for problem in problems:
                     if problem.id in report.reference_of:
@@ -175,10 +179,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError(f"{repro}: cannot be written ({writable} is not writable): choose another --repro-dir")
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    if args.resume and not args.out:
+        raise UsageError("--resume continues the run file of --out: give --out")
     out = args.out and str(output_path(args.out, what="run file"))  # a bad --out before anything is said
     return run_check(args.set, chosen_solvers(args), args.time_limit, args.jobs, args.repro_dir, out,
                      scheduler=args.scheduler if args.executor == "dask" else None, grace=args.grace,
-                     warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args))
+                     warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args), resume=args.resume)
 
 
 def bench_problems(args: argparse.Namespace) -> list:
@@ -350,16 +356,22 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     from ..harness.runfiles import malformed_result, not_a_run_file, read_records
 
     for run in runs:
+        if Path(run).is_dir():
+            raise UsageError(f"{run}: is a directory, expected a run file")
         if not Path(run).is_file():
             raise UsageError(f"no such run file: {run}")
         if accuracy and read_accuracy(run) is not None:
             continue
         try:
-            why = not_a_run_file(Path(run).read_bytes())
+            data = Path(run).read_bytes()
         except OSError as exc:
             raise UsageError(f"{run}: cannot read it ({exc.strerror or exc})") from None
+        why = not_a_run_file(data)
         if why:
             raise UsageError(f"{run}: not a run file ({why}; run files come from bench, demo or check --out)")
+        if not data.endswith(b"\n"):
+            print(f"compbench: note: {run}: its last line is cut short (a run killed while writing it); that record "
+                  "is left out", file=sys.stderr)
         records = read_records(run)
         results = [r for r in records if r["type"] == "result"]
         if not results:
@@ -477,7 +489,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_limit_options(chk, 60.0)
     chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",
                      help="where disagreeing or invalid answers are written as instance files (default check-failures)")
-    chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file")
+    chk.add_argument("--out", metavar="RUN.jsonl", help="also record every answer in a run file (a new one, or "
+                                                         "with --resume the run file of the same check)")
+    chk.add_argument("--resume", action="store_true", help="with --out: judge the answers the run file already "
+                                                           "holds with the others, solving only the rest")
     _add_executor_options(chk)
     chk.set_defaults(func=cmd_check)
 
@@ -536,7 +551,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "instance is certified, 1 when some are not (the file holds the others), 2 on bad input.")
     certify.add_argument("file", help="instance file (.json, .jsonl or .npz)")
     certify.add_argument("--out", metavar="FILE.solu.json", help="where to write (default beside FILE)")
-    certify.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N", help="solves run at the same time (default 1)")
+    certify.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N",
+                         help="solves run at the same time (default 1)")
     certify.add_argument("--time-limit", type=positive_seconds, default=CERTIFY_SECONDS, metavar="S",
                          help=f"limit per method and instance (default {CERTIFY_SECONDS:g})")
     certify.set_defaults(func=cmd_certify)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, Later, UsageError, add_memory_limit_option, load_solver,
-                     number_in, output_path, positive_seconds, run_solver, run_solver_with_hard_limit, solve_memory_limit,
-                     stdout_to_stderr, user_memory_limit)
+from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, add_memory_limit_option, load_solver,
+                     number_in, output_path, positive_seconds, run_solver, run_solver_with_hard_limit,
+                     solve_memory_limit, stdout_to_stderr, user_memory_limit)
 
 if TYPE_CHECKING:
     from ..problem import Length, Problem, Solution
@@ -191,7 +191,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from ..io import write_instances
 
     ratio = None if args.free else args.length_ratio
-    out = output_path(args.out, force=args.force, what="instances")
+    out = output_path(args.out, force=args.force, what="instances", suffixes=INSTANCE_SUFFIXES)
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
                             single_root=args.single_root, second_order=args.second_order)
     with atomic_output(out) as partial:
@@ -240,7 +240,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="score distribution: %(choices)s (default gaussian)")
     gen.add_argument("--n", type=number_in(int, 0), required=True, help="tokens per instance")
     gen.add_argument("--count", type=number_in(int, 1), default=1, help="number of instances (default 1)")
-    gen.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R", help="m = round(R n) (default 0.45)")
+    gen.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R",
+                     help="m = round(R n) (default 0.45)")
     gen.add_argument("--free", action="store_true", help="free length instead of a length ratio")
     gen.add_argument("--single-root", action="store_true", help="the root takes at most one modifier")
     gen.add_argument("--second-order", action="store_true", help="add sibling scores")

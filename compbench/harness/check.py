@@ -138,16 +138,22 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
 
 def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0,
           memory_limit: int | None = None, jobs: int = 1, repro_dir: str | os.PathLike | None = None,
-          executor: Any = None, on_record: Any = None, references: dict[str, Reference] | None = None) -> CheckReport:
+          executor: Any = None, on_record: Any = None, references: dict[str, Reference] | None = None,
+          recorded: list[dict[str, Any]] | None = None) -> CheckReport:
     """Run every solver on every problem and judge all answers (see the module docstring).  ``references``: the
     instances' known references by id (certified optima); the others get the optimum the resource-constrained DP
-    computes here (:func:`.references.compute_references`)."""
+    computes here (:func:`.references.compute_references`).  ``recorded``: answers of an earlier part of the same
+    check (result records), judged with the others and not solved again."""
     from ..progress import bar
 
     problems = unique_ids(problems)  # answers are grouped by id
     by_id = {p.id: p for p in problems}
     tasks = make_tasks(problems, solvers, time_limit, memory_limit)
-    records: list[dict[str, Any]] = []
+    pair = lambda header, solver: (header["instance"], header.get("hash"), solver)  # noqa: E731
+    wanted = {pair(t.header, t.solver) for t in tasks}
+    records = [r for r in recorded or [] if pair(r, r["solver"]) in wanted]
+    done = {pair(r, r["solver"]) for r in records}
+    tasks = [t for t in tasks if pair(t.header, t.solver) not in done]
     pool = executor or LocalExecutor(jobs)
     progress = bar(total=len(tasks), desc="check", unit="solve")
 
