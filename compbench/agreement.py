@@ -115,7 +115,7 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     ``skipped``: the harness never ran it.
 
     >>> own = Reference(Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
-    >>> answer = Solution(Status.OPTIMAL, 2.0, kept=[1], heads=[0])
+    >>> answer = Solution(Status.OPTIMAL, objective=2.0)
     >>> verdict(answer, "ok", own, solver="resource-dp").compared, verdict(answer, "ok", own, solver="x").compared
     (False, True)
     """

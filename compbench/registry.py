@@ -222,6 +222,6 @@ def list_solvers() -> list[dict[str, Any]]:
         except Exception as exc:  # a broken plug-in must not hide the others
             info = {"name": name, "description": f"(cannot be loaded: {exc})", "exact": False,
                     "complexity": "", "lengths": [], "single_root": False, "all_lengths": False,
-                    "second_order": False, "max_n": None, "unavailable": f"cannot be loaded: {exc}"}
+                    "second_order": False, "max_n": None, "max_score": None, "unavailable": f"cannot be loaded: {exc}"}
         out.append(info)
     return out

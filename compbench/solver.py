@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import numpy as np
+
 from .problem import Problem, ProblemBatch, Solution, Status
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
@@ -28,22 +30,32 @@ class Capabilities:
     all_lengths: bool = False  # can return the optimum for every length in one run
     second_order: bool = False  # handles sibling scores
     max_n: int | None = None  # refuses larger problems
+    max_score: float | None = None  # refuses a problem with a finite score of larger magnitude
+    max_score_why: str = ""  # why (what cannot certify answers beyond it)
 
     def reason_unsupported(self, problem: Problem, all_lengths: bool = False) -> str | None:
+        largest = largest_score(problem.token_scores, problem.arc_scores, problem.bigram_scores,
+                                problem.sibling_scores) if self.max_score is not None else 0.0
         return self._reason(problem.length_mode, problem.single_root, getattr(problem, "sibling_scores", None)
-                            is not None, problem.n, all_lengths)
+                            is not None, problem.n, all_lengths, largest)
 
     def reasons_unsupported(self, batch: ProblemBatch) -> list[str | None]:
         """:meth:`reason_unsupported` of every sentence of a batch, read from its arrays (once per length mode when
-        every sentence is within ``max_n``)."""
+        every sentence is within ``max_n`` and ``max_score``)."""
         modes = batch.length_modes().tolist()
-        if self.max_n is None or int(batch.sizes.max(initial=0)) <= self.max_n:
+        largest = [0.0] * len(modes)
+        if self.max_score is not None:
+            largest = largest_score(batch.token_scores, batch.arc_scores, batch.bigram_scores, batch.sibling_scores,
+                                    per_sentence=True).tolist()
+        if (self.max_n is None or int(batch.sizes.max(initial=0)) <= self.max_n) \
+                and (self.max_score is None or max(largest, default=0.0) <= self.max_score):
             reasons = {mode: self._reason(mode, batch.single_root, batch.second_order, 0, False) for mode in set(modes)}
             return [reasons[mode] for mode in modes]
-        return [self._reason(mode, batch.single_root, batch.second_order, n, False)
-                for mode, n in zip(modes, batch.sizes.tolist())]
+        return [self._reason(mode, batch.single_root, batch.second_order, n, False, score)
+                for mode, n, score in zip(modes, batch.sizes.tolist(), largest)]
 
-    def _reason(self, mode: str, single_root: bool, second_order: bool, n: int, all_lengths: bool) -> str | None:
+    def _reason(self, mode: str, single_root: bool, second_order: bool, n: int, all_lengths: bool,
+                largest: float = 0.0) -> str | None:
         if mode not in self.lengths:
             return f"{mode} length is not supported (supports: {', '.join(sorted(self.lengths))})"
         if single_root and not self.single_root:
@@ -54,7 +66,27 @@ class Capabilities:
             return "second-order (sibling) scores are not supported"
         if self.max_n is not None and n > self.max_n:
             return f"n = {n} exceeds this solver's limit of {self.max_n} tokens"
+        if self.max_score is not None and largest > self.max_score:
+            return (f"a score of magnitude {largest:.6g} exceeds this solver's limit of {self.max_score:g}"
+                    + (f" ({self.max_score_why})" if self.max_score_why else ""))
         return None
+
+
+def largest_score(*arrays: np.ndarray | None, per_sentence: bool = False) -> Any:
+    """The largest magnitude of a finite score in ``arrays`` (0.0 when there is none); with ``per_sentence``, of
+    each sentence of a batch's arrays (their first axis).
+
+    >>> largest_score(np.array([1.0, -np.inf, -3.0]), None)
+    3.0
+    """
+    def largest(array: np.ndarray) -> Any:
+        magnitudes = np.where(np.isfinite(array), np.abs(array), 0.0)
+        if per_sentence:
+            return magnitudes.reshape(len(array), -1).max(axis=1, initial=0.0)
+        return float(magnitudes.max(initial=0.0))
+
+    result = functools.reduce(np.maximum, (largest(a) for a in arrays if a is not None))
+    return result if per_sentence else float(result)
 
 
 class SolverError(RuntimeError):
@@ -227,6 +259,7 @@ class Solver:
             "all_lengths": caps.all_lengths,
             "second_order": caps.second_order,
             "max_n": caps.max_n,
+            "max_score": caps.max_score,
             "unavailable": self.unavailable(),
         }
 

@@ -294,6 +294,37 @@ def test_lp_relaxation_proves_an_infeasible_problem_where_the_interior_point_fai
     assert compbench.get_solver("lp-dp-highs").solve(p).status == Status.INFEASIBLE
 
 
+def cancelling_problem(scale: float) -> compbench.Problem:
+    """n = 6, length 3..5: costs near ``scale`` that cancel to an optimum of 1 (found by a fuzzer at 1e12)."""
+    N, T, H = -np.inf, scale, scale / 2
+    arc = [[N, -T, -H, N, N, N, N], [N, N, N, N, 0.0, N, N], [N, -(T - 1), N, T, N, N, N],
+           [N, T, T - 1, N, N, N, N], [N, N, T - 1, 0.0, N, N, N], [N] * 7, [N] * 7]
+    bigram = [[N, 0.0, 0.0, N, N, N, N, N], [N, N, -H, N, N, N, N, N], [N, N, N, 0.0, T - 1, N, N, N],
+              [N, N, N, N, 0.0, N, N, T], [N, N, N, N, N, N, N, -H], [N] * 8, [N] * 8, [N] * 8]
+    return compbench.Problem(np.array([-H, -H, T, 0.0, N, N]), np.array(arc), np.array(bigram),
+                             length=compbench.Length(3, 5))
+
+
+@pytest.mark.parametrize("name", ["ilp-highs", "ilp-ortools-scip", "ilp-dp-highs", "ilp-dp-rcfix-highs",
+                                  "lp-joint-highs"])
+def test_mip_backends_refuse_scores_their_tolerances_cannot_certify(name):
+    # at 1e12 ilp-highs claimed 0 optimal and SCIP -1 (down to 1e9): a floating-point backend refuses such scores
+    solver = compbench.get_solver(name)
+    if solver.unavailable():
+        pytest.skip(solver.unavailable())
+    assert compbench.get_solver("resource-dp").solve(cancelling_problem(1e12)).objective == 1.0
+    refused = solver.solve(cancelling_problem(1e12))
+    assert refused.status == Status.UNSUPPORTED and "limit of 1e+06" in refused.message
+    assert_conforms(solver, cancelling_problem(compbench.limits.MIP_MAX_SCORE))  # at the limit: right
+
+
+def test_cp_sat_takes_every_score_exactly():
+    solver = compbench.get_solver("ilp-ortools-cpsat")
+    if solver.unavailable():
+        pytest.skip(solver.unavailable())
+    assert solver.solve(cancelling_problem(1e12)).objective == 1.0
+
+
 @pytest.mark.parametrize("name", ["ilp-highs", "ilp-pulp-highs"])
 def test_highs_presolve_on_the_joint_model_stays_off(name):
     # HiGHS with presolve on reports the empty compression (-0.201) optimal here, where keeping word 3 under the

@@ -232,8 +232,8 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     status, a size n >= 0, its times (finite, not negative; a solve that ran has ``seconds.total`` or ``.wall``), a
     number or nothing for objective and bound, and a positive time limit or none.
 
-    >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": "x"}}))
-    seconds.total: expected a number, got 'x'
+    >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": -1}}))
+    seconds.total: expected a number of seconds (finite, >= 0), got -1
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {}}))
     seconds.total: missing (a solve that ran records its time)
     """

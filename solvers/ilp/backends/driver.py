@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
-from compbench.limits import memory_budget
+from compbench.limits import MIP_MAX_SCORE, memory_budget
 
 from ..formulations import FORMULATIONS, check_model_options
 from ..model import INTEGRALITY_TOLERANCE, Model
@@ -75,7 +75,9 @@ class ILPSolver(Solver):
     """Shared driver: build the model, hand it to ``_run``, decode and validate."""
 
     exact = True
-    supports = Capabilities(lengths=frozenset({"exact", "range", "free"}), single_root=True, second_order=True)
+    supports = Capabilities(second_order=True, max_score=MIP_MAX_SCORE,
+                            max_score_why="a floating-point MIP's tolerances cannot certify optima at larger scores; "
+                                          "see compbench.limits")
     key = ""  # the backend in solver names: ilp-{formulation infix}{key}, lp-{formulation}-{key}
     backend = ""  # the backend in stats
     library = ""  # the module it is reached through

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from compbench import SolverError
+from compbench import Capabilities, SolverError
 
 from .driver import ILPSolver, backend_answer
 from .output import quiet_fds
@@ -66,6 +66,7 @@ class OrtoolsScip(ILPSolver):
 
 
 class OrtoolsCpSat(ILPSolver):
+    supports = Capabilities(second_order=True)  # exact over integers: every score compbench accepts
     key = "ortools-cpsat"
     backend = "ortools+cp-sat"
     description = "on OR-Tools CP-SAT (objective scaled to integers, re-scored with the float scores)"
