@@ -21,8 +21,9 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from .evaluate import InvalidSolution, evaluate
+from .evaluate import InvalidSolution, evaluate, objective_error
 from .problem import Problem, Solution, Status
+from .registry import base_name
 
 RTOL = 1e-9
 PROVEN = (Status.OPTIMAL, Status.INFEASIBLE)
@@ -51,13 +52,15 @@ class Reference:
     """What an instance's answers are judged against: a proven ``optimal`` value or ``infeasible`` (``proven``), or
     only the best valid objective some answer reached (a lower bound, ``proven=False``); ``source`` says where it
     comes from (``certified (FILE)``, ``resource-dp in this run``, ``best valid answer``); ``solver``: the solver
-    whose answer it is (None for a certified optimum), whose own answers it cannot check."""
+    whose answer it is (None for a certified optimum), whose own answers it cannot check; ``error``: how far another
+    float64 sum of its solution's scores could lie from ``objective`` (:func:`compbench.evaluate.objective_error`)."""
 
     status: Status
     objective: float | None
     source: str
     proven: bool = True
     solver: str | None = None
+    error: float = 0.0
 
     def describe(self) -> str:
         value = "infeasible" if self.status == Status.INFEASIBLE else f"{self.objective!r}"
@@ -93,6 +96,8 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
     solution's own value)?"""
     if solution.bound is not None and math.isnan(solution.bound):
         return "invalid: the bound is NaN"
+    if solution.has_solution and solution.objective is None:
+        return "invalid: a solution without its objective"
     if solution.has_solution:
         try:
             evaluate(problem, solution, rtol=rtol)
@@ -107,25 +112,31 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
 
 
 def verdict(solution: Solution, validity: str, reference: Reference | None, *, skipped: bool = False,
-            second_opinion: bool = False, solver: str | None = None, rtol: float = RTOL) -> Judgement:
+            second_opinion: bool = False, solver: str | None = None, error: float = 0.0,
+            rtol: float = RTOL) -> Judgement:
     """The one judgement of an answer: ``solution`` (its status, value and bound), its ``validity`` (from
     :func:`validate`), and the instance's ``reference``.  ``second_opinion``: another solver gave a proven valid
     answer on the same instance (so that agreeing with a reference that is only a lower bound is a comparison too);
-    ``solver``: the answer's solver (an answer agreeing with a reference its own solver computed was not compared);
-    ``skipped``: the harness never ran it.
+    ``solver``: the answer's solver (an answer agreeing with a reference its own solver computed, with any options,
+    was not compared);
+    ``error``: the float64 error of the answer's objective (:func:`compbench.evaluate.objective_error`), within which,
+    with the reference's own, two objectives agree; ``skipped``: the harness never ran it.
 
     >>> own = Reference(Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
     >>> answer = Solution(Status.OPTIMAL, objective=2.0)
-    >>> verdict(answer, "ok", own, solver="resource-dp").compared, verdict(answer, "ok", own, solver="x").compared
-    (False, True)
+    >>> [verdict(answer, "ok", own, solver=name).compared for name in ("resource-dp", "resource-dp[cap=2]", "x")]
+    [False, False, True]
     """
     proven = solution.status in PROVEN
     if skipped:
         return Judgement(Verdict.SKIPPED, reference=reference)
+    if validity == "ok" and solution.has_solution and solution.objective is None:  # a record that lost its value
+        validity = "invalid: a solution without its objective"
     if validity != "ok":
         return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, True, proven)
-    why = contradiction(solution, reference, rtol)
-    independent = reference is not None and reference.proven and reference.solver != solver
+    why = contradiction(solution, reference, rtol, error)
+    independent = reference is not None and reference.proven and (
+        reference.solver is None or solver is None or base_name(reference.solver) != base_name(solver))
     compared = proven and reference is not None and (independent or second_opinion)
     if why != "ok":
         return Judgement(Verdict.CONTRADICTED, why.partition(": ")[2], reference, True, proven)
@@ -133,8 +144,14 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     return Judgement(plain.get(solution.status, Verdict.OK), "", reference, compared, proven)
 
 
-def objectives_agree(a: float, b: float, rtol: float = RTOL) -> bool:
-    return math.isclose(a, b, rel_tol=rtol, abs_tol=rtol)
+def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0) -> bool:
+    """Equal to ``rtol`` (relative, and absolute near 0), or within ``slack``: the float64 errors of the two sums
+    (:func:`compbench.evaluate.objective_error`), beyond which no order of adding the same scores reaches.
+
+    >>> objectives_agree(1.0, 1.0 + 1e-12), objectives_agree(1.56029, 1.56030), objectives_agree(1.56029, 1.56030, slack=0.2)
+    (True, False, True)
+    """
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=rtol) or abs(a - b) <= slack
 
 
 def judge(problem: Problem, solution: Solution, reference: Solution | Reference | None = None,
@@ -147,15 +164,18 @@ def judge(problem: Problem, solution: Solution, reference: Solution | Reference 
     infeasibility, and no valid solution may beat it.  ``bound`` must not be below the reference optimum.
     """
     if isinstance(reference, Solution):
-        reference = Reference(reference.status, reference.objective, "reference") \
-            if reference.status in PROVEN else None
-    judged = verdict(solution, validate(problem, solution, rtol), reference, rtol=rtol)
+        reference = Reference(reference.status, reference.objective, "reference",
+                              error=objective_error(problem, reference.heads)) if reference.status in PROVEN else None
+    validity = validate(problem, solution, rtol)
+    error = objective_error(problem, solution.heads) if validity == "ok" else 0.0
+    judged = verdict(solution, validity, reference, error=error, rtol=rtol)
     return "ok" if judged.verdict not in WRONG else str(judged)
 
 
-def contradiction(solution: Solution, reference: Reference | None, rtol: float = RTOL) -> str:
+def contradiction(solution: Solution, reference: Reference | None, rtol: float = RTOL, error: float = 0.0) -> str:
     """``"ok"`` or ``"disagrees: <why>"``: does ``solution`` contradict the ``reference``?  Against a lower bound
-    (``proven=False``) only a proven answer below it or an ``infeasible`` claim can.
+    (``proven=False``) only a proven answer below it or an ``infeasible`` claim can.  Values within ``error`` (the
+    answer's float64 error) plus the reference's own agree.
 
     >>> contradiction(Solution(Status.INFEASIBLE), Reference(Status.OPTIMAL, 2.0, "certified"))
     'disagrees: claims infeasible, reference optimum is 2.0 (certified)'
@@ -171,12 +191,13 @@ def contradiction(solution: Solution, reference: Reference | None, rtol: float =
     best, what = reference.objective, "reference optimum" if reference.proven else "best valid objective"
     if solution.status == Status.INFEASIBLE:
         return f"disagrees: claims infeasible, {what} is {best!r}{source}"
-    below = lambda value: value < best and not objectives_agree(value, best, rtol)
+    slack = error + reference.error
+    agree = lambda value: objectives_agree(value, best, rtol, slack)
+    below = lambda value: value < best and not agree(value)
     if solution.status == Status.OPTIMAL and (below(solution.objective) or reference.proven and not
-                                              objectives_agree(solution.objective, best, rtol)):
+                                              agree(solution.objective)):
         return f"disagrees: claims optimum {solution.objective!r}, {what} is {best!r}{source}"
-    if reference.proven and solution.has_solution and solution.objective > best \
-            and not objectives_agree(solution.objective, best, rtol):
+    if reference.proven and solution.has_solution and solution.objective > best and not agree(solution.objective):
         return f"disagrees: solution value {solution.objective!r} beats the reference optimum {best!r}{source}"
     if solution.bound is not None and below(solution.bound):
         return f"disagrees: bound {solution.bound!r} is below the {what} {best!r}{source}"

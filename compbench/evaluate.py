@@ -60,18 +60,45 @@ def _descends(heads: np.ndarray, j: int, h: int) -> bool:
 
 def objective(problem: Problem, heads: np.ndarray) -> float:
     """The objective of a solution given by ``heads`` (no validity check; -inf when it uses a forbidden score)."""
+    terms = scored_terms(problem, heads)
+    kept = int(np.count_nonzero(np.asarray(heads)[1:] >= 0))
+    total = 0.0
+    for k in range(kept):  # each kept token's score plus its arc's, then the rest, one by one (a fixed order)
+        total += terms[2 * k] + terms[2 * k + 1]
+    for term in terms[2 * kept:]:
+        total += term
+    return total
+
+
+def scored_terms(problem: Problem, heads: np.ndarray) -> list[float]:
+    """The scores a solution given by ``heads`` sums: each kept token's and its arc's, the bigrams of the kept
+    sequence, the sibling scores."""
     n = problem.n
     kept = [k for k in range(1, n + 1) if heads[k] >= 0]
-    total = 0.0
-    for k in kept:
-        total += problem.token_scores[k - 1] + problem.arc_scores[heads[k], k]
+    terms = [float(x) for k in kept for x in (problem.token_scores[k - 1], problem.arc_scores[heads[k], k])]
     sequence = [0, *kept, n + 1]
-    for a, b in zip(sequence, sequence[1:]):
-        total += problem.bigram_scores[a, b]
+    terms += [float(problem.bigram_scores[a, b]) for a, b in zip(sequence, sequence[1:])]
     if problem.sibling_scores is not None:
-        for h, previous, k in sibling_pairs(heads):
-            total += problem.sibling_scores[h, previous, k]
-    return float(total)
+        terms += [float(problem.sibling_scores[h, previous, k]) for h, previous, k in sibling_pairs(heads)]
+    return terms
+
+
+def objective_error(problem: Problem, heads: np.ndarray | None) -> float:
+    """How far two float64 sums of a solution's scores can lie apart (0.0 without a solution): the slack within
+    which two answers' objectives, summed by different solvers, cannot be told apart (:func:`summation_error`)."""
+    return 0.0 if heads is None else summation_error(scored_terms(problem, heads))
+
+
+def summation_error(terms: list[float]) -> float:
+    """How far two float64 sums of ``terms`` in different orders can lie apart: ``2 (k - 1) u Σ|x|`` for k terms and
+    the unit roundoff u = 2^-53 (each sum is within ``(k - 1) u Σ|x|`` of the exact one, Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2002, §4.2).  Below 1e-12 for scores under 100 and n under 100; it matters
+    where large scores cancel.
+
+    >>> summation_error([3e10, -3e10, 1.5]) > 1e-6
+    True
+    """
+    return 2.0 * max(len(terms) - 1, 0) * 2.0 ** -53 * float(sum(abs(x) for x in terms))
 
 
 def sibling_pairs(heads: np.ndarray) -> list[tuple[int, int, int]]:
@@ -96,7 +123,8 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
 
     Raises :class:`InvalidSolution` when the heads do not form a projective tree over the kept tokens, when the
     root or length condition fails, when a forbidden (-inf) score is used, or when the solution reports an
-    objective that differs from the recomputed one (relative tolerance ``rtol``).
+    objective that differs from the recomputed one (relative tolerance ``rtol``, or more than two float64 sums of its
+    terms can differ: :func:`summation_error`).
 
     >>> from compbench import generate
     >>> p = generate("gaussian", n=4, seed=0, length=2)
@@ -120,9 +148,11 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     lo, hi = problem.length_bounds()
     if not lo <= kept <= hi:
         raise InvalidSolution(f"keeps {kept} tokens; the length condition is {lo}..{hi}")
+    terms = scored_terms(problem, heads)
     value = objective(problem, heads)
     if value == -math.inf:
         raise InvalidSolution("uses a forbidden (-inf) token, arc or bigram score")
-    if reported is not None and not math.isclose(reported, value, rel_tol=rtol, abs_tol=rtol):
+    if reported is not None and not math.isclose(reported, value, rel_tol=rtol, abs_tol=rtol) \
+            and not abs(reported - value) <= summation_error(terms):
         raise InvalidSolution(f"reported objective {reported!r} differs from the recomputed {value!r}")
     return value

@@ -37,6 +37,14 @@ def decode_number(value: float | str | None) -> float | None:
     return None if value is None else float(value)
 
 
+def recorded_error(record: dict[str, Any]) -> float:
+    """The float64 error a result or reference record gives its objective (``objective_error``; 0.0 when it gives
+    none, as records of older run files do): see :func:`compbench.evaluate.objective_error`."""
+    value = record.get("objective_error")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) and value > 0 else 0.0
+
+
 def json_safe(value: Any) -> Any:
     """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, non-finite floats strings."""
     if isinstance(value, dict):

@@ -132,6 +132,15 @@ def solver_names() -> list[str]:
     return sorted(_entry_points())
 
 
+def base_name(spec: str) -> str:
+    """The registered name of a solver spec ``NAME[key=value,...]`` (the same solver whatever its options).
+
+    >>> base_name("resource-dp[cap=3]")
+    'resource-dp'
+    """
+    return spec.partition("[")[0].strip()
+
+
 def parse_solver_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``NAME[key=value,...]`` as (NAME, options).
 

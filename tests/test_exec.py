@@ -372,6 +372,8 @@ def test_a_bound_below_the_answers_own_value_or_nan_is_invalid() -> None:
     assert validate(problem, best).startswith("invalid: bound 4.35")
     best.bound = float("nan")
     assert validate(problem, best) == "invalid: the bound is NaN"
+    best.bound, best.objective = None, None
+    assert validate(problem, best) == "invalid: a solution without its objective"
 
 
 def test_endless_output_is_cut_at_the_cap_without_a_time_limit(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 import shlex
@@ -857,6 +858,36 @@ def test_a_damaged_reference_optima_file_is_one_line_naming_the_entry(tmp_path: 
     assert f"{solu}: {says}" in one_error_line(capsys)
 
 
+def test_objectives_summed_in_other_orders_agree_within_their_float64_error() -> None:
+    # scores near 3e10 that cancel: resource-dp and signature-dp sum one tree's scores in other orders and report
+    # objectives about 1.5e-5 apart; both are right (the check called them invalid and disagreeing before)
+    from compbench.agreement import Reference, judge, validate
+    from compbench.evaluate import objective_error
+    from compbench.harness.check import check
+
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        n = int(rng.integers(3, 7))
+        scores = lambda shape: np.round(rng.standard_normal(shape) * 3) * 3e10 + rng.standard_normal(shape)
+        p = compbench.Problem(scores((n,)), scores((n + 1, n + 1)), scores((n + 2, n + 2)),
+                              length=int(rng.integers(1, n + 1)))
+        dp, signature = (compbench.get_solver(name).solve(p) for name in ("resource-dp", "signature-dp"))
+        if not math.isclose(dp.objective, signature.objective, rel_tol=1e-9, abs_tol=1e-9):
+            break
+    assert np.array_equal(dp.heads, signature.heads) and abs(dp.objective) < 10  # costs near 3e10 cancel
+    error = objective_error(p, dp.heads)
+    assert abs(dp.objective - signature.objective) <= error < 1e-1
+    assert validate(p, dp) == validate(p, signature) == "ok"
+    assert judge(p, signature, dp) == judge(p, dp, signature) == "ok"
+    report = check([p], ["resource-dp", "signature-dp", "brute-force"], time_limit=30)
+    assert not report.failed and report.compared == 1
+    # beyond the error (and the relative tolerance), a wrong value is still caught
+    off = 10 * error + 1e-6 * abs(dp.objective)
+    signature.objective += off
+    assert validate(p, signature).startswith("invalid: reported objective")
+    assert judge(p, dp, Reference(compbench.Status.OPTIMAL, dp.objective + off, "x")).startswith("disagrees")
+
+
 # Verdicts that hold on their own: nothing passes unchecked (issue: a check must never say "agreement" when nothing
 # was compared, and a lone wrong solver must be caught).
 
@@ -907,6 +938,8 @@ def test_a_lone_solver_is_not_checked_by_the_reference_it_computed(tmp_path: Pat
                  "--out", str(run)]) == 1
     out = capsys.readouterr().out
     assert "unchecked 2" in out and "solved" not in out and "nothing was compared" in out
+    assert main(["check", "gen:gaussian:5:2", "--solvers", "resource-dp[]", "--time-limit", "30"]) == 1  # options
+    assert "nothing was compared" in capsys.readouterr().out                  # make no other solver
     # a second exact solver, or a certified optimum, checks it
     assert main(["check", "gen:gaussian:5:2", "--solvers", "resource-dp,signature-dp", "--time-limit", "30"]) == 0
     assert "compared: 2 of 2 instances" in capsys.readouterr().out

@@ -64,6 +64,8 @@ def test_reader_keeps_the_basic_tree_and_writes_it_back() -> None:
     ("1\ta\ta\tX\tX\t_\t2\tdep\t_\t_\n2\tb\tb\tX\tX\t_\t1\tdep\t_\t_\n", 2, "not a tree"),
     ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t0\troot\t_\t_\n", 2, "2 words have HEAD 0"),
     ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t21\tdep\t_\t_\n", 2, "HEAD 21 is outside"),
+    ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t99999999999999999999\tdep\t_\t_\n", 2,
+     "HEAD 99999999999999999999 is outside"),
     ("1-3\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1-2\tb\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "multiword-token range"),
 ])
 def test_reader_refuses_malformed_lines_in_one_line(bad: str, line: int, what: str) -> None:

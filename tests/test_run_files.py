@@ -7,6 +7,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -333,7 +334,7 @@ def test_a_run_file_deleted_during_the_run_is_an_error(tmp_path: Path) -> None:
     (lambda r: {**r, "n": -3}, "n: expected a size >= 0"),
     (lambda r: {**r, "time_limit": float("inf")}, "time_limit: expected a finite number"),
     (lambda r: {**r, "time_limit": "5"}, "time_limit: expected a finite number"),
-    (lambda r: {**r, "objective": float("nan")}, "objective: expected a number"),
+    (lambda r: {**r, "objective": "high"}, "objective: expected a number"),
 ])
 def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture, command: str,
                                                        change, says: str) -> None:
@@ -381,9 +382,22 @@ def test_check_out_is_a_new_run_file_or_resumed_without_solving_twice(tmp_path: 
     run.write_text("".join(json.dumps(r) + "\n" for r in kept) + '{"type": "result", "inst')  # killed while writing
     assert main([*check, "--resume"]) == 0
     assert "compared: 3 of 3 instances" in capsys.readouterr().out
-    results = [r for r in read_records(run) if r["type"] == "result"]
+    records = read_records(run)
+    results = [r for r in records if r["type"] == "result"]
     assert len(results) == 6 and results[:2] == kept[1:]  # the two recorded answers were not solved again
     assert len({(r["instance"], r["solver"]) for r in results}) == 6
+    assert sum(r["type"] == "reference" for r in records) == 3
+    # a file with an answer twice (an older compbench appended reruns): judged once; its references not written again
+    run.write_text(run.read_text() + json.dumps(results[0]) + "\n")
+    assert main([*check, "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert "compared: 3 of 3 instances" in out and re.search(r"resource-dp( +\d+){8} +3\n", out), out
+    assert sum(r["type"] == "reference" for r in read_records(run)) == 3
+    # a damaged recorded answer: one line naming the file and the field, the file left as it was
+    run.write_text(run.read_text() + json.dumps({**results[0], "status": "winning"}) + "\n")
+    before = run.read_bytes()
+    assert main([*check, "--resume"]) == 2
+    assert f"{run}: result record of " in one_error_line(capsys) and run.read_bytes() == before
 
 
 def test_a_cut_last_line_is_named_and_a_directory_is_no_run_file(tmp_path: Path,
@@ -396,3 +410,15 @@ def test_a_cut_last_line_is_named_and_a_directory_is_no_run_file(tmp_path: Path,
     assert f"{run}: its last line is cut short" in one_error_line(capsys)
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "report")]) == 2
     assert f"{tmp_path}: is a directory, expected a run file" in one_error_line(capsys)
+
+
+def test_an_error_answer_without_times_is_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # the harness records a crashed worker's answer without seconds: report, plot and compare take it
+    run = tmp_path / "run.jsonl"
+    assert main(BENCH + ["--out", str(run)]) == 0
+    records = [json.loads(line) for line in run.read_text().splitlines()]
+    crashed = [{**{k: v for k, v in r.items() if k not in ("seconds", "heads", "kept", "bound")}, "status": "error",
+                "objective": None,
+                "message": "the worker died"} if r["type"] == "result" else r for r in records]
+    run.write_text("".join(json.dumps(r) + "\n" for r in crashed))
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0

@@ -94,9 +94,9 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     ``summary``, when given, receives the printed lines; with a Dask ``scheduler`` address the solves run there.
     ``memory_limit`` None: the machine's memory shared by the solves that run at once (the cluster's slots).
     ``out``: a new run file, or with ``resume`` one of the same check whose answers are judged with the rest."""
-    from ..harness.check import check
+    from ..harness.check import check, recorded_answers
     from ..harness.references import certified_for, reference_record
-    from ..harness.runfiles import RecordWriter, environment, read_records
+    from ..harness.runfiles import RecordWriter, environment
     from ..harness.stats import verdict_records
     from ..harness.sweep import unique_ids
     from ..limits import default_memory_limit
@@ -106,7 +106,12 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     settings = {"check": source, "time_limit": time_limit, "solvers": solvers}
     with run_file_errors():
         writer = RecordWriter(out, fresh=not resume, same_as=settings) if out else None
-    recorded = [r for r in read_records(out) if r["type"] == "result"] if out and resume else []
+    try:
+        with run_file_errors():
+            recorded, recorded_references = recorded_answers(out, problems) if out and resume else ([], {})
+    except UsageError:
+        writer.close()
+        raise
     executor = _executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
     memory_limit = memory_limit or default_memory_limit(executor.slots)
     try:
@@ -115,11 +120,11 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
                 writer.write(environment({**settings, "memory_limit": memory_limit, "executor": executor.name,
                                           **executor.parallelism()}))
             report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                           executor=executor, on_record=writer.write if writer else None, references=certified,
-                           recorded=recorded)
+                           executor=executor, on_record=writer.write if writer else None,
+                           references={**recorded_references, **certified}, recorded=recorded)
             if writer:
                 for problem in problems:
-                    if problem.id in report.reference_of:
+                    if problem.id in report.reference_of and problem.id not in recorded_references:
                         writer.write(reference_record(problem, report.reference_of[problem.id]))
                 for record in verdict_records(out):
                     writer.write(record)
@@ -353,7 +358,7 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file."""
     from ..harness.plots import read_accuracy
-    from ..harness.runfiles import malformed_result, not_a_run_file, read_records
+    from ..harness.runfiles import malformed_result, not_a_run_file, parsed_record, read_records
 
     for run in runs:
         if Path(run).is_dir():
@@ -369,7 +374,8 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
         why = not_a_run_file(data)
         if why:
             raise UsageError(f"{run}: not a run file ({why}; run files come from bench, demo or check --out)")
-        if not data.endswith(b"\n"):
+        last = data.rpartition(b"\n")[2]
+        if last and parsed_record(last) is None:
             print(f"compbench: note: {run}: its last line is cut short (a run killed while writing it); that record "
                   "is left out", file=sys.stderr)
         records = read_records(run)

@@ -29,8 +29,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from compbench.agreement import WRONG, Judgement, Reference, Verdict, objectives_agree
-from compbench.io import problem_to_dict
+from compbench.io import instance_hash, problem_to_dict
 from compbench.problem import Problem
+from compbench.records import recorded_error
 
 from .references import compute_references
 from .stats import judge_records
@@ -42,19 +43,19 @@ COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error
 
 def agreement_matrix(results: Iterable[dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Solvers, and for each pair the number of instances where both claimed ``optimal`` and how many agreed."""
-    by_instance: dict[str, dict[str, float]] = defaultdict(dict)
+    by_instance: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     for r in results:
         if r.get("type", "result") == "result" and r.get("status") == "optimal" and r.get("objective") is not None:
-            by_instance[r["instance"]][r["solver"]] = float(r["objective"])
+            by_instance[r["instance"]][r["solver"]] = float(r["objective"]), recorded_error(r)
     solvers = sorted({s for claims in by_instance.values() for s in claims})
     index = {s: i for i, s in enumerate(solvers)}
     both = np.zeros((len(solvers), len(solvers)), dtype=int)
     agree = np.zeros_like(both)
     for claims in by_instance.values():
-        for a, va in claims.items():
-            for b, vb in claims.items():
+        for a, (va, ea) in claims.items():
+            for b, (vb, eb) in claims.items():
                 both[index[a], index[b]] += 1
-                agree[index[a], index[b]] += objectives_agree(va, vb)
+                agree[index[a], index[b]] += objectives_agree(va, vb, slack=ea + eb)
     return solvers, both, agree
 
 
@@ -136,6 +137,27 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
     return path
 
 
+def recorded_answers(path: str | os.PathLike, problems: list[Problem]) -> tuple[list[dict[str, Any]],
+                                                                              dict[str, Reference]]:
+    """The result records of a check's run file (each checked as ``report`` reads it: :class:`RunFileError` names
+    the record and the field) and the references it recorded for ``problems`` (by id, where the content hash
+    matches): what ``check --resume`` judges with the answers still to come."""
+    from .runfiles import RunFileError, malformed_result, read_records
+    from .stats import recorded_reference
+
+    records = read_records(path)
+    results = [r for r in records if r["type"] == "result"]
+    for record in results:
+        bad = malformed_result(record)
+        if bad:
+            raise RunFileError(f"{path}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
+    hashes = {p.id: instance_hash(p) for p in problems}
+    references = {r["instance"]: reference for r in records if r["type"] == "reference"
+                  and hashes.get(r.get("instance")) == r.get("hash")
+                  and (reference := recorded_reference({"reference": r})) is not None}
+    return results, references
+
+
 def check(problems: list[Problem], solvers: list[str], *, time_limit: float | None = 60.0,
           memory_limit: int | None = None, jobs: int = 1, repro_dir: str | os.PathLike | None = None,
           executor: Any = None, on_record: Any = None, references: dict[str, Reference] | None = None,
@@ -151,8 +173,9 @@ def check(problems: list[Problem], solvers: list[str], *, time_limit: float | No
     tasks = make_tasks(problems, solvers, time_limit, memory_limit)
     pair = lambda header, solver: (header["instance"], header.get("hash"), solver)  # noqa: E731
     wanted = {pair(t.header, t.solver) for t in tasks}
-    records = [r for r in recorded or [] if pair(r, r["solver"]) in wanted]
-    done = {pair(r, r["solver"]) for r in records}
+    latest = {pair(r, r["solver"]): r for r in recorded or [] if pair(r, r["solver"]) in wanted}  # the last of twins
+    records = list(latest.values())
+    done = set(latest)
     tasks = [t for t in tasks if pair(t.header, t.solver) not in done]
     pool = executor or LocalExecutor(jobs)
     progress = bar(total=len(tasks), desc="check", unit="solve")

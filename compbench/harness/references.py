@@ -33,7 +33,7 @@ from compbench.files import atomic_output
 from compbench.io import instance_hash
 from compbench.limits import CERTIFY_SECONDS
 from compbench.problem import Problem, Status
-from compbench.records import decode_number, encode_number
+from compbench.records import decode_number, encode_number, recorded_error
 
 SOLU_FORMAT = "compbench-solu/1"
 IN_RUN_METHOD = "resource-dp"  # the exact DP that gives a reference in the run when no certified optimum is there
@@ -87,11 +87,11 @@ def _solve_all(problems: list[Problem], method_of: dict[str, str], pool: Any, ti
     return results
 
 
-def _proven(record: dict | None) -> tuple[str, float | None] | None:
-    """(status, objective) of a validated proven answer, or None."""
+def _proven(record: dict | None) -> tuple[str, float | None, float] | None:
+    """(status, objective, its float64 error) of a validated proven answer, or None."""
     if record is None or record.get("validity", "ok") != "ok" or record.get("status") not in ("optimal", "infeasible"):
         return None
-    return record["status"], decode_number(record.get("objective"))
+    return record["status"], decode_number(record.get("objective")), recorded_error(record)
 
 
 def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | None = CERTIFY_SECONDS,
@@ -126,10 +126,12 @@ def certify(problems: Iterable[Problem], *, jobs: int = 1, time_limit: float | N
             entry["why"] = "; ".join(f"{m} gave no proven valid answer ({(r or {}).get('status', 'nothing')}"
                                      f"{': ' + r['message'][:120] if r and r.get('message') else ''})"
                                      for m, r in failed)
-        elif a[0] != b[0] or (a[0] == "optimal" and not objectives_agree(a[1], b[1])):
-            entry["why"] = f"the methods disagree: {IN_RUN_METHOD} {a}, {seconds[problem.id]} {b}"
+        elif a[0] != b[0] or (a[0] == "optimal" and not objectives_agree(a[1], b[1], slack=a[2] + b[2])):
+            entry["why"] = f"the methods disagree: {IN_RUN_METHOD} {a[:2]}, {seconds[problem.id]} {b[:2]}"
         else:
             entry["status"], entry["objective"] = a[0], encode_number(a[1])
+            if max(a[2], b[2]) > 0:
+                entry["objective_error"] = max(a[2], b[2])
         optima.append(entry)
     methods = sorted({m for entry in optima for m in entry["methods"] if m})
     return {"format": SOLU_FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -184,7 +186,10 @@ def read_solu(path: str | os.PathLike) -> dict[str, Reference]:
                                                                                 or not math.isfinite(objective))):
             raise ReferenceError(f"{path}: optima[{i}].status: expected optimal with a finite objective, or "
                                  "infeasible")
-        reference = Reference(Status(status), objective, f"certified, {path.name}")
+        error = entry.get("objective_error", 0.0)
+        if not isinstance(error, (int, float)) or isinstance(error, bool) or not 0 <= error < math.inf:
+            raise ReferenceError(f"{path}: optima[{i}].objective_error: expected a finite number >= 0")
+        reference = Reference(Status(status), objective, f"certified, {path.name}", error=float(error))
         earlier = out.setdefault(entry["hash"], reference)
         if (earlier.status, earlier.objective) != (reference.status, reference.objective):
             raise ReferenceError(f"{path}: optima[{i}].hash: {entry['hash']} again, certified as "
@@ -219,7 +224,7 @@ def compute_references(problems: list[Problem], known: dict[str, Reference], poo
         proven = _proven(record)
         if proven is not None:
             out[instance] = Reference(Status(proven[0]), proven[1], f"{IN_RUN_METHOD} in this run",
-                                      solver=IN_RUN_METHOD)
+                                      solver=IN_RUN_METHOD, error=proven[2])
     return out
 
 
@@ -227,4 +232,5 @@ def reference_record(problem: Problem, reference: Reference) -> dict[str, Any]:
     """The run-file record of an instance's reference."""
     return {"type": "reference", "instance": problem.id, "hash": instance_hash(problem),
             "status": reference.status.value, "objective": encode_number(reference.objective),
-            "source": reference.source, "solver": reference.solver}
+            "source": reference.source, "solver": reference.solver,
+            **({"objective_error": reference.error} if reference.error else {})}

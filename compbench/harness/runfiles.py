@@ -185,19 +185,20 @@ def resume_mismatch(path: Path, existing: list[dict], settings: dict[str, Any]) 
 
 def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Every complete record of a run file (a line cut short by a kill is ignored)."""
-    records = []
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        return records
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict) and "type" in record:
-            records.append(record)
-    return records
+        return []
+    return [record for line in text.splitlines() if (record := parsed_record(line)) is not None]
+
+
+def parsed_record(line: str | bytes) -> dict[str, Any] | None:
+    """The record a run file's line holds, or None (not JSON: e.g. cut short by a kill; not a record)."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) and "type" in record else None
 
 
 RECORD_TYPES = ("environment", "reference", "result", "verdict", "end")
@@ -229,13 +230,13 @@ RESULT_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unsupported"
 
 def malformed_result(record: dict[str, Any]) -> str | None:
     """What a result record lacks that the statistics read (field and why), or None: its instance, solver, a known
-    status, a size n >= 0, its times (finite, not negative; a solve that ran has ``seconds.total`` or ``.wall``), a
-    number or nothing for objective and bound, and a positive time limit or none.
+    status, a size n >= 0, its times (finite, not negative; an answer other than an error has ``seconds.total`` or
+    ``.wall``), a number or nothing for objective and bound, and a positive time limit or none.
 
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": -1}}))
     seconds.total: expected a number of seconds (finite, >= 0), got -1
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {}}))
-    seconds.total: missing (a solve that ran records its time)
+    seconds.total: missing (a solve that answered records its time)
     """
     def shown(why: str) -> str:
         return why[:200]
@@ -253,13 +254,16 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     for key, value in seconds.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
             return shown(f"seconds.{key}: expected a number of seconds (finite, >= 0), got {value!r}")
-    if record["status"] != "skipped" and "total" not in seconds and "wall" not in seconds:
-        return "seconds.total: missing (a solve that ran records its time)"
-    for key in ("objective", "bound"):
+    if record["status"] not in ("skipped", "error") and "total" not in seconds and "wall" not in seconds:
+        return "seconds.total: missing (a solve that answered records its time)"
+    for key in ("objective", "bound"):  # NaN is a number here: the judgement calls the answer invalid
         value = record.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)
-                                  or math.isnan(value)) and value not in ("inf", "-inf"):
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)) \
+                and value not in ("inf", "-inf", "nan"):
             return shown(f"{key}: expected a number, got {value!r}")
+    error = record.get("objective_error", 0.0)
+    if not isinstance(error, (int, float)) or isinstance(error, bool) or not 0 <= error < math.inf:
+        return shown(f"objective_error: expected a finite number >= 0, got {error!r}")
     limit = record.get("time_limit")
     if limit is not None and (not isinstance(limit, (int, float)) or isinstance(limit, bool)
                               or not 0 < limit < math.inf):
@@ -351,7 +355,7 @@ class RecordWriter:
 def result_record(task: Task, result: dict[str, Any]) -> dict[str, Any]:
     record = {"type": "result", **task.header, "time_limit": task.time_limit}
     for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
-                "validity",
+                "validity", "objective_error",
                 "stats", "message", "kept", "heads", "killed"):
         if key in result and result[key] not in (None, "", {}):
             record[key] = result[key]
@@ -367,7 +371,7 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict
     environments = []
     for path in paths:
         records = read_records(path)
-        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source", "solver")}
+        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source", "solver", "objective_error")}
                       for r in records if r.get("type") == "reference"}
         for record in records:
             if record["type"] == "environment":

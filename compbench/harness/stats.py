@@ -29,7 +29,8 @@ import numpy as np
 from compbench.agreement import Judgement, Reference, Verdict, verdict
 from compbench.limits import MIN_EFFECT
 from compbench.problem import Status
-from compbench.records import decode_number, encode_number, record_solution
+from compbench.records import decode_number, encode_number, record_solution, recorded_error
+from compbench.registry import base_name
 
 LEFT_OUT = ("unsupported",)
 # outcome of one result: solved, or why not (unchecked: a proven answer with nothing to judge it against)
@@ -71,7 +72,8 @@ def recorded_reference(record: dict) -> Reference | None:
     if solver is None and source.endswith(IN_RUN):  # a run file written before references named their solver
         solver = source[:-len(IN_RUN)]
     try:
-        return Reference(Status(data["status"]), decode_number(data.get("objective")), source, solver=solver)
+        return Reference(Status(data["status"]), decode_number(data.get("objective")), source, solver=solver,
+                         error=recorded_error(data))
     except (TypeError, ValueError):
         return None
 
@@ -84,7 +86,7 @@ def fallback_reference(records: list[dict]) -> Reference | None:
     if valid:
         best = max(valid, key=lambda r: float(decode_number(r["objective"])))
         return Reference(Status.OPTIMAL, float(decode_number(best["objective"])),
-                         f"best valid answer in the run, {best['solver']}'s", proven=False)
+                         f"best valid answer in the run, {best['solver']}'s", proven=False, error=recorded_error(best))
     if any(r.get("status") == "infeasible" for r in records):
         return Reference(Status.INFEASIBLE, None, "an infeasible claim in the run", proven=False)
     return None
@@ -100,7 +102,7 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
     for instance, indices in by_instance.items():
         records = [results[i] for i in indices]
         reference = references.get(instance) or fallback_reference(records)
-        provers = {r["solver"] for r in records
+        provers = {base_name(r["solver"]) for r in records  # one solver with other options is no second opinion
                    if r.get("status") in ("optimal", "infeasible") and r.get("validity", "ok") == "ok"}
         for i, r in zip(indices, records):
             try:
@@ -109,7 +111,8 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             except (ValueError, TypeError, KeyError) as exc:
                 solution, validity = record_solution({"status": r.get("status")}, 0), f"invalid: {exc}"
             out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
-                             second_opinion=bool(provers - {r["solver"]}), solver=r["solver"])
+                             second_opinion=bool(provers - {base_name(r["solver"])}), solver=r["solver"],
+                             error=recorded_error(r))
     return out  # type: ignore[return-value]
 
 
@@ -490,7 +493,8 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
         differs = [{"instance": i, "a": decode_number(x["objective"]), "b": decode_number(y["objective"])}
                    for i, x, y in zip(names, ra, rb) if x["status"] == y["status"] == "optimal"
                    and "invalid" not in (x["outcome"], y["outcome"])
-                   and not objectives_agree(float(decode_number(x["objective"])), float(decode_number(y["objective"])))]
+                   and not objectives_agree(float(decode_number(x["objective"])), float(decode_number(y["objective"])),
+                                            slack=recorded_error(x) + recorded_error(y))]
         rows[solver] = {"solver": solver, "instances": len(common), "sgm_a": _finite(sgm(ta, shift)),
                         "sgm_b": _finite(sgm(tb, shift)), "ratio": ratio, "low": low, "high": high,
                         "verdict": timing_verdict(low, high, threshold),

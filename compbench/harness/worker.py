@@ -115,6 +115,7 @@ def solve_task(task: Task) -> dict[str, Any]:
     """Solve one task in this process and return its result fields (used inside the child)."""
     from compbench import get_solver
     from compbench.agreement import validate
+    from compbench.evaluate import objective_error
     from compbench.records import solution_record
     problem = task_problem(task.problem)
     solver = get_solver(task.solver)
@@ -132,6 +133,8 @@ def solve_task(task: Task) -> dict[str, Any]:
         "message": solution.message + (_memory_limit_note(task) if "raised MemoryError" in solution.message else ""),
         "validity": validate(problem, solution),
     })
+    if out["validity"] == "ok" and solution.has_solution:
+        out["objective_error"] = objective_error(problem, solution.heads)  # within it, two sums of its scores agree
     return out
 
 

@@ -84,10 +84,10 @@ def _sentence(rows: list[tuple[int, list[str]]], comments: list[str], ranges: di
     elif any(h == "_" for h in heads):
         raise CorpusError(f"{where}: line {last}: some words of the sentence have a HEAD and some have none")
     else:
-        head_array = np.array([-1] + [int(h) for h in heads], dtype=np.int64)
-        for (number, _), head in zip(rows, head_array[1:]):
-            if not 0 <= head <= len(rows):
+        for (number, _), head in zip(rows, heads):
+            if not 0 <= int(head) <= len(rows):
                 raise CorpusError(f"{where}: line {number}: HEAD {head} is outside the sentence's words 0..{len(rows)}")
+        head_array = np.array([-1] + [int(h) for h in heads], dtype=np.int64)
         reason = _tree_error(head_array)
         if reason is not None:
             raise CorpusError(f"{where}: line {last}: the heads are not a tree ({reason})")

@@ -6,7 +6,8 @@
   at most ``(4n+1) / (2s)`` (at most 4n+1 scored terms per solution: n tokens, n arcs, n+1 bigrams, n sibling
   pairs), so the scaled optimum is within ``(4n+1) / s`` of the float optimum; it is guaranteed to be the float
   optimum when every score times s is an integer (e.g. integer or dyadic scores), otherwise only up to that
-  tolerance, which is reported in ``stats["scale_tolerance"]`` and added to the bound.  (In the dp model a
+  tolerance, which is reported in ``stats["scale_tolerance"]`` and added to the bound; when it exceeds the agreement
+  tolerance (``compbench.agreement.RTOL``, relative) the answer is ``feasible``, not a proof.  (In the dp model a
   solution's hyperedges carry the same terms: a bigram per [skip], an arc + token (+ sibling) per attachment.)
 """
 
@@ -16,7 +17,8 @@ import math
 
 import numpy as np
 
-from compbench import Capabilities, SolverError
+from compbench import Capabilities, SolverError, Status
+from compbench.agreement import RTOL
 
 from .driver import ILPSolver, backend_answer
 from .output import quiet_fds
@@ -108,6 +110,10 @@ class OrtoolsCpSat(ILPSolver):
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             values = np.array([solver.value(x) for x in xs], dtype=float)
         bound = solver.best_objective_bound / scale + tolerance if values is not None else None
+        if status == cp_model.OPTIMAL and tolerance > RTOL * max(1.0, abs(solver.objective_value / scale)):
+            # the rounded optimum may be another solution than the float one: a solution and a bound, no proof
+            return Status.FEASIBLE, values, bound, {**stats, "unproven": "the scale tolerance exceeds the "
+                                                                        "agreement tolerance"}
         return backend_answer(status == cp_model.OPTIMAL, status == cp_model.INFEASIBLE,
                               time_limit is not None and status in (cp_model.FEASIBLE, cp_model.UNKNOWN), values,
                               bound, stats)
