@@ -98,6 +98,8 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
         return "invalid: the bound is NaN"
     if solution.has_solution and solution.objective is None:
         return "invalid: a solution without its objective"
+    if solution.has_solution and solution.status == Status.INFEASIBLE:
+        return "invalid: claims infeasible and gives a solution"
     if solution.has_solution:
         try:
             evaluate(problem, solution, rtol=rtol)

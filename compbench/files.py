@@ -14,10 +14,11 @@ from typing import Iterator
 
 @contextlib.contextmanager
 def atomic_output(path: str | PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one step (never half a file).  A
-    write that fails is an :class:`OSError` naming ``path``."""
+    """Yield a temporary path beside ``path``, of this write alone (two commands writing one file each write their
+    own); on success it replaces ``path`` in one step (never half a file, nor a mix of two).  A write that fails is an
+    :class:`OSError` naming ``path``."""
     out = Path(path)
-    partial = out.with_name(f".{out.name}.partial{out.suffix}")
+    partial = out.with_name(f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(4)}{out.suffix}")
     try:
         yield partial
         os.replace(partial, out)

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from .files import atomic_output
 from .limits import available_memory
 from .problem import Length, Problem, ProblemError, sibling_triples
 
@@ -160,6 +161,10 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         listed = sibling_triples(problem.n) & (sibling != 0)
         out["scores"]["sibling"] = [[int(h), int(s), int(k), _neg_inf_to_nulls(sibling[h, s, k])]
                                     for h, s, k in np.argwhere(listed)]
+    taken = sorted(_CORE_KEYS & set(problem.extra))
+    if taken:  # it would replace the instance's own field: another problem would be read back
+        raise InstanceError(f"id {problem.id}: extra.{taken[0]}: a field of the instance format; extra data takes "
+                            "other keys")
     out.update(problem.extra)
     return out
 
@@ -273,21 +278,23 @@ def read_instance(path: str | PathLike) -> Problem:
 
 
 def write_instances(path: str | PathLike, problems: Iterable[Problem]) -> None:
-    """Write problems to a .jsonl, .npz or (exactly one problem) .json file."""
+    """Write problems to a .jsonl, .npz or (exactly one problem) .json file, whole or not at all (a failed write
+    leaves the file that was there)."""
     path = Path(path)
     problems = list(problems)
     suffix = _suffix(path)
+    if suffix == ".json" and len(problems) != 1:
+        raise InstanceError(f"{path}: a .json file holds exactly one instance, got {len(problems)}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".npz":
-        _write_npz(path, problems)
-    elif suffix == ".json":
-        if len(problems) != 1:
-            raise InstanceError(f"{path}: a .json file holds exactly one instance, got {len(problems)}")
-        path.write_text(_pretty_json(problem_to_dict(problems[0])) + "\n", encoding="utf-8")
-    else:
-        with path.open("w", encoding="utf-8") as out:
-            for problem in problems:
-                out.write(_json_line(problem) + "\n")
+    with atomic_output(path) as partial:
+        if suffix == ".npz":
+            _write_npz(partial, problems)
+        elif suffix == ".json":
+            partial.write_text(_pretty_json(problem_to_dict(problems[0])) + "\n", encoding="utf-8")
+        else:
+            with partial.open("w", encoding="utf-8") as out:
+                for problem in problems:
+                    out.write(_json_line(problem) + "\n")
 
 
 def write_instance(path: str | PathLike, problem: Problem) -> None:

@@ -92,6 +92,8 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["bench", "--sizes", "4", "--solvers", "brute-force,brute-force", "--out", "{tmp}/r.jsonl"],
      "--solvers names brute-force more than once"),
     (["generate", "--n", "5", "--out", "{tmp}/gen.txt"], "gen.txt: unknown file type for the instances"),
+    (["solve", "{example}", "--length", "2", "--min-length", "0", "--max-length", "3"], "one length condition each"),
+    (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
 ])
@@ -175,3 +177,47 @@ def test_a_damaged_model_file_is_one_line_naming_it(tmp_path: Path, content: byt
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"compbench: error: {model}: not a ") and "model file" in line  # before the corpus is read
+
+
+def test_warm_up_fails_for_a_solver_that_cannot_answer() -> None:
+    result = run("warm-up", "--solvers", "brute-force,resource-dp[bogus=1]")
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("warm-up brute-force: ") and "FAILED" not in lines[0]
+    assert "FAILED: error: resource-dp[bogus=1]: unknown options: bogus" in lines[1]
+    assert lines[-1].endswith("1 failed: resource-dp[bogus=1]")
+
+
+def test_certified_optima_stay_with_their_instance_file(tmp_path: Path) -> None:
+    instances = tmp_path / "set.jsonl"
+    assert run("generate", "--n", "5", "--count", "2", "--out", str(instances)).returncode == 0
+    before = instances.read_bytes(), (tmp_path / "set.solu.json").read_bytes()
+    refused = run("certify", str(instances), "--out", str(instances))  # the instances are not overwritten
+    assert refused.returncode == 2 and "is the instance file itself" in refused.stderr
+    refused = run("generate", "--n", "4", "--out", str(tmp_path / "set.json"))  # set.solu.json is set.jsonl's
+    assert refused.returncode == 2 and "holds the certified optima of set.jsonl, not of set.json" in refused.stderr
+    assert (instances.read_bytes(), (tmp_path / "set.solu.json").read_bytes()) == before
+    assert not (tmp_path / "set.json").exists()
+
+
+def test_a_failed_write_of_instances_leaves_the_file_that_was_there(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    problem = compbench.generate("gaussian", 4, seed=1, length=2)
+    compbench.write_instances(path, [problem] * 3)
+    before = path.read_bytes()
+    with pytest.raises(ValueError):
+        compbench.write_instances(path, [problem, problem.replace(extra={"note": float("nan")})])
+    with pytest.raises(compbench.InstanceError, match="extra.length: a field of the instance format"):
+        compbench.write_instances(path, [problem.replace(extra={"length": 4})])  # it would be read back as another
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["set.jsonl"]
+
+
+def test_two_writes_of_one_file_write_their_own_temporary_files(tmp_path: Path) -> None:
+    from compbench.files import atomic_output
+
+    with atomic_output(tmp_path / "x.jsonl") as first, atomic_output(tmp_path / "x.jsonl") as second:
+        assert first != second and first.suffix == second.suffix == ".jsonl"
+        first.write_text("first\n")
+        second.write_text("second\n")
+    assert (tmp_path / "x.jsonl").read_text() in ("first\n", "second\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.jsonl"]

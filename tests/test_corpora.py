@@ -463,3 +463,25 @@ def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys)
     systems = json.loads(report.read_text())["systems"]
     assert all(0.0 <= row["syntactic_f1"] <= 1.0 for row in systems.values())
     assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--parser", str(data / "missing.npz")]) == 2
+
+
+@pytest.mark.parametrize("line, says", [
+    (b'{"id": 7, "text": "a b", "summaries": ["a"]}', "line 1: expected a string id and text"),
+    (b'{"id": "d.1", "text": ["a"], "summaries": ["a"]}', "line 1: expected a string id and text"),
+    (b'{"id": "d.1", "text": "a b", "summaries": "a"}', "list of string summaries"),
+    (b'{"id": "d.1", "text": "caf\xe9 au lait", "summaries": ["a"]}', "cannot read it as UTF-8 text"),
+])
+def test_a_malformed_clarke_lapata_record_is_one_line_naming_the_file(tmp_path: Path, line: bytes,
+                                                                       says: str) -> None:
+    (tmp_path / "bnc.jsonl").write_bytes(line + b"\n")
+    with pytest.raises(CorpusError, match=says) as raised:
+        read_corpus("clarke-lapata-written", tmp_path)
+    assert str(tmp_path / "bnc.jsonl") in str(raised.value)
+
+
+def test_training_needs_aligned_train_and_dev_sentences(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = write_clarke_lapata(tmp_path / "cl", documents=2)  # documents 0 and 1: train only, no dev
+    assert main(["train", "--corpus", "clarke-lapata-written", "--data", str(data), "--out",
+                 str(tmp_path / "m.npz"), "--epochs", "1"]) == 2
+    assert "has no aligned sentence in its dev split" in capsys.readouterr().err
+    assert not (tmp_path / "m.npz").exists()

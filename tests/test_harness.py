@@ -891,6 +891,24 @@ def test_objectives_summed_in_other_orders_agree_within_their_float64_error() ->
 # Verdicts that hold on their own: nothing passes unchecked (issue: a check must never say "agreement" when nothing
 # was compared, and a lone wrong solver must be caught).
 
+def test_solve_judges_an_answer_against_the_certified_optimum_beside_the_file(plugins: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    example = Path(__file__).resolve().parents[1] / "instances" / "ex1.json"  # ex1.solu.json certifies 5.35
+    assert main(["solve", str(example), "--solver", "wrong-optimum"]) == 1
+    assert "reference optimum is 5.35 (certified, ex1.solu.json)" in capsys.readouterr().err
+    assert main(["solve", str(example), "--solver", "resource-dp"]) == 0
+
+
+def test_one_program_under_two_spellings_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    program = tmp_path / "solver.sh"
+    program.write_text("#!/bin/sh\nexit 1\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "gen:gaussian:4:1", "--solvers", "exec:./solver.sh,exec:solver.sh"]) == 2
+    assert "names the program" in one_error_line(capsys)  # it would be its own second opinion
+
+
 def test_a_lying_plugin_alone_is_caught_and_disqualified_in_every_view(plugins: Path, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture) -> None:
     run = tmp_path / "run.jsonl"

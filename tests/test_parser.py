@@ -524,3 +524,14 @@ def test_parse_many_answers_in_order_across_its_batches(monkeypatch, second_orde
     for a, b in zip(got, expected, strict=True):
         assert np.array_equal(a, b)
     assert [h.tolist() for _, _, h in model.tag_and_parse_many(sentences)] == [h.tolist() for h in expected]
+
+
+@pytest.mark.parametrize("command", [["parser", "train", "--treebank", "{tb}", "--out", "{tmp}/model.npz"],
+                                     ["parser", "evaluate", "--model", "{tmp}/model.npz", "--treebank", "{tb}"]])
+def test_a_treebank_without_words_is_refused(tmp_path: Path, command: list[str],
+                                             capsys: pytest.CaptureFixture) -> None:
+    tb = write_treebank(tmp_path / "tb", {"train": 0, "dev": 0, "test": 0})
+    (tmp_path / "model.npz").write_bytes(b"")
+    assert main([a.format(tb=tb, tmp=tmp_path) for a in command]) == 2
+    assert "no sentence with words in it" in capsys.readouterr().err
+    assert (tmp_path / "model.npz").read_bytes() == b""  # no model written

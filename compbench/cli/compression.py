@@ -56,6 +56,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     parser = _parser(args.parser)
     corpus = _corpus(args)
     parts = split_corpus(corpus)
+    for name in ("train", "dev"):  # the epoch is chosen on dev
+        _split(corpus, name, args.data)
     solver = load_solver(args.solver)
     tagger = None
     if args.tagger_data:
@@ -125,10 +127,16 @@ def _load_model(path: str):
     return read_model(load_model, path, "model")
 
 
-def _split(corpus, name: str):
+def _split(corpus, name: str, data: str = ""):
+    """The sentences of split ``name`` (``all``: every one); one without a sentence aligned to its compression is
+    refused (nothing to build, score or train on)."""
     from ..corpora import split_corpus
 
-    return corpus.sentences if name == "all" else split_corpus(corpus)[name]
+    sentences = corpus.sentences if name == "all" else split_corpus(corpus)[name]
+    if not any(s.aligned for s in sentences):
+        raise UsageError(f"{data or corpus.name}: the {corpus.name} corpus has no aligned sentence in its {name} "
+                         "split")
+    return sentences
 
 
 def cmd_build_instances(args: argparse.Namespace) -> int:
@@ -147,13 +155,12 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
         raise UsageError("a subtree-deletion model has no compression problems of its own (it decodes over the "
                          "input parse)")
     problems = []
-    sentences = [sentence for sentence in _split(corpus, args.split) if sentence.aligned]
+    sentences = [sentence for sentence in _split(corpus, args.split, args.data) if sentence.aligned]
     model.parse_all(sentences, progress.bar)  # with a parse-feature model: the parses in batches
     for sentence in progress.bar(sentences, "instances", unit="sentence"):
         m = target_lengths(sentence, length)[0]
         problems.append(model.problem(sentence, Length.exact(m)))
-    with atomic_output(out) as partial:
-        write_instances(partial, problems)
+    write_instances(out, problems)  # whole or not at all
     print(f"wrote {len(problems)} instances of {corpus.name} ({args.split} split) to {out}")
     return 0
 
@@ -188,7 +195,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: --baseline takes bigram, chain-crf or subtree models (pass a joint model as "
                              "--model)")
         systems += systems_of(other, main=False)
-    sentences = [s for s in _split(corpus, args.split) if args.max_n is None or s.n <= args.max_n]
+    sentences = [s for s in _split(corpus, args.split, args.data) if args.max_n is None or s.n <= args.max_n]
+    if not sentences:
+        raise UsageError(f"--max-n {args.max_n}: no sentence of the {args.split} split is that short")
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
                                    progress=lambda sentences: progress.bar(sentences, "sentences", unit="sentence"))

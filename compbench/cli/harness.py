@@ -30,6 +30,7 @@ QUICK_SIZES = "4:8:4"
 def chosen_solvers(args: argparse.Namespace) -> list[str]:
     """The solvers of ``--solvers`` (each must exist and be able to run here), or by default every registered solver
     that can run here (those that cannot are named on stderr with the reason)."""
+    from ..external import PREFIX
     from ..registry import list_solvers, split_solver_list
 
     if args.solvers is None or args.all:
@@ -44,6 +45,13 @@ def chosen_solvers(args: argparse.Namespace) -> list[str]:
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise UsageError(f"--solvers names {', '.join(twice)} more than once")
+    programs: dict[Path, str] = {}  # one program under two spellings would be its own second opinion
+    for name in names:
+        if name.startswith(PREFIX) and Path(name[len(PREFIX):]).is_file():
+            program = Path(name[len(PREFIX):]).resolve()
+            if program in programs:
+                raise UsageError(f"--solvers names the program {program} twice ({programs[program]}, {name})")
+            programs[program] = name
     from ..registry import get_solver
 
     for name in names:
@@ -239,34 +247,13 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
         executor.close()
 
 
-def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
-    """The outcomes of every result of a run file (solved: validated and agreeing with the reference, see
-    harness.stats), a FAIL line per invalid or contradicted answer (as ``check`` prints them), how many instances
-    were compared, and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
-    from ..harness.runfiles import load_runs
-    from ..harness.stats import OUTCOMES, WRONG, annotate
-
-    results, _ = load_runs([run])
-    judged = annotate(results)
-    kinds = [r["outcome"] for r in judged]
-    fails = [f"FAIL {r['solver']} on {r['instance']}: "
-             + ("disagrees" if r["outcome"] == "contradicted" else r["outcome"]) + f": {r['why']}"
-             for r in sorted(judged, key=lambda r: (r["instance"], r["solver"])) if r["outcome"] in WRONG]
-    compared = len({r["instance"] for r in judged if r["compared"]})
-    why = None
-    if not compared:
-        why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
-    errors = sorted({r["solver"] for r in judged} - {r["solver"] for r in judged if r["outcome"] != "error"})
-    if errors:
-        why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error"]))
-    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails, compared, why
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     solvers = chosen_solvers(args)
     problems = bench_problems(args)
     started = time.perf_counter()
     counts = run_bench(args, solvers, problems, args.out)
+    from ..harness.stats import judged_summary
+
     judged, fails, compared, why = judged_summary(args.out)
     print("\n".join(fails + [f"bench: {len(problems)} instances x {len(solvers)} solvers in "
                              f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "
@@ -332,13 +319,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if differ else 0
 
 
+def solu_target(path: str, out: str | None = None) -> Path:
+    """Where the certified optima of instance file ``path`` go, checked before any work: ``out``, or beside it
+    (``x.jsonl`` -> ``x.solu.json``) unless that file holds the optima of another instance file (``x.json``'s)."""
+    import json
+
+    from ..harness.references import solu_path
+
+    target = output_path(out or solu_path(path), what="reference optima")
+    if target.resolve() == Path(path).resolve():
+        raise UsageError(f"{target}: is the instance file itself; choose another --out for its optima")
+    if out is None and target.is_file():
+        try:
+            owner = json.loads(target.read_text(encoding="utf-8")).get("instances")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            owner = None
+        if isinstance(owner, str) and owner != Path(path).name:
+            raise UsageError(f"{target}: holds the certified optima of {owner}, not of {Path(path).name} (write "
+                             "them elsewhere with certify --out, or rename one of the files)")
+    return target
+
+
 def certify_file(path: str, out: str | None = None, jobs: int = 1,
                  time_limit: float | None = None) -> tuple[Path, list[str]]:
     """Certify the optima of the instance file ``path`` and write them beside it (or to ``out``, replaced); returns
     the file written and a line per instance that could not be certified."""
-    from ..harness.references import certify, solu_path, write_solu
+    from ..harness.references import certify, write_solu
 
-    target = output_path(out or solu_path(path), what="reference optima")
+    target = solu_target(path, out)
     table = certify(_problems(path), jobs=jobs, time_limit=time_limit or CERTIFY_SECONDS)
     missing = [f"not certified: {entry['instance']}: {entry['why']}" for entry in table["optima"]
                if entry["status"] is None]
@@ -356,36 +364,17 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 def _check_runs(runs: list[str], accuracy: bool = False) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
-    ``plot``) a ``compbench evaluate --json-out`` file."""
+    ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note."""
     from ..harness.plots import read_accuracy
-    from ..harness.runfiles import malformed_result, not_a_run_file, parsed_record, read_records
+    from ..harness.runfiles import check_run_file
 
     for run in runs:
-        if Path(run).is_dir():
-            raise UsageError(f"{run}: is a directory, expected a run file")
-        if not Path(run).is_file():
-            raise UsageError(f"no such run file: {run}")
-        if accuracy and read_accuracy(run) is not None:
+        if accuracy and Path(run).is_file() and read_accuracy(run) is not None:
             continue
-        try:
-            data = Path(run).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"{run}: cannot read it ({exc.strerror or exc})") from None
-        why = not_a_run_file(data)
-        if why:
-            raise UsageError(f"{run}: not a run file ({why}; run files come from bench, demo or check --out)")
-        last = data.rpartition(b"\n")[2]
-        if last and parsed_record(last) is None:
-            print(f"compbench: note: {run}: its last line is cut short (a run killed while writing it); that record "
-                  "is left out", file=sys.stderr)
-        records = read_records(run)
-        results = [r for r in records if r["type"] == "result"]
-        if not results:
-            raise UsageError(f"{run}: an empty run (no results recorded yet)")
-        for record in results:
-            bad = malformed_result(record)
-            if bad:
-                raise UsageError(f"{run}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
+        with run_file_errors():
+            note = check_run_file(run)
+        if note:
+            print(f"compbench: note: {note}", file=sys.stderr)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -416,6 +405,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     the current directory, so that nothing tracked is touched); ``compbench demo --out reports`` regenerates the
     report committed under reports/."""
     from ..harness.report import write_report
+    from ..harness.stats import judged_summary
 
     solvers = chosen_solvers(args)
     out = output_directory(args.out, "demo")

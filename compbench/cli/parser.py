@@ -47,6 +47,8 @@ def read_split(directory: str, split: str) -> list[TreeSentence]:
     for s in sentences:
         if s.heads is None:
             raise UsageError(f"{found[0]}: sentence {s.id or '(no id)'} has no heads")
+    if not any(s.words for s in sentences):  # nothing to train on or to score
+        raise UsageError(f"{found[0]}: no sentence with words in it")
     return sentences
 
 

@@ -10,7 +10,6 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import progress
-from ..files import atomic_output
 from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, add_memory_limit_option, load_solver,
                      number_in, output_path, positive_seconds, run_solver, run_solver_with_hard_limit,
                      solve_memory_limit, stdout_to_stderr, user_memory_limit)
@@ -23,6 +22,10 @@ def _length_override(args: argparse.Namespace) -> Length | None | str:
     """The length the user asked for on the command line, or "keep" to use the file's."""
     from ..problem import Length
 
+    ranged = args.min_length is not None or args.max_length is not None
+    if ranged and (args.free or args.length is not None):
+        raise UsageError(f"--min-length/--max-length and {'--free' if args.free else '--length'} are one length "
+                         "condition each: give one")
     if args.free:
         return None
     if args.length is not None:
@@ -44,12 +47,14 @@ def _print_solution(problem: Problem, solution: Solution, solver_name: str, verb
     print(f"instance {problem.id or '(no id)'}: n = {problem.n}, length {problem.length or 'free'}, "
           f"single_root {str(problem.single_root).lower()}")
     print(f"solver   {solver_name}: {solution.status.value}" + (f" ({solution.message})" if solution.message else ""))
+    number = lambda value: "-" if value is None else f"{value:.10g}"  # an invalid answer may lack one
+    word = lambda k: problem.word(k) if 0 < k <= problem.n else f"#{k}"  # ... or name a token that is not there
     if solution.has_solution:
         kept = solution.kept
-        print(f"objective {solution.objective:.10g}" + (f"   bound {solution.bound:.10g}"
-                                                        if solution.bound is not None else ""))
-        print(f"kept     {len(kept)} of {problem.n}: " + " ".join(problem.word(k) for k in kept))
-        print("tree     " + "  ".join(f"{problem.word(k)}<-{'ROOT' if solution.heads[k] == 0 else problem.word(solution.heads[k])}"
+        print(f"objective {number(solution.objective)}" + (f"   bound {number(solution.bound)}"
+                                                            if solution.bound is not None else ""))
+        print(f"kept     {len(kept)} of {problem.n}: " + " ".join(word(k) for k in kept))
+        print("tree     " + "  ".join(f"{word(k)}<-{'ROOT' if solution.heads[k] == 0 else word(solution.heads[k])}"
                                       for k in kept))
     seconds = solution.seconds
     print(f"seconds  setup {seconds.get('setup', 0.0):.6f}  solve {seconds.get('solve', 0.0):.6f}")
@@ -58,8 +63,8 @@ def _print_solution(problem: Problem, solution: Solution, solver_name: str, verb
     if solution.by_length is not None:
         print("curve    m  status      objective")
         for m, at_m in enumerate(solution.by_length):
-            value = f"{at_m.objective:.10g}" if at_m.has_solution else "-"
-            words = " ".join(problem.word(k) for k in at_m.kept) if at_m.has_solution else ""
+            value = number(at_m.objective) if at_m.has_solution else "-"
+            words = " ".join(word(k) for k in at_m.kept) if at_m.has_solution else ""
             print(f"         {m:<2} {at_m.status.value:<11} {value:<16} {words}")
 
 
@@ -72,6 +77,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: no instances in the file")
     solver = load_solver(args.solver)
     user_memory_limit(args)  # checked before any work
+    if args.all_lengths and (args.time_limit is not None or args.memory_limit is not None):
+        raise UsageError("--all-lengths solves in this process, where --time-limit and --memory-limit cannot be held "
+                         "(they hold in a worker, which carries one answer): drop one or the other")
+    from ..harness.references import certified_for
+    from .harness import with_reference_errors
+
+    certified = with_reference_errors(lambda: certified_for(args.file, problems))  # the optima beside the file
     status = 0
     worker = None
     if in_a_worker(args):
@@ -80,7 +92,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         worker = SolveProcess()
     with worker or contextlib.nullcontext():
         for problem in progress.bar(problems, "instances", unit="instance") if len(problems) > 1 else problems:
-            status = max(status, _solve_one(args, solver, worker, problem, length))
+            status = max(status, _solve_one(args, solver, worker, problem, length, certified.get(problem.id)))
     return status
 
 
@@ -96,8 +108,9 @@ def in_a_worker(args: argparse.Namespace) -> bool:
     return limited or solver_distribution(args.solver) != "compbench"
 
 
-def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length) -> int:
-    """Solve, judge and print one instance; 1 when the answer does not hold up or is an error."""
+def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, length, certified=None) -> int:
+    """Solve, judge (against its ``certified`` optimum, when the file has one) and print one instance; 1 when the
+    answer does not hold up or is an error."""
     from ..agreement import judge
     from ..problem import ProblemError, Status
 
@@ -106,11 +119,12 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
             problem = problem.replace(length=length)
         except ProblemError as exc:
             raise UsageError(f"{args.file}: id {problem.id}: {exc}") from None
+        certified = None  # another problem than the one certified
     if worker is not None:
         solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit, solve_memory_limit(args))
     else:
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
-    verdict = judge(problem, solution)
+    verdict = judge(problem, solution, certified)
     with progress.printing():
         if verdict != "ok":
             print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
@@ -156,34 +170,55 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_warm_up(args: argparse.Namespace) -> int:
-    from ..registry import solver_names, split_solver_list
+    from ..registry import list_solvers, split_solver_list
 
-    names = split_solver_list(args.solvers) if args.solvers else solver_names()
-    if not args.solvers:  # the inside-outside kernels (compbench.marginals) compile on first use as well
-        names.append("marginals")
+    if args.solvers:
+        names = split_solver_list(args.solvers)
+    else:  # every solver that can run here; the inside-outside kernels (compbench.marginals) compile on first use too
+        infos = list_solvers()
+        missing = [f"{info['name']} ({info['unavailable']})" for info in infos if info["unavailable"]]
+        if missing:
+            print(f"compbench: not warmed up, they cannot run here: {'; '.join(missing)}", file=sys.stderr)
+        names = [info["name"] for info in infos if not info["unavailable"]] + ["marginals"]
     solvers_bar = progress.bar(names, "warm-up", unit="solver")
-    total = 0.0
+    total, failed = 0.0, []
     for name in solvers_bar:
         solvers_bar.set_postfix_str(name)
         with stdout_to_stderr():
-            seconds = _warm_up(name)
+            seconds, why = _warm_up(name)
         total += seconds
-        progress.echo(f"warm-up {name}: {seconds:.1f} s")
-    progress.echo(f"warm-up: {len(names)} in {total:.1f} s")
-    return 0
+        progress.echo(f"warm-up {name}: {seconds:.1f} s" + (f"; FAILED: {why}" if why else ""))
+        failed += [name] if why else []
+    progress.echo(f"warm-up: {len(names)} in {total:.1f} s"
+                  + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
-def _warm_up(name: str) -> float:
-    """Seconds to warm up the solver ``name`` (or ``marginals``: the inside-outside kernels)."""
-    if name != "marginals":
-        return load_solver(name).warm_up()
+def _warm_up(name: str) -> tuple[float, str | None]:
+    """Seconds to warm up the solver ``name`` (or ``marginals``: the inside-outside kernels), and why it failed: it
+    cannot run here, or its answer to a tiny problem, solved again once warm, is not a right one (None: it is)."""
+    from ..agreement import judge
     from ..generate import generate
-    from ..inference import marginals
+    from ..problem import Status
 
-    start = time.perf_counter()
-    for second_order in (False, True):  # each order's kernels are compiled apart
-        marginals(generate("gaussian", 3, seed=0, length=2, second_order=second_order))
-    return time.perf_counter() - start
+    if name == "marginals":
+        from ..inference import marginals
+
+        start = time.perf_counter()
+        for second_order in (False, True):  # each order's kernels are compiled apart
+            marginals(generate("gaussian", 3, seed=0, length=2, second_order=second_order))
+        return time.perf_counter() - start, None
+    solver = load_solver(name)
+    reason = solver.unavailable()
+    if reason:
+        return 0.0, f"cannot run here: {reason}"
+    seconds = solver.warm_up()
+    problem = generate("gaussian", 4, seed=0, length=2 if "exact" in solver.supports.lengths else None)
+    answer = solver.solve(problem, time_limit=60.0)
+    if answer.status in (Status.ERROR, Status.UNSUPPORTED, Status.TIMEOUT):
+        return seconds, f"{answer.status.value}: {answer.message}"[:300]
+    verdict = judge(problem, answer, load_solver("brute-force").solve(problem))
+    return seconds, None if verdict == "ok" else verdict[:300]
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -192,10 +227,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     ratio = None if args.free else args.length_ratio
     out = output_path(args.out, force=args.force, what="instances", suffixes=INSTANCE_SUFFIXES)
+    if not args.no_certify:
+        from .harness import solu_target
+
+        solu_target(str(out))  # the optima go beside it: refused now if that file is another set's
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
                             single_root=args.single_root, second_order=args.second_order)
-    with atomic_output(out) as partial:
-        write_instances(partial, problems)
+    write_instances(out, problems)  # whole or not at all
     print(f"wrote {len(problems)} {args.kind} instances with n = {args.n} to {args.out}")
     if args.no_certify:
         return 0

@@ -22,6 +22,7 @@ lines are test, the next 10% dev, the rest train.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass, field
 from os import PathLike
@@ -55,7 +56,8 @@ class Sentence:
 
     @property
     def aligned(self) -> bool:
-        return all(g is not None for g in self.golds)
+        """Every gold compression (at least one) aligns to the sentence's tokens."""
+        return bool(self.golds) and all(g is not None for g in self.golds)
 
 
 @dataclass
@@ -85,7 +87,7 @@ def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
     """Every ``*.jsonl`` file's {id, text, summaries} records, a document being an id without its last field."""
     sentences, unaligned = [], []
     for path in _files(directory, "*.jsonl"):
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(_lines(path), start=1):
             if not line.strip():
                 continue
             try:
@@ -93,6 +95,10 @@ def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
                 sid, text, summaries = record["id"], record["text"], record["summaries"]
             except (ValueError, KeyError, TypeError) as exc:
                 raise CorpusError(f"{path}: line {number}: not an {{id, text, summaries}} record ({exc})") from None
+            if not (isinstance(sid, str) and isinstance(text, str) and isinstance(summaries, list)
+                    and all(isinstance(summary, str) for summary in summaries)):
+                raise CorpusError(f"{path}: line {number}: expected a string id and text and a list of string "
+                                  "summaries")
             tokens = text.split()
             golds = [align_tokens(tokens, summary.split()) for summary in summaries]
             sentence = Sentence(sid, sid.rsplit(".", 1)[0], tokens, golds)
@@ -104,15 +110,22 @@ def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
     return sentences, report
 
 
+def _text(path: Path) -> str:
+    """A corpus file's text; one that cannot be read (not UTF-8, a directory) is a CorpusError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+
+
 def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
+    return _text(path).splitlines()
 
 
 def read_google(directory: Path) -> tuple[list[Sentence], dict]:
     """``eval_data*.csv`` line-parallel with Google's tokens, tags and labels (``test_words*``, ...)."""
     csv_path = _one_file(directory, "eval_data")
-    with csv_path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = list(csv.DictReader(io.StringIO(_text(csv_path), newline="")))
     if rows and "compressed" not in rows[0]:
         raise CorpusError(f"{csv_path}: no 'compressed' column")
     words, pos, dep = (_lines(_one_file(directory, p)) for p in ("test_words", "test_pos", "test_dep"))

@@ -142,15 +142,11 @@ def recorded_answers(path: str | os.PathLike, problems: list[Problem]) -> tuple[
     """The result records of a check's run file (each checked as ``report`` reads it: :class:`RunFileError` names
     the record and the field) and the references it recorded for ``problems`` (by id, where the content hash
     matches): what ``check --resume`` judges with the answers still to come."""
-    from .runfiles import RunFileError, malformed_result, read_records
+    from .runfiles import checked_results, read_records
     from .stats import recorded_reference
 
     records = read_records(path)
-    results = [r for r in records if r["type"] == "result"]
-    for record in results:
-        bad = malformed_result(record)
-        if bad:
-            raise RunFileError(f"{path}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
+    results = checked_results(path, records)
     hashes = {p.id: instance_hash(p) for p in problems}
     references = {r["instance"]: reference for r in records if r["type"] == "reference"
                   and hashes.get(r.get("instance")) == r.get("hash")

@@ -271,6 +271,40 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     return None
 
 
+def checked_results(path: str | os.PathLike, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The result records among a run file's ``records``, each as the statistics read it (:func:`malformed_result`:
+    :class:`RunFileError` names the file, the record and the field)."""
+    results = [r for r in records if r["type"] == "result"]
+    for record in results:
+        bad = malformed_result(record)
+        if bad:
+            raise RunFileError(f"{path}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
+    return results
+
+
+def check_run_file(path: str | os.PathLike) -> str | None:
+    """:class:`RunFileError` unless ``path`` is a run file (of bench, demo or check) with at least one result, every
+    one well formed; a note (else None) when its last line is cut short, a record a kill left half written."""
+    path = Path(path)
+    if path.is_dir():
+        raise RunFileError(f"{path}: is a directory, expected a run file")
+    if not path.is_file():
+        raise RunFileError(f"no such run file: {path}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RunFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    why = not_a_run_file(data)
+    if why:
+        raise RunFileError(f"{path}: not a run file ({why}; run files come from bench, demo or check --out)")
+    if not checked_results(path, read_records(path)):
+        raise RunFileError(f"{path}: an empty run (no results recorded yet)")
+    last = data.rpartition(b"\n")[2]
+    if last and parsed_record(last) is None:
+        return f"{path}: its last line is cut short (a run killed while writing it); that record is left out"
+    return None
+
+
 def settings_mismatch(data: bytes, settings: dict[str, Any]) -> str | None:
     """Which of ``settings`` the latest environment record of a run file's ``data`` holds otherwise, or None."""
     latest: dict[str, Any] = {}

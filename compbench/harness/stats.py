@@ -523,3 +523,25 @@ def comparable(a: list[dict], b: list[dict]) -> str | None:
         if ref is not None and other is not None and (ref.status, ref.objective) != (other.status, other.objective):
             return f"different reference optima on {instance} ({ref.describe()} against {other.describe()})"
     return None
+
+
+def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
+    """The outcomes of every result of a run file (solved: validated and agreeing with the reference, see
+    :func:`outcome`), a FAIL line per invalid or contradicted answer (as ``check`` prints them), how many instances
+    were compared, and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
+    from .runfiles import load_runs
+
+    results, _ = load_runs([run])
+    judged = annotate(results)
+    kinds = [r["outcome"] for r in judged]
+    fails = [f"FAIL {r['solver']} on {r['instance']}: "
+             + ("disagrees" if r["outcome"] == "contradicted" else r["outcome"]) + f": {r['why']}"
+             for r in sorted(judged, key=lambda r: (r["instance"], r["solver"])) if r["outcome"] in WRONG]
+    compared = len({r["instance"] for r in judged if r["compared"]})
+    why = None
+    if not compared:
+        why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
+    errors = sorted({r["solver"] for r in judged} - {r["solver"] for r in judged if r["outcome"] != "error"})
+    if errors:
+        why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error"]))
+    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails, compared, why
