@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from .io import write_instance
+from .io import bounded_int, unique_keys, write_instance
 from .problem import Problem, Solution, Status
 from .processes import kill_group, kill_process_tree
 from .records import record_solution
@@ -226,7 +226,7 @@ def read_answer(run: Run, n: int) -> Solution:
     if not text:
         raise SolverError(f"printed nothing on stdout{note}")
     try:
-        answer = json.loads(text)
+        answer = json.loads(text, parse_int=bounded_int, object_pairs_hook=unique_keys)  # as instance files are read
     except (ValueError, RecursionError) as exc:
         raise SolverError(f"stdout is not one JSON object ({exc}): {text[:120]!r}{note}") from None
     if not isinstance(answer, dict):

@@ -175,13 +175,15 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not allowed (use null for a forbidden score)")
 
 
-def _parse_int(text: str) -> int:
+def bounded_int(text: str) -> int:
+    """A JSON integer literal of at most 18 digits (``parse_int`` of :func:`json.loads`)."""
     if len(text.lstrip("-")) > 18:  # beyond any length and any score (see compbench.limits)
         raise ValueError(f"integer literal of {len(text)} digits")
     return int(text)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``object_pairs_hook`` of :func:`json.loads`)."""
     record = dict(pairs)
     if len(record) != len(pairs):
         repeated = next(key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1)
@@ -191,7 +193,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=bounded_int, object_pairs_hook=unique_keys)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 

@@ -151,7 +151,7 @@ def parse_solver_spec(spec: str) -> tuple[str, dict[str, Any]]:
     if "[" not in spec:
         return spec, {}
     name, _, rest = spec.partition("[")
-    if not rest.endswith("]") or not name:
+    if not rest.endswith("]") or not name or "[" in rest or "]" in rest[:-1]:
         raise KeyError(f"bad solver name {spec!r}: expected NAME or NAME[key=value,...]")
     options: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in rest[:-1].split(","))):

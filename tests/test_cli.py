@@ -93,6 +93,7 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
      "--solvers names brute-force more than once"),
     (["generate", "--n", "5", "--out", "{tmp}/gen.txt"], "gen.txt: unknown file type for the instances"),
     (["solve", "{example}", "--length", "2", "--min-length", "0", "--max-length", "3"], "one length condition each"),
+    (["solve", "{example}", "--solver", "ilp-highs[tighten=true][x=1]"], "bad solver name"),
     (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),

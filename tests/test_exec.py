@@ -420,3 +420,10 @@ def test_a_run_is_timed_to_its_exit_not_to_a_poll() -> None:
     assert wait_for(process, 0.2) is None and time.perf_counter() - started < 1.0  # still running at the timeout
     process.kill()
     assert process.wait() != 0
+
+
+def test_an_answer_with_a_key_twice_is_an_error(tmp_path: Path) -> None:
+    path = program(tmp_path, "twice", "#!/bin/sh\ncat > /dev/null\n"
+                   "echo '{\"status\": \"infeasible\", \"status\": \"optimal\"}'\n")
+    answer = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
+    assert answer.status == compbench.Status.ERROR and "key 'status' appears twice" in answer.message

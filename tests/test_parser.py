@@ -535,3 +535,10 @@ def test_a_treebank_without_words_is_refused(tmp_path: Path, command: list[str],
     assert main([a.format(tb=tb, tmp=tmp_path) for a in command]) == 2
     assert "no sentence with words in it" in capsys.readouterr().err
     assert (tmp_path / "model.npz").read_bytes() == b""  # no model written
+
+
+def test_a_byte_order_mark_is_read_as_none(tmp_path: Path) -> None:
+    from compbench.parser.conllu import read_conllu
+
+    (tmp_path / "bom.conllu").write_bytes(b"\xef\xbb\xbf" + TINY.encode())
+    assert [s.words for s in read_conllu(tmp_path / "bom.conllu")] == [s.words for s in parse_conllu(TINY)]

@@ -149,7 +149,7 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
 def read_conllu(path: str | PathLike) -> list[TreeSentence]:
     """The sentences of a CoNLL-U file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte-order mark is no part of the first line
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot be read ({exc})") from None
     return parse_conllu(text, str(path))
