@@ -13,8 +13,8 @@ Example (in your package's ``pyproject.toml``)::
 An entry point whose name ends in ``*`` names a provider instead: a mapping {solver name: class (or zero-argument
 callable)} whose solvers are all registered, e.g. ``"my-family*" = "my_package:SOLVERS"``; compbench's ILP solvers
 (every formulation on every backend) are registered so.  A name with an entry point of its own wins over the same name
-from a provider (so that asking for it loads no provider); otherwise, when two entry points register one name, the
-first wins.
+from a provider (so that asking for it loads no provider); otherwise, when two entry points register one name,
+compbench's own wins, else the first.
 
 A solver name may carry solve options in brackets, ``NAME[key=value,...]`` (values read as JSON when they parse,
 else as strings; ``a.b=v`` sets key ``b`` of the dict option ``a``): ``ilp-highs[tighten=true,flow=multi]`` or
@@ -59,13 +59,14 @@ def group_entry_points(group: str) -> tuple[EntryPoint, ...]:
     """The entry points of ``group``, read once per ``sys.path`` (a scan of every installed distribution's metadata
     takes milliseconds, which a ``solve_many`` by name paid every call): a plug-in put on the path later, as a test
     does, is found under the new path.  The solvers' group here, the inference providers' in
-    :mod:`compbench.inference`."""
+    :mod:`compbench.inference`.  compbench's own come first: a plug-in cannot take a built-in's name, and every
+    process (a worker with another ``sys.path`` order too) finds the same solver under one name."""
     return _scan(group, tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=16)
 def _scan(group: str, path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
-    return tuple(entry_points(group=group))
+    return tuple(sorted(entry_points(group=group), key=lambda ep: (ep.dist.name if ep.dist else None) != "compbench"))
 
 
 def _entry_points() -> dict[str, Callable[[], Any]]:

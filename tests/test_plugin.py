@@ -102,3 +102,18 @@ def test_a_solver_whose_backend_is_missing_says_how_to_install_it(tmp_path: Path
     assert re.search(r"^needs-backend +no ", out, flags=re.M) and f"  needs-backend: {reason}" in out
     assert main(["check", "gen:gaussian:4:1", "--solvers", "brute-force,needs-backend", "--time-limit", "5"]) == 2
     assert f"needs-backend cannot run here: {reason}" in capsys.readouterr().err
+
+
+def test_a_plugin_cannot_take_a_builtin_name(tmp_path: Path, monkeypatch) -> None:
+    # first on sys.path, a plug-in registering "resource-dp" would win in this process and lose in a worker (which
+    # puts compbench first): the built-in wins everywhere, and the run file names its distribution
+    (tmp_path / "shadow.py").write_text("from compbench_solvers.brute_force import BruteForce as Fake\n")
+    info = tmp_path / "shadow-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shadow\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[compbench.solvers]\nresource-dp = shadow:Fake\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from compbench.registry import solver_distribution, solver_distributions
+
+    assert type(compbench.get_solver("resource-dp")).__module__ == "compbench_solvers.compressive.solvers"
+    assert solver_distribution("resource-dp") == solver_distributions()["resource-dp"]["distribution"] == "compbench"
