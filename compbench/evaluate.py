@@ -60,14 +60,18 @@ def _descends(heads: np.ndarray, j: int, h: int) -> bool:
 
 def objective(problem: Problem, heads: np.ndarray) -> float:
     """The objective of a solution given by ``heads`` (no validity check; -inf when it uses a forbidden score)."""
-    terms = scored_terms(problem, heads)
-    kept = int(np.count_nonzero(np.asarray(heads)[1:] >= 0))
+    return _total(scored_terms(problem, heads), int(np.count_nonzero(np.asarray(heads)[1:] >= 0)))
+
+
+def _total(terms: list[float], kept: int) -> float:
+    """The sum of :func:`scored_terms` of a solution keeping ``kept`` tokens, in one fixed order: each kept token's
+    score plus its arc's, then the rest one by one."""
     total = 0.0
-    for k in range(kept):  # each kept token's score plus its arc's, then the rest, one by one (a fixed order)
+    for k in range(kept):
         total += terms[2 * k] + terms[2 * k + 1]
     for term in terms[2 * kept:]:
         total += term
-    return total
+    return float(total)
 
 
 def scored_terms(problem: Problem, heads: np.ndarray) -> list[float]:
@@ -75,11 +79,12 @@ def scored_terms(problem: Problem, heads: np.ndarray) -> list[float]:
     sequence, the sibling scores."""
     n = problem.n
     kept = [k for k in range(1, n + 1) if heads[k] >= 0]
-    terms = [float(x) for k in kept for x in (problem.token_scores[k - 1], problem.arc_scores[heads[k], k])]
+    token, arc, bigram = problem.token_scores, problem.arc_scores, problem.bigram_scores
+    terms = [x for k in kept for x in (token[k - 1], arc[heads[k], k])]
     sequence = [0, *kept, n + 1]
-    terms += [float(problem.bigram_scores[a, b]) for a, b in zip(sequence, sequence[1:])]
+    terms += [bigram[a, b] for a, b in zip(sequence, sequence[1:])]
     if problem.sibling_scores is not None:
-        terms += [float(problem.sibling_scores[h, previous, k]) for h, previous, k in sibling_pairs(heads)]
+        terms += [problem.sibling_scores[h, previous, k] for h, previous, k in sibling_pairs(heads)]
     return terms
 
 
@@ -149,7 +154,7 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     if not lo <= kept <= hi:
         raise InvalidSolution(f"keeps {kept} tokens; the length condition is {lo}..{hi}")
     terms = scored_terms(problem, heads)
-    value = objective(problem, heads)
+    value = _total(terms, kept)
     if value == -math.inf:
         raise InvalidSolution("uses a forbidden (-inf) token, arc or bigram score")
     if reported is not None and not math.isclose(reported, value, rel_tol=rtol, abs_tol=rtol) \

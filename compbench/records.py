@@ -37,12 +37,16 @@ def decode_number(value: float | str | None) -> float | None:
     return None if value is None else float(value)
 
 
+def is_error_value(value: Any) -> bool:
+    """Whether ``value`` can be an ``objective_error``: a finite number >= 0."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
 def recorded_error(record: dict[str, Any]) -> float:
     """The float64 error a result or reference record gives its objective (``objective_error``; 0.0 when it gives
     none, as records of older run files do): see :func:`compbench.evaluate.objective_error`."""
     value = record.get("objective_error")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value) and value > 0 else 0.0
+    return float(value) if is_error_value(value) else 0.0
 
 
 def json_safe(value: Any) -> Any:

@@ -57,7 +57,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     parts = split_corpus(corpus)
     for name in ("train", "dev"):  # the epoch is chosen on dev
-        _split(corpus, name, args.data)
+        _aligned(parts[name], corpus, name, args.data)
     solver = load_solver(args.solver)
     tagger = None
     if args.tagger_data:
@@ -128,11 +128,15 @@ def _load_model(path: str):
 
 
 def _split(corpus, name: str, data: str = ""):
-    """The sentences of split ``name`` (``all``: every one); one without a sentence aligned to its compression is
-    refused (nothing to build, score or train on)."""
+    """The sentences of split ``name`` (``all``: every one), refused without an aligned one (:func:`_aligned`)."""
     from ..corpora import split_corpus
 
-    sentences = corpus.sentences if name == "all" else split_corpus(corpus)[name]
+    return _aligned(corpus.sentences if name == "all" else split_corpus(corpus)[name], corpus, name, data)
+
+
+def _aligned(sentences: list, corpus, name: str, data: str = "") -> list:
+    """``sentences``, the split ``name`` of ``corpus``; one without a sentence aligned to its compression is refused
+    (nothing to build, score or train on)."""
     if not any(s.aligned for s in sentences):
         raise UsageError(f"{data or corpus.name}: the {corpus.name} corpus has no aligned sentence in its {name} "
                          "split")

@@ -248,12 +248,12 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from ..harness.stats import judged_summary
+
     solvers = chosen_solvers(args)
     problems = bench_problems(args)
     started = time.perf_counter()
     counts = run_bench(args, solvers, problems, args.out)
-    from ..harness.stats import judged_summary
-
     judged, fails, compared, why = judged_summary(args.out)
     print("\n".join(fails + [f"bench: {len(problems)} instances x {len(solvers)} solvers in "
                              f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "

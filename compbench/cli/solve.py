@@ -170,16 +170,11 @@ def cmd_solvers(args: argparse.Namespace) -> int:
 
 
 def cmd_warm_up(args: argparse.Namespace) -> int:
-    from ..registry import list_solvers, split_solver_list
+    from .harness import chosen_solvers
 
-    if args.solvers:
-        names = split_solver_list(args.solvers)
-    else:  # every solver that can run here; the inside-outside kernels (compbench.marginals) compile on first use too
-        infos = list_solvers()
-        missing = [f"{info['name']} ({info['unavailable']})" for info in infos if info["unavailable"]]
-        if missing:
-            print(f"compbench: not warmed up, they cannot run here: {'; '.join(missing)}", file=sys.stderr)
-        names = [info["name"] for info in infos if not info["unavailable"]] + ["marginals"]
+    names = chosen_solvers(argparse.Namespace(solvers=args.solvers, all=False))  # each one able to run here
+    if not args.solvers:  # the inside-outside kernels (compbench.marginals) compile on first use as well
+        names.append("marginals")
     solvers_bar = progress.bar(names, "warm-up", unit="solver")
     total, failed = 0.0, []
     for name in solvers_bar:
@@ -195,8 +190,8 @@ def cmd_warm_up(args: argparse.Namespace) -> int:
 
 
 def _warm_up(name: str) -> tuple[float, str | None]:
-    """Seconds to warm up the solver ``name`` (or ``marginals``: the inside-outside kernels), and why it failed: it
-    cannot run here, or its answer to a tiny problem, solved again once warm, is not a right one (None: it is)."""
+    """Seconds to warm up the solver ``name`` (or ``marginals``: the inside-outside kernels), and why it failed: its
+    answer to a tiny problem, solved again once warm, is not a right one (None: it is)."""
     from ..agreement import judge
     from ..generate import generate
     from ..problem import Status
@@ -209,9 +204,6 @@ def _warm_up(name: str) -> tuple[float, str | None]:
             marginals(generate("gaussian", 3, seed=0, length=2, second_order=second_order))
         return time.perf_counter() - start, None
     solver = load_solver(name)
-    reason = solver.unavailable()
-    if reason:
-        return 0.0, f"cannot run here: {reason}"
     seconds = solver.warm_up()
     problem = generate("gaussian", 4, seed=0, length=2 if "exact" in solver.supports.lengths else None)
     answer = solver.solve(problem, time_limit=60.0)

@@ -33,7 +33,7 @@ from compbench.files import atomic_output
 from compbench.io import instance_hash
 from compbench.limits import CERTIFY_SECONDS
 from compbench.problem import Problem, Status
-from compbench.records import decode_number, encode_number, recorded_error
+from compbench.records import decode_number, encode_number, is_error_value, recorded_error
 
 SOLU_FORMAT = "compbench-solu/1"
 IN_RUN_METHOD = "resource-dp"  # the exact DP that gives a reference in the run when no certified optimum is there
@@ -186,10 +186,9 @@ def read_solu(path: str | os.PathLike) -> dict[str, Reference]:
                                                                                 or not math.isfinite(objective))):
             raise ReferenceError(f"{path}: optima[{i}].status: expected optimal with a finite objective, or "
                                  "infeasible")
-        error = entry.get("objective_error", 0.0)
-        if not isinstance(error, (int, float)) or isinstance(error, bool) or not 0 <= error < math.inf:
+        if not is_error_value(entry.get("objective_error", 0.0)):
             raise ReferenceError(f"{path}: optima[{i}].objective_error: expected a finite number >= 0")
-        reference = Reference(Status(status), objective, f"certified, {path.name}", error=float(error))
+        reference = Reference(Status(status), objective, f"certified, {path.name}", error=recorded_error(entry))
         earlier = out.setdefault(entry["hash"], reference)
         if (earlier.status, earlier.objective) != (reference.status, reference.objective):
             raise ReferenceError(f"{path}: optima[{i}].hash: {entry['hash']} again, certified as "

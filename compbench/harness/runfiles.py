@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.external import PREFIX, resolve_program
+from compbench.records import is_error_value
 from compbench.registry import list_solvers, solver_distributions
 
 from .worker import THREAD_DEFAULTS, Task
@@ -202,6 +203,7 @@ def parsed_record(line: str | bytes) -> dict[str, Any] | None:
 
 
 RECORD_TYPES = ("environment", "reference", "result", "verdict", "end")
+REFERENCE_FIELDS = ("status", "objective", "source", "solver", "objective_error")  # what a result carries of its own
 
 
 def not_a_run_file(data: bytes) -> str | None:
@@ -261,9 +263,8 @@ def malformed_result(record: dict[str, Any]) -> str | None:
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)) \
                 and value not in ("inf", "-inf", "nan"):
             return shown(f"{key}: expected a number, got {value!r}")
-    error = record.get("objective_error", 0.0)
-    if not isinstance(error, (int, float)) or isinstance(error, bool) or not 0 <= error < math.inf:
-        return shown(f"objective_error: expected a finite number >= 0, got {error!r}")
+    if not is_error_value(record.get("objective_error", 0.0)):
+        return shown(f"objective_error: expected a finite number >= 0, got {record['objective_error']!r}")
     limit = record.get("time_limit")
     if limit is not None and (not isinstance(limit, (int, float)) or isinstance(limit, bool)
                               or not 0 < limit < math.inf):
@@ -405,7 +406,7 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> tuple[list[dict], list[dict
     environments = []
     for path in paths:
         records = read_records(path)
-        references = {r.get("instance"): {k: r.get(k) for k in ("status", "objective", "source", "solver", "objective_error")}
+        references = {r.get("instance"): {k: r.get(k) for k in REFERENCE_FIELDS}
                       for r in records if r.get("type") == "reference"}
         for record in records:
             if record["type"] == "environment":
