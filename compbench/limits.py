@@ -14,11 +14,9 @@ import resource
 
 MAX_SCORE = 1e12
 # A floating-point MIP or LP solver (HiGHS, SCIP, CBC, Gurobi) proves optimality only to its tolerances, which are
-# relative to the model's largest cost (dual feasibility about 1e-7 after cost scaling): with scores near 1e12,
-# solutions 1 apart look equal to it.  Measured (one n = 6 problem whose costs cancel to an optimum of 1, scaled):
-# SCIP through OR-Tools claimed a wrong optimum at every scale from 1e12 down to 1e9, HiGHS at 1e12, both were right
-# from 1e8 down; ilp-dp-rcfix-highs ran to its limit on an n = 1 problem with a score of -1.8e9.  The backends
-# refuse larger scores (unsupported, with this reason); CP-SAT, exact over integers, does not.
+# relative to the model's largest cost: with scores near 1e12, solutions 1 apart look equal to it.  The backends
+# refuse larger scores (unsupported, with this reason); CP-SAT, exact over integers, does not.  Measured (SCIP's first
+# wrong optimum at 1e9): benchmarks/bench_score_range.py, reports/ilp/score-range.md.
 MIP_MAX_SCORE = 1e6
 GRACE_SECONDS = 1.0  # beyond the time limit before a solve's child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
