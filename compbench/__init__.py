@@ -22,7 +22,7 @@ EXPORTS = {
     "io": ["InstanceError", "read_instance", "read_instances", "write_instance", "write_instances"],
     "problem": ["Length", "Problem", "ProblemBatch", "ProblemError", "Solution", "Status", "sibling_triples"],
     "registry": ["get_solver", "list_solvers", "solve_many", "solver_names"],
-    "solver": ["Capabilities", "Solver", "SolverError"],
+    "solver": ["Capabilities", "Option", "Solver", "SolverError"],
 }
 _HOME = {name: module for module, names in EXPORTS.items() for name in names}
 

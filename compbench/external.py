@@ -36,7 +36,7 @@ from .io import bounded_int, unique_keys, write_instance
 from .problem import Problem, Solution, Status
 from .processes import kill_group, kill_process_tree
 from .records import record_solution
-from .solver import Capabilities, Solver, SolverError
+from .solver import Capabilities, Option, Solver, SolverError
 
 PREFIX = "exec:"
 TIME_LIMIT_VARIABLE = "COMPBENCH_TIME_LIMIT"
@@ -84,7 +84,7 @@ class ExecSolver(Solver):
     # Every length mode, both root modes and sibling scores reach the program (scores.sibling in its instance
     # file); one that does not handle them answers unsupported itself.  No all-lengths mode.
     supports = Capabilities(second_order=True)
-    option_names = frozenset()
+    accepted_options: dict[str, Option] = {}
 
     def __init__(self, path: str, grace: float = GRACE_SECONDS):
         self.program = resolve_program(path)

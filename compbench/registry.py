@@ -32,7 +32,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Iterable
 
 from .problem import Problem, ProblemBatch, Solution
-from .solver import Solver
+from .solver import Solver, SolverError
 
 GROUP = "compbench.solvers"
 PROVIDER = "*"  # the end of a provider's entry-point name
@@ -194,8 +194,9 @@ def split_solver_list(text: str) -> list[str]:
 def get_solver(name: str, **options: Any) -> Solver:
     """The registered solver called ``name`` (``options`` go to its constructor).
 
-    ``name`` may fix solve options in brackets: ``get_solver("ilp-highs[tighten=true]")``; ``exec:PATH`` is the
-    program PATH as a solver (:class:`compbench.external.ExecSolver`).
+    ``name`` may fix solve options in brackets: ``get_solver("ilp-highs[tighten=true]")``, each checked here
+    against the options the solver takes (:meth:`Solver.check_options`; a ``KeyError`` names the bad one);
+    ``exec:PATH`` is the program PATH as a solver (:class:`compbench.external.ExecSolver`).
     """
     if name.startswith("exec:"):
         from .external import ExecSolver
@@ -216,6 +217,10 @@ def get_solver(name: str, **options: Any) -> Solver:
     if not isinstance(solver, Solver):
         raise TypeError(f"entry point {base!r} did not produce a compbench.Solver")
     if solve_options:
+        try:
+            solver.check_options(solve_options)
+        except SolverError as exc:
+            raise KeyError(f"bad solver option in {name!r}: {exc}") from None
         solver.options = solve_options
         solver.name = name
     return solver

@@ -12,7 +12,7 @@ import os
 import pickle
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -93,6 +93,36 @@ class SolverError(RuntimeError):
     """A solver could not produce an answer for a reason it can name (reported as status ``error``)."""
 
 
+@dataclass(frozen=True)
+class Option:
+    """The values a solve option takes: what they are, in words, and the test of one.
+
+    >>> POSITIVE_INT.accepts(3), POSITIVE_INT.accepts(True), POSITIVE_INT.accepts(2.5)
+    (True, False, False)
+    """
+
+    values: str  # "a positive integer"
+    accepts: Callable[[Any], bool]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+NUMBER = Option("a number", _is_number)
+POSITIVE_NUMBER = Option("a positive number", lambda value: _is_number(value) and value > 0)
+POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, int) and not isinstance(value, bool)
+                      and value > 0)
+BOOLEAN = Option("true or false", lambda value: isinstance(value, bool))
+MAPPING = Option("a dict (key.name=value)", lambda value: isinstance(value, dict))
+
+
+def one_of(*values: Any) -> Option:
+    """An option that takes one of ``values``."""
+    return Option(f"one of {', '.join(map(str, values))}",
+                  lambda value: any(type(value) is type(allowed) and value == allowed for allowed in values))
+
+
 class Solver:
     """Base class of every solver.
 
@@ -107,7 +137,8 @@ class Solver:
 
     name: str = ""
     options: dict[str, Any] = {}  # solve options fixed by a NAME[key=value] spec (see get_solver)
-    option_names: frozenset[str] | None = None  # the solve options it takes, refused otherwise; None: it checks them
+    # the solve options it takes and their values, any other refused; None: every option reaches _solve
+    accepted_options: Mapping[str, Option] | None = None
     description: str = ""
     exact: bool = True  # its "optimal" claims are proofs
     complexity: str = ""
@@ -133,7 +164,7 @@ class Solver:
         options = {**self.options, **options}
         start = time.perf_counter()
         try:
-            self._check_options(options)
+            self.check_options(options)
             solution = self._solve(problem, time_limit=time_limit, all_lengths=all_lengths, **options)
         except SolverError as exc:
             solution = Solution(Status.ERROR, message=f"{self.name}: {exc}")
@@ -153,14 +184,26 @@ class Solver:
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
 
-    def _check_options(self, options: dict[str, Any]) -> None:
-        """Refuse the options outside :attr:`option_names` (a :class:`SolverError`, answered as status ``error``)."""
-        if self.option_names is None:
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Refuse an option outside :attr:`accepted_options` or a value it does not take (a :class:`SolverError`:
+        :meth:`solve` answers it as status ``error``, :func:`~compbench.registry.get_solver` refuses the name).
+
+        >>> import compbench
+        >>> compbench.get_solver("bisection").check_options({"max_iterations": 0})
+        Traceback (most recent call last):
+        ...
+        compbench.solver.SolverError: max_iterations must be a positive integer, got 0
+        """
+        if self.accepted_options is None:
             return
-        unknown = [name for name in options if name not in self.option_names]
+        unknown = [name for name in options if name not in self.accepted_options]
         if unknown:
-            takes = ", ".join(sorted(self.option_names)) or "none"
+            takes = ", ".join(sorted(self.accepted_options)) or "none"
             raise SolverError(f"unknown options: {', '.join(unknown)} (takes: {takes})")
+        for name, value in options.items():
+            option = self.accepted_options[name]
+            if not option.accepts(value):
+                raise SolverError(f"{name} must be {option.values}, got {value!r}")
 
     def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
                    jobs: int | None = None, **options: Any) -> list[Solution]:
@@ -219,7 +262,7 @@ class Solver:
         merged = {**self.options, **options}
         start = time.perf_counter()
         try:
-            self._check_options(merged)
+            self.check_options(merged)
             solved = self._solve_batch(part, time_limit=time_limit, jobs=jobs, **merged)
         except Exception as exc:
             for k in supported:

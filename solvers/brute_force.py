@@ -12,11 +12,10 @@ import itertools
 import math
 import time
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
-from compbench import Capabilities, Problem, Solution, Solver, Status
+from compbench import Capabilities, Option, Problem, Solution, Solver, Status
 
 MAX_N = 12
 NEG_INF = -math.inf
@@ -99,8 +98,9 @@ class BruteForce(Solver):
     exact = True
     complexity = "O(2^n n^3)"
     supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
+    accepted_options: dict[str, Option] = {}
 
-    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
+    def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool) -> Solution:
         n = problem.n
         deadline = None if time_limit is None else time.perf_counter() + time_limit
         lo, hi = (0, n) if all_lengths else problem.length_bounds()

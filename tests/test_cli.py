@@ -94,6 +94,11 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["generate", "--n", "5", "--out", "{tmp}/gen.txt"], "gen.txt: unknown file type for the instances"),
     (["solve", "{example}", "--length", "2", "--min-length", "0", "--max-length", "3"], "one length condition each"),
     (["solve", "{example}", "--solver", "ilp-highs[tighten=true][x=1]"], "bad solver name"),
+    (["solve", "{example}", "--solver", "ilp-highs[tighten=3]"], "'ilp-highs[tighten=3]': tighten must be true or false"),
+    (["check", "gen:gaussian:1-5:1", "--solvers", "brute-force,resource-dp[bogus=1]"],
+     "'resource-dp[bogus=1]': unknown options: bogus (takes: memory_limit)"),
+    (["bench", "--sizes", "4", "--solvers", "bisection[max_iterations=0]", "--out", "{tmp}/r.jsonl"],
+     "max_iterations must be a positive integer, got 0"),
     (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
@@ -181,12 +186,13 @@ def test_a_damaged_model_file_is_one_line_naming_it(tmp_path: Path, content: byt
 
 
 def test_warm_up_fails_for_a_solver_that_cannot_answer() -> None:
-    result = run("warm-up", "--solvers", "brute-force,resource-dp[bogus=1]")
+    bad = "ilp-highs[settings.presolve=banana]"  # a setting HiGHS refuses when it runs
+    result = run("warm-up", "--solvers", f"brute-force,{bad}")
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("warm-up brute-force: ") and "FAILED" not in lines[0]
-    assert "FAILED: error: resource-dp[bogus=1]: unknown options: bogus" in lines[1]
-    assert lines[-1].endswith("1 failed: resource-dp[bogus=1]")
+    assert f"FAILED: error: {bad}: HiGHS refused the setting presolve = 'banana'" in lines[1]
+    assert lines[-1].endswith(f"1 failed: {bad}")
 
 
 def test_certified_optima_stay_with_their_instance_file(tmp_path: Path) -> None:

@@ -279,3 +279,15 @@ def test_record_solution_reads_older_run_files_and_refuses_tokens_out_of_range()
     assert record_solution({"status": "nonsense"}, n=2).status == Status.ERROR
     with pytest.raises(ValueError, match="do not describe tokens of 1..2"):
         record_solution({"status": "optimal", "kept": [3], "heads": [0]}, n=2)
+
+
+@pytest.mark.parametrize("name", compbench.solver_names())
+def test_every_builtin_solver_refuses_a_bad_option_in_its_name(name: str) -> None:
+    """An option a built-in solver does not take, or a value it does not take, is refused when the name is read
+    (a KeyError naming it), never left for the solves to answer as errors."""
+    with pytest.raises(KeyError, match=r"bogus_option"):
+        compbench.get_solver(f"{name}[bogus_option=1]")
+    taken = compbench.get_solver(name).accepted_options
+    for option in ("threads", "settings") if taken is None else taken:  # None: an ILP solver's own check
+        with pytest.raises(KeyError, match=rf"{option} must be"):
+            compbench.get_solver(f"{name}[{option}=\"not a value\"]")

@@ -62,6 +62,7 @@ import numpy as np
 
 from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
 from compbench.limits import memory_budget
+from compbench.solver import NUMBER, POSITIVE_NUMBER
 
 from ..jit import njit
 from ..memory import refuse_if_too_big
@@ -189,7 +190,7 @@ class PrunedDP(ChartSolver):
     exact = True
     complexity = "O(n^3 d^2) worst case (as resource-dp), O(n^3) per multiplier tried"
     supports = Capabilities(second_order=True, max_n=MAX_N)
-    option_names = frozenset({"memory_limit", "floor"})
+    accepted_options = {"memory_limit": POSITIVE_NUMBER, "floor": NUMBER}
 
     def __init__(self, memory_limit: int | None = None, max_charts: int = 5, outside_passes: int = 1,
                  guess: float = 0.5, full_below: float = 120.0):

@@ -10,6 +10,7 @@ import numpy as np
 
 from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
 from compbench.limits import memory_budget
+from compbench.solver import POSITIVE_INT, POSITIVE_NUMBER, Option
 
 from ..memory import refuse_if_too_big
 from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
@@ -41,7 +42,7 @@ class HookDP(ChartSolver):
     exact = True
     complexity = "O(n^3) time, O(n^2) memory"
     supports = Capabilities(lengths=frozenset({"free"}), second_order=True, max_n=MAX_N)
-    option_names = frozenset()
+    accepted_options: dict[str, Option] = {}
     kernels = ("decode",)
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool) -> Solution:
@@ -76,7 +77,7 @@ class ResourceDP(ChartSolver):
     exact = True
     complexity = "O(n^3 d^2) time, O(n^2 d) memory, d = min(m, n - m)"
     supports = Capabilities(all_lengths=True, second_order=True, max_n=MAX_N)
-    option_names = frozenset({"memory_limit"})
+    accepted_options = {"memory_limit": POSITIVE_NUMBER}  # bytes
     kernels = ("decode",)  # all_lengths: ("chart",)
 
     def __init__(self, memory_limit: int | None = None):
@@ -165,7 +166,7 @@ class Bisection(ChartSolver):
     exact = False
     complexity = "O(n^3) per iteration, O(log(B / resolution)) iterations"
     supports = Capabilities(second_order=True, max_n=MAX_N)
-    option_names = frozenset({"max_iterations"})
+    accepted_options = {"max_iterations": POSITIVE_INT}
     kernels = ("decode",)
 
     def __init__(self, max_iterations: int = 200):
@@ -320,7 +321,7 @@ class BisectionExact(ChartSolver):
     exact = True
     complexity = "O(n^3 log(B / resolution)), else O(n^3 d^2)"
     supports = Capabilities(second_order=True, max_n=MAX_N)
-    option_names = Bisection.option_names  # passed on to bisection
+    accepted_options = Bisection.accepted_options  # passed on to bisection
 
     def __init__(self, max_iterations: int = 200, memory_limit: int | None = None):
         self.bisection = Bisection(max_iterations)

@@ -3,7 +3,7 @@ in one launch per root mode."""
 
 from __future__ import annotations
 
-from compbench import Capabilities, Problem, ProblemBatch, Solution, Solver
+from compbench import Capabilities, Option, Problem, ProblemBatch, Solution, Solver
 
 from ..compressive.base import proven_answer
 from . import runtime
@@ -36,7 +36,7 @@ class CudaDP(Solver):
     exact = True
     complexity = "O(n^3 d^2) work per sentence, d = 1 + min(m, n - m) (free length: d = 1); a batch in one launch"
     supports = Capabilities(second_order=False)
-    option_names = frozenset()
+    accepted_options: dict[str, Option] = {}
     batch_by_size = False  # a block per sentence reads its own size: one launch per root mode
 
     def unavailable(self) -> str | None:

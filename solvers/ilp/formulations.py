@@ -1,7 +1,7 @@
 """The formulations: one :class:`Formulation` record each in :data:`FORMULATIONS`.
 
 A record names the builder (problem -> :class:`~compbench_solvers.ilp.model.Model`), the model options it takes
-(with their allowed values), an estimate of its nonzeros before anything is built (the memory check), its size in
+(with their values), an estimate of its nonzeros before anything is built (the memory check), its size in
 words and a description.  The solvers are generated from the formulations x the backends
 (:mod:`compbench_solvers.ilp.catalog`): a new formulation is one record here.
 """
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from compbench import Problem, SolverError
+from compbench.solver import BOOLEAN, Option, one_of
 
 from .dp_flow import build_dp_model
 from .joint import FLOWS, build_joint_model, model_size
@@ -24,7 +25,7 @@ class Formulation:
 
     name: str
     build: Callable[..., Model]
-    options: dict[str, tuple[Any, ...] | None]  # option: its allowed values (None: any)
+    options: dict[str, Option]  # the model options it takes and their values
     nonzeros: Callable[[Problem, dict[str, Any]], int]  # estimated from a size formula, before building
     complexity: str
     description: str  # a noun phrase: "the joint ILP (...)"
@@ -38,7 +39,7 @@ def _dp_nonzeros(problem: Problem, options: dict[str, Any]) -> int:
 
 
 FORMULATIONS: dict[str, Formulation] = {f.name: f for f in (
-    Formulation("joint", build_joint_model, {"flow": FLOWS, "bigram_cuts": None, "tighten": None},
+    Formulation("joint", build_joint_model, {"flow": one_of(*FLOWS), "bigram_cuts": BOOLEAN, "tighten": BOOLEAN},
                 # the joint model's options are model_size's, with the same defaults
                 lambda problem, options: model_size(problem.n, second_order=problem.second_order,
                                                     **options)["nonzeros"],
@@ -52,14 +53,15 @@ def check_model_options(formulation: str, options: dict[str, Any]) -> Formulatio
     """The formulation, after refusing an unknown one or an unknown or invalid model option (a
     :class:`SolverError`, answered as status ``error``)."""
     if formulation not in FORMULATIONS:
-        raise SolverError(f"formulation must be one of {sorted(FORMULATIONS)}, got {formulation!r}")
+        raise SolverError(f"formulation must be one of {', '.join(sorted(FORMULATIONS))}, got {formulation!r}")
     record = FORMULATIONS[formulation]
-    unknown = set(options) - set(record.options)
+    unknown = sorted(set(options) - set(record.options))
     if unknown:
-        raise SolverError(f"unknown options {sorted(unknown)} for the {formulation} formulation")
-    for option, allowed in record.options.items():
-        if allowed is not None and option in options and options[option] not in allowed:
-            raise SolverError(f"{option} must be one of {allowed}")
+        takes = ", ".join(sorted(record.options)) or "none"
+        raise SolverError(f"unknown options for the {formulation} formulation: {', '.join(unknown)} (takes: {takes})")
+    for option, value in options.items():
+        if not record.options[option].accepts(value):
+            raise SolverError(f"{option} must be {record.options[option].values}, got {value!r}")
     return record
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
 from compbench.limits import memory_budget
+from compbench.solver import POSITIVE_INT, POSITIVE_NUMBER
 
 from ..compressive.batch import best_count
 from ..compressive.chart import DROPPED
@@ -39,7 +40,7 @@ class SignatureDP(Solver):
     exact = True
     complexity = "O(n^6) time, O(n^4) memory"
     supports = Capabilities(all_lengths=True)
-    option_names = frozenset({"memory_limit"})
+    accepted_options = {"memory_limit": POSITIVE_NUMBER}  # bytes
 
     def __init__(self, memory_limit: int | None = None):
         self.memory_limit = memory_budget(memory_limit)
@@ -90,7 +91,7 @@ class QLSubgradient(Solver):
     exact = False
     complexity = "O(n^4) time per iteration, O(n^3) memory"
     supports = Capabilities(lengths=frozenset({"exact", "free"}))
-    option_names = frozenset({"max_iterations", "step"})
+    accepted_options = {"max_iterations": POSITIVE_INT, "step": POSITIVE_NUMBER}
 
     def __init__(self, max_iterations: int = 100, step: float | None = None, memory_limit: int | None = None):
         self.max_iterations = int(max_iterations)

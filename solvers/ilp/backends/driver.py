@@ -24,12 +24,13 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
 from compbench.limits import MIP_MAX_SCORE, memory_budget
+from compbench.solver import MAPPING, POSITIVE_INT
 
 from ..formulations import FORMULATIONS, check_model_options
 from ..model import INTEGRALITY_TOLERANCE, Model
@@ -132,6 +133,16 @@ class ILPSolver(Solver):
         """The backend's library, imported now (an ImportError when it is not installed)."""
         return importlib.import_module(self.library)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Refuse an unknown formulation, a model option it does not take or a value it does not, ``threads`` other
+        than a positive integer and ``settings`` other than a dict (the backend judges each setting when it runs)."""
+        model_options = {key: value for key, value in options.items() if key not in ("formulation", "threads",
+                                                                                     "settings")}
+        check_model_options(options.get("formulation") or self.formulation, model_options)
+        for name, option in (("threads", POSITIVE_INT), ("settings", MAPPING)):
+            if name in options and not option.accepts(options[name]):
+                raise SolverError(f"{name} must be {option.values}, got {options[name]!r}")
+
     def _run(self, model: Model, time_limit: float | None, threads: int, settings: dict[str, Any]) -> Answer:
         """(``optimal`` | ``feasible`` | ``infeasible`` | ``timeout`` | ``error``, column values, bound, stats)."""
         raise NotImplementedError
@@ -139,7 +150,7 @@ class ILPSolver(Solver):
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, formulation: str | None = None,
                threads: int = 1, settings: dict[str, Any] | None = None, **model_options: Any) -> Solution:
         formulation = formulation or self.formulation
-        record = check_model_options(formulation, model_options)
+        record = FORMULATIONS[formulation]  # checked by check_options
         try:
             self._load()
         except ImportError as exc:
