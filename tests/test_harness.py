@@ -944,6 +944,17 @@ def test_a_check_that_compared_nothing_fails(plugins: Path, tmp_path: Path, caps
     assert "agreement: every answer" not in out
 
 
+def test_an_agreement_with_some_error_answers_names_them(plugins: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """Errors on some instances do not fail a check (each is in the table), but the agreement line says that it
+    does not cover them."""
+    assert main(["check", "gen:gaussian:4-5:1", "--solvers", "brute-force,crasher", "--time-limit", "30",
+                 "--repro-dir", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert ("agreement: every answer on the 2 compared instances holds up but for 1 error answer(s), which were not "
+            "judged (crasher 1)") in out
+
+
 def test_a_lone_solver_is_not_checked_by_the_reference_it_computed(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture) -> None:
     # the in-run reference is resource-dp's own answer: alone, resource-dp was compared with nothing

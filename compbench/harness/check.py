@@ -103,8 +103,17 @@ class CheckReport:
         if self.failures:
             lines.append(f"agreement: {len(self.failures)} failure(s)")
         elif not self.failed:
-            lines.append(f"agreement: every answer on the {self.compared} compared instances holds up")
+            lines.append(f"agreement: every answer on the {self.compared} compared instances holds up"
+                         + self._unjudged())
         return lines
+
+    def _unjudged(self) -> str:
+        """What the agreement line does not cover: the answers that were errors, by solver ("" when none)."""
+        errors = {solver: self.table[solver]["error"] for solver in self.solvers if self.table[solver]["error"]}
+        if not errors:
+            return ""
+        shown = ", ".join(f"{solver} {count}" for solver, count in errors.items())
+        return f" but for {sum(errors.values())} error answer(s), which were not judged ({shown})"
 
     def format_table(self) -> str:
         lines = [f"{'solver':<20}" + "".join(f"{c:>12}" for c in COLUMNS)]
