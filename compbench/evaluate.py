@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -59,8 +60,28 @@ def _descends(heads: np.ndarray, j: int, h: int) -> bool:
 
 
 def objective(problem: Problem, heads: np.ndarray) -> float:
-    """The objective of a solution given by ``heads`` (no validity check; -inf when it uses a forbidden score)."""
-    return _total(scored_terms(problem, heads), int(np.count_nonzero(np.asarray(heads)[1:] >= 0)))
+    """The objective of a solution given by ``heads`` (-inf when it uses a forbidden score): n+1 integers in
+    -1..n, else :class:`InvalidSolution`; whether they form a tree is not checked (:func:`evaluate` checks it).
+
+    >>> from compbench import generate
+    >>> round(objective(generate("gaussian", n=4, seed=0, length=2), [-1, 0, -1, 1, -1]), 4)
+    0.4776
+    """
+    heads = head_array(problem, heads)
+    return _total(scored_terms(problem, heads), int(np.count_nonzero(heads[1:] >= 0)))
+
+
+def head_array(problem: Problem, heads: Any) -> np.ndarray:
+    """``heads`` as an array, after refusing what cannot index ``problem``'s scores (an :class:`InvalidSolution`):
+    other than n+1 integers, or a head outside -1..n."""
+    array = np.asarray(heads)
+    if array.shape != (problem.n + 1,) or array.dtype.kind not in "iu":
+        raise InvalidSolution(f"heads must be n+1 = {problem.n + 1} integers, got shape {array.shape} of "
+                              f"{array.dtype}")
+    if problem.n and not (-1 <= array[1:].min() and array[1:].max() <= problem.n):
+        k = int(np.flatnonzero((array[1:] < -1) | (array[1:] > problem.n))[0]) + 1
+        raise InvalidSolution(f"token {k} has head {array[k]} outside -1..{problem.n}")
+    return array
 
 
 def _total(terms: list[float], kept: int) -> float:
@@ -143,9 +164,8 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
         heads = solution.heads
         reported = solution.objective
     else:
-        heads, reported = np.asarray(solution), None
-    if heads.shape != (problem.n + 1,):
-        raise InvalidSolution(f"heads must have n+1 = {problem.n + 1} entries, got {heads.shape}")
+        heads, reported = solution, None
+    heads = head_array(problem, heads)
     reason = tree_violation(heads, problem.single_root)
     if reason:
         raise InvalidSolution(reason)

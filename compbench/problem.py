@@ -157,7 +157,7 @@ class Problem:
         object.__setattr__(self, "token_scores", token)
         object.__setattr__(self, "arc_scores", arc)
         object.__setattr__(self, "bigram_scores", bigram)
-        object.__setattr__(self, "single_root", bool(self.single_root))
+        object.__setattr__(self, "single_root", _check_flag("single_root", self.single_root))
         object.__setattr__(self, "length", _check_length(self.length, n))
         if self.tokens is not None:
             tokens = tuple(self.tokens)
@@ -208,7 +208,7 @@ class Problem:
             if array is not None:
                 array.setflags(write=False)
         fields = {"token_scores": token, "arc_scores": arc, "bigram_scores": bigram,
-                  "length": _check_length(length, n), "single_root": bool(single_root), "tokens": None, "id": "",
+                  "length": _check_length(length, n), "single_root": _check_flag("single_root", single_root), "tokens": None, "id": "",
                   "extra": {}, "sibling_scores": sibling}
         for name, value in fields.items():
             object.__setattr__(problem, name, value)
@@ -245,6 +245,13 @@ class Problem:
 def _lower(size: int) -> tuple[np.ndarray, np.ndarray]:
     """The indices on and below the diagonal of a size x size matrix (cached: a trusted problem's bigram mask)."""
     return np.tril_indices(size)
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    """A true/false field: a bool (numpy's too), never a value read as one (``bool("false")`` is True)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ProblemError(name, f"expected true or false, got {value!r}"[:200])
+    return bool(value)
 
 
 def _check_text(name: str, text: str) -> None:
@@ -418,7 +425,7 @@ class ProblemBatch:
             check_scores(name, array)  # the index of a bad entry starts with its sentence
         for array in (*arrays, size, lo, hi, free):
             array.setflags(write=False)
-        return cls(token, arc, bigram, size, lo, hi, free, bool(single_root), sibling)
+        return cls(token, arc, bigram, size, lo, hi, free, _check_flag("single_root", single_root), sibling)
 
     @classmethod
     def from_problems(cls, problems: Sequence[Problem]) -> ProblemBatch:

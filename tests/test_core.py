@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import math
 
 import numpy as np
@@ -291,3 +292,27 @@ def test_every_builtin_solver_refuses_a_bad_option_in_its_name(name: str) -> Non
     for option in ("threads", "settings") if taken is None else taken:  # None: an ILP solver's own check
         with pytest.raises(KeyError, match=rf"{option} must be"):
             compbench.get_solver(f"{name}[{option}=\"not a value\"]")
+
+
+@pytest.mark.parametrize("heads, message", [
+    ([-1, 0, 1], "heads must be n+1 = 6 integers, got shape (3,)"),
+    (np.array([-1, 0, 1.5, -1, -1, -1]), "got shape (6,) of float64"),
+    (None, "got shape () of object"),
+    ([-1, 0, 9, -1, -1, -1], "token 2 has head 9 outside -1..5"),
+    ([-1, 0, -2, -1, -1, -1], "token 2 has head -2 outside -1..5"),
+])
+def test_objective_refuses_heads_that_cannot_index_the_scores(heads: object, message: str) -> None:
+    """objective checks no tree, but what it indexes with: a clear InvalidSolution, not an IndexError."""
+    for function in (compbench.objective, evaluate):
+        with pytest.raises(InvalidSolution, match=re.escape(message)):
+            function(_example(), heads)
+
+
+@pytest.mark.parametrize("value", ["false", 1, None])
+def test_single_root_is_a_bool_never_a_value_read_as_one(value: object) -> None:
+    p = _example()
+    with pytest.raises(compbench.ProblemError, match="single_root: expected true or false"):
+        p.replace(single_root=value)
+    with pytest.raises(compbench.ProblemError, match="single_root: expected true or false"):
+        compbench.ProblemBatch.from_arrays(p.arc_scores[None], single_root=value)
+    assert p.replace(single_root=np.True_).single_root is True
