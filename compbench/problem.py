@@ -247,6 +247,13 @@ def _lower(size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.tril_indices(size)
 
 
+def _described(value: Any) -> str:
+    """What ``value`` is, for an error: an array's shape and type, else its type."""
+    if isinstance(value, np.ndarray):
+        return f"shape {value.shape} of {value.dtype}" + ("" if value.flags.c_contiguous else ", not contiguous")
+    return type(value).__name__
+
+
 def _check_flag(name: str, value: Any) -> bool:
     """A true/false field: a bool (numpy's too), never a value read as one (``bool("false")`` is True)."""
     if not isinstance(value, (bool, np.bool_)):
@@ -373,6 +380,41 @@ class ProblemBatch:
     free: np.ndarray  # (B,) bool: free length (min 0, max n)
     single_root: bool = False
     sibling_scores: np.ndarray | None = None  # (B, N+1, N+1, N+1); None: first order
+
+    def __post_init__(self) -> None:
+        """Refuse arrays the kernels would read out of bounds: other shapes or types than the layout's, a size
+        outside 0..N, lengths outside 0..size (a :class:`ProblemError` naming the field).  The scores themselves are
+        checked by :meth:`from_arrays` and :meth:`from_problems`, the ways to build a batch; the constructor takes
+        them as they are (as :meth:`Problem.trusted` does)."""
+        _check_flag("single_root", self.single_root)
+        sizes = self.sizes
+        if not isinstance(sizes, np.ndarray) or sizes.ndim != 1 or sizes.dtype != np.int64:
+            raise ProblemError("sizes", f"expected a (B,) int64 array, got {_described(sizes)}")
+        batch = len(sizes)
+        token = self.token_scores
+        if not isinstance(token, np.ndarray) or token.ndim != 2 or token.shape[0] != batch:
+            raise ProblemError("token_scores", f"expected a ({batch}, N) float64 array, got {_described(token)}")
+        width = token.shape[1]
+        shapes = {"token_scores": (batch, width), "arc_scores": (batch, width + 1, width + 1),
+                  "bigram_scores": (batch, width + 2, width + 2), "min_length": (batch,), "max_length": (batch,),
+                  "free": (batch,)}
+        if self.sibling_scores is not None:
+            shapes["sibling_scores"] = (batch, width + 1, width + 1, width + 1)
+        for name, shape in shapes.items():
+            array = getattr(self, name)
+            dtype = {"min_length": np.int64, "max_length": np.int64, "free": np.bool_}.get(name, np.float64)
+            if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype \
+                    or not array.flags.c_contiguous:
+                raise ProblemError(name, f"expected a contiguous {shape} {np.dtype(dtype)} array, got "
+                                         f"{_described(array)}")
+        for name, bad in (("sizes", (sizes < 0) | (sizes > width)),
+                          ("min_length", (self.min_length < 0) | (self.min_length > self.max_length)),
+                          ("max_length", self.max_length > sizes)):
+            if bad.any():
+                b = int(np.flatnonzero(bad)[0])
+                raise ProblemError(f"{name}[{b}]", f"{getattr(self, name)[b]} is outside the sentence's bounds "
+                                                   f"(size {sizes[b]} of at most {width}, lengths "
+                                                   f"{self.min_length[b]}..{self.max_length[b]})")
 
     @classmethod
     def from_arrays(cls, arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,
@@ -506,8 +548,14 @@ class ProblemBatch:
         return out
 
     def take(self, index: Sequence[int] | np.ndarray) -> ProblemBatch:
-        """The sentences ``index`` lists, in that order, as a batch of their own (copied)."""
-        index = np.asarray(index, np.int64)
+        """The sentences ``index`` lists (positions in 0..B-1), in that order, as a batch of their own (copied)."""
+        positions = np.asarray(index)
+        if positions.ndim != 1 or (positions.size and positions.dtype.kind not in "iu"):
+            raise TypeError(f"index: expected a list of sentence positions, got {_described(positions)}")
+        index = positions.astype(np.int64)
+        outside = index[(index < 0) | (index >= len(self))]
+        if outside.size:
+            raise IndexError(f"index: sentence {outside[0]} of a batch of {len(self)}")
         arrays = [None if a is None else a[index] for a in (self.token_scores, self.arc_scores, self.bigram_scores,
                                                                self.sizes, self.min_length, self.max_length, self.free,
                                                                self.sibling_scores)]
@@ -539,6 +587,9 @@ class ProblemBatch:
 
     def __getitem__(self, b: int) -> Problem:
         """Sentence ``b`` as a :class:`Problem` (its blocks copied)."""
+        if not isinstance(b, (int, np.integer)) or isinstance(b, (bool, np.bool_)):
+            raise TypeError(f"a batch is indexed by a sentence position, got {type(b).__name__} (take() makes a "
+                            f"batch of several)")
         if not -len(self) <= b < len(self):
             raise IndexError(f"sentence {b} of a batch of {len(self)}")
         b = b % len(self)

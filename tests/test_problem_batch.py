@@ -92,6 +92,37 @@ def test_problem_batch_errors_name_the_field() -> None:
                                     compbench.generate("gaussian", 3, seed=0).replace(single_root=True)])
 
 
+def test_the_constructor_refuses_arrays_a_kernel_would_read_out_of_bounds() -> None:
+    """ProblemBatch(...) takes the scores as they are, but not a layout the kernels would overrun (a size of 50 in
+    a batch 3 wide read past the arrays and crashed the process)."""
+    good = ProblemBatch.from_arrays(np.zeros((2, 4, 4)), sizes=[3, 2], length=[[0, 2], [1, 1]])
+    fields = dict(vars(good))
+    cases = [("sizes", np.array([50, 2]), "sizes[0]"), ("sizes", [3, 2], "sizes"),
+             ("max_length", np.array([2, 5]), "max_length[1]"), ("min_length", np.array([3, 1]), "min_length[0]"),
+             ("arc_scores", np.zeros((2, 4, 5)), "arc_scores"), ("token_scores", np.zeros((2, 3), np.float32),
+                                                                  "token_scores"),
+             ("bigram_scores", np.zeros((2, 10, 5))[:, ::2], "bigram_scores"), ("free", np.zeros(2), "free"),
+             ("single_root", "no", "single_root"), ("sibling_scores", np.zeros((2, 4, 4)), "sibling_scores")]
+    for name, value, field in cases:
+        with pytest.raises(ProblemError) as error:
+            ProblemBatch(**{**fields, name: value})
+        assert error.value.field == field, (name, error.value)
+    assert ProblemBatch(**fields).sizes.tolist() == [3, 2]
+
+
+def test_a_batch_is_indexed_by_sentence_positions() -> None:
+    batch = ProblemBatch.from_arrays(np.zeros((3, 4, 4)), sizes=[3, 1, 2])
+    assert batch.take([2, 0]).sizes.tolist() == [2, 3] and len(batch.take([])) == 0 and batch[-1].n == 2
+    for index in ([True, False, True], [1.7], ["0"], 1, [[0, 1]]):
+        with pytest.raises(TypeError, match="index: expected a list of sentence positions"):
+            batch.take(index)
+    with pytest.raises(IndexError, match="sentence 5 of a batch of 3"):
+        batch.take([0, 5])
+    for b in (1.0, True, slice(0, 2)):
+        with pytest.raises(TypeError, match="indexed by a sentence position"):
+            batch[b]
+
+
 def test_a_list_is_laid_out_as_batches_of_one_kind_and_similar_sizes() -> None:
     ps: list[Problem] = [compbench.generate("gaussian", n, seed=n, second_order=n % 2 == 0) for n in range(1, 12)]
     groups = ProblemBatch.grouped(ps)
