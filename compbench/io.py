@@ -6,6 +6,7 @@ All three read and write losslessly.  In JSON, ``null`` is -inf (forbidden).  Ev
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import zipfile
@@ -81,6 +82,11 @@ def _metadata_from_dict(data: Any) -> dict[str, Any]:
     if not isinstance(instance_id, str):
         raise ProblemError("id", f"expected a string, got {instance_id!r}")
     extra = {k: v for k, v in data.items() if k not in _CORE_KEYS}
+    for key in extra:  # a misspelt field would be kept as extra data and the problem read without it ("id" aside:
+        close = difflib.get_close_matches(key.lower(), _CORE_KEYS - {"id"}, n=1, cutoff=0.8)  # "idx" is no typo)
+        if close:
+            raise ProblemError(key, f"not a field of the format: did you mean {close[0]}? (extra data takes keys "
+                                    "unlike the fields)")
     return dict(length=length, single_root=single_root, tokens=tokens, id=instance_id, extra=extra)
 
 
@@ -165,8 +171,41 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
     if taken:  # it would replace the instance's own field: another problem would be read back
         raise InstanceError(f"id {problem.id}: extra.{taken[0]}: a field of the instance format; extra data takes "
                             "other keys")
+    for key, value in problem.extra.items():
+        why = _not_json(value, f"extra.{key}") if isinstance(key, str) else f"extra: the key {key!r} is not a string"
+        if why:  # written anyway, it would be read back as another value, or not at all
+            raise InstanceError(f"id {problem.id}: {why} (extra data is written as JSON and read back as it was)")
     out.update(problem.extra)
     return out
+
+
+def _not_json(value: Any, where: str) -> str | None:
+    """Why ``value`` would not come back from a JSON file as it is (None when it would): JSON's own types only
+    (dicts with string keys, lists, strings, integers the reader takes, finite floats, booleans, None)."""
+    if value is None or isinstance(value, (bool, str)):
+        return _not_unicode(value, where) if isinstance(value, str) else None
+    if isinstance(value, int):
+        return None if len(str(abs(value))) <= 18 else f"{where}: an integer of more than 18 digits"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where}: {value} is not a JSON number"
+    if isinstance(value, list):
+        return next(filter(None, (_not_json(v, f"{where}[{i}]") for i, v in enumerate(value))), None)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            why = (_not_json(item, f"{where}.{key}") if isinstance(key, str)
+                   else f"{where}: the key {key!r} is not a string")
+            if why:
+                return why
+        return None
+    return f"{where}: a {type(value).__name__} is not a JSON value"
+
+
+def _not_unicode(text: str, where: str) -> str | None:
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        return f"{where}: not valid Unicode ({exc.reason} at character {exc.start})"
 
 
 def _reject_constant(name: str) -> float:

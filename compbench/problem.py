@@ -160,6 +160,8 @@ class Problem:
         object.__setattr__(self, "single_root", _check_flag("single_root", self.single_root))
         object.__setattr__(self, "length", _check_length(self.length, n))
         if self.tokens is not None:
+            if isinstance(self.tokens, str) or not isinstance(self.tokens, Sequence):
+                raise ProblemError("tokens", f"expected a sequence of strings, got {type(self.tokens).__name__}")
             tokens = tuple(self.tokens)
             if len(tokens) != n:
                 raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
@@ -172,6 +174,8 @@ class Problem:
         if not isinstance(self.id, str):
             raise ProblemError("id", f"expected a string, got {self.id!r}")
         _check_text("id", self.id)
+        if not isinstance(self.extra, Mapping):
+            raise ProblemError("extra", f"expected a dict, got {type(self.extra).__name__}")
         object.__setattr__(self, "extra", dict(self.extra))
         if self.sibling_scores is not None:
             sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1), n)

@@ -192,3 +192,49 @@ def test_sibling_scores_sparse_in_json_dense_in_npz(tmp_path: Path) -> None:
         assert archive["sibling_0"].shape == (3, 3, 3)
     _same(p, compbench.read_instance(tmp_path / "sib.npz"))
     assert compbench.io.problem_to_dict(p)["scores"]["sibling"] == [[0, 0, 2, 1.5], [0, 1, 2, None], [2, 2, 1, -0.5]]
+
+
+@pytest.mark.parametrize("extra, why", [
+    ({"m": {1: 2}}, "extra.m: the key 1 is not a string"),
+    ({None: 1}, "extra: the key None is not a string"),
+    ({"m": [1, (2, 3)]}, "extra.m[1]: a tuple is not a JSON value"),
+    ({"m": np.int64(3)}, "extra.m: a int64 is not a JSON value"),
+    ({"m": {"x": math.nan}}, "extra.m.x: nan is not a JSON number"),
+    ({"m": 10 ** 20}, "extra.m: an integer of more than 18 digits"),
+    ({"m": "\ud800"}, "extra.m: not valid Unicode"),
+])
+def test_extra_data_that_would_not_read_back_is_refused_before_writing(tmp_path: Path, extra: dict,
+                                                                       why: str) -> None:
+    """A .json file with an integer key was written unquoted (unreadable); .jsonl turned it into a string."""
+    problem = compbench.generate("gaussian", 3, seed=0).replace(extra=extra)
+    for suffix in (".json", ".jsonl", ".npz"):
+        with pytest.raises(InstanceError, match=re.escape(why)):
+            compbench.write_instance(tmp_path / f"x{suffix}", problem)
+        assert not list(tmp_path.iterdir())
+    fine = {"m": {"a": [1, 2.5, None, True, "t", {"b": []}]}}
+    for suffix in (".json", ".jsonl", ".npz"):
+        compbench.write_instance(tmp_path / f"y{suffix}", problem.replace(extra=fine))
+        assert compbench.read_instance(tmp_path / f"y{suffix}").extra == fine
+
+
+def test_problem_metadata_fields_are_refused_by_name() -> None:
+    problem = compbench.generate("gaussian", 2, seed=0)
+    for field, value in (("extra", None), ("extra", ["a"]), ("tokens", "ab")):
+        with pytest.raises(compbench.ProblemError, match=f"^{field}: expected"):
+            problem.replace(**{field: value})
+
+
+@pytest.mark.parametrize("key, field", [("lenght", "length"), ("singleroot", "single_root"), ("Length", "length"),
+                                        ("token", "tokens")])
+def test_a_misspelt_field_is_refused_not_kept_as_extra_data(tmp_path: Path, key: str, field: str) -> None:
+    """{"lenght": 1} was read as a free-length problem with extra data "lenght"."""
+    record = json.loads(json.dumps(compbench.io.problem_to_dict(compbench.generate("gaussian", 3, seed=0))))
+    record[key] = record.pop(field, 1)
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(InstanceError, match=re.escape(f"{key}: not a field of the format: did you mean {field}?")):
+        compbench.read_instance(path)
+    del record[key]
+    record["idx"] = 7  # an extra key unlike the fields is kept
+    path.write_text(json.dumps(record))
+    assert compbench.read_instance(path).extra["idx"] == 7
