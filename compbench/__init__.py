@@ -20,7 +20,8 @@ EXPORTS = {
                   "tree_log_partition", "tree_log_partition_many", "tree_marginals",
                   "tree_marginals_many"],
     "io": ["InstanceError", "read_instance", "read_instances", "write_instance", "write_instances"],
-    "problem": ["Length", "Problem", "ProblemBatch", "ProblemError", "Solution", "Status", "sibling_triples"],
+    "problem": ["Length", "Problem", "ProblemError", "Solution", "Status", "sibling_triples"],
+    "problem_batch": ["ProblemBatch"],
     "registry": ["get_solver", "list_solvers", "solve_many", "solver_names"],
     "solver": ["Capabilities", "Option", "Solver", "SolverError"],
 }

@@ -23,7 +23,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemBatch, ProblemError, check_scores
+from .problem import Problem, ProblemError, check_scores
+from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
 

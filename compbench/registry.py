@@ -31,7 +31,8 @@ import sys
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Callable, Iterable
 
-from .problem import Problem, ProblemBatch, Solution
+from .problem import Problem, Solution
+from .problem_batch import ProblemBatch
 from .solver import Solver, SolverError
 
 GROUP = "compbench.solvers"

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .problem import Problem, ProblemBatch, Solution, Status
+from .problem import Problem, Solution, Status
+from .problem_batch import ProblemBatch
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
 
@@ -158,6 +159,9 @@ class Solver:
 
         With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
         """
+        check_call(problem, time_limit)
+        if not isinstance(all_lengths, (bool, np.bool_)):
+            raise TypeError(f"all_lengths: expected true or false, got {all_lengths!r}")
         reason = self.unavailable() or self.supports.reason_unsupported(problem, all_lengths)
         if reason is not None:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
@@ -219,20 +223,21 @@ class Solver:
         ['optimal', 'optimal', 'optimal']
         """
         batched = type(self)._solve_batch is not Solver._solve_batch
+        problems = checked_problems(problems, time_limit)
+        jobs = cores(jobs)
         if isinstance(problems, ProblemBatch):
             if batched:
-                return self._solve_checked(problems, time_limit, cores(jobs), options)
+                return self._solve_checked(problems, time_limit, jobs, options)
             problems = problems.problems()
-        problems = list(problems)
         if len(problems) == 1:  # solve's own path: a batch of one costs more than one call (twice at n = 25)
             return [self.solve(problems[0], time_limit, **options)]
         if not batched:
-            workers = min(cores(jobs), len(problems))
+            workers = min(jobs, len(problems))
             if workers > 1:
                 return _solve_in_processes(self, problems, time_limit, workers, options)
             return [self.solve(problem, time_limit, **options) for problem in problems]
         return ProblemBatch.in_order(ProblemBatch.grouped(problems, by_size=self.batch_by_size),
-                                     lambda batch: self._solve_checked(batch, time_limit, cores(jobs), options))
+                                     lambda batch: self._solve_checked(batch, time_limit, jobs, options))
 
     def _solve_batch(self, batch: ProblemBatch, *, time_limit: float | None, jobs: int,
                      **options: Any) -> list[Solution]:
@@ -306,10 +311,37 @@ class Solver:
             "unavailable": self.unavailable(),
         }
 
+def check_call(problem: Any, time_limit: Any) -> None:
+    """Refuse what a caller passes to :meth:`Solver.solve` that is not a problem or a time limit (None or a number
+    >= 0): a TypeError or ValueError naming it, before any solver runs."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem: expected a compbench.Problem, got {type(problem).__name__}")
+    _check_time_limit(time_limit)
+
+
+def _check_time_limit(time_limit: Any) -> None:
+    if time_limit is not None and not (_is_number(time_limit) and time_limit >= 0):  # NaN fails >= 0
+        raise ValueError(f"time_limit: expected None or seconds >= 0, got {time_limit!r}")
+
+
+def checked_problems(problems: Iterable[Problem] | ProblemBatch, time_limit: Any) -> list[Problem] | ProblemBatch:
+    """A batch as it is, any other problems as a list, after :func:`check_call` of each and of the time limit."""
+    _check_time_limit(time_limit)
+    if isinstance(problems, ProblemBatch):
+        return problems
+    problems = list(problems)
+    for k, problem in enumerate(problems):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problems[{k}]: expected a compbench.Problem, got {type(problem).__name__}")
+    return problems
+
+
 def cores(jobs: int | None = None) -> int:
     """The workers ``jobs`` asks for: None means every core this process may run on."""
     if jobs is not None:
-        return max(1, int(jobs))
+        if not (isinstance(jobs, (int, np.integer)) and not isinstance(jobs, (bool, np.bool_)) and jobs >= 1):
+            raise ValueError(f"jobs: expected None or an integer >= 1, got {jobs!r}")
+        return int(jobs)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | None,

@@ -316,3 +316,25 @@ def test_single_root_is_a_bool_never_a_value_read_as_one(value: object) -> None:
     with pytest.raises(compbench.ProblemError, match="single_root: expected true or false"):
         compbench.ProblemBatch.from_arrays(p.arc_scores[None], single_root=value)
     assert p.replace(single_root=np.True_).single_root is True
+
+
+@pytest.mark.parametrize("name", ["brute-force", "hook-dp", "resource-dp", "bisection", "signature-dp", "ilp-highs"])
+def test_a_bad_argument_to_solve_is_refused_by_name_before_any_solver_runs(name: str) -> None:
+    """A time limit of "5" raised a raw TypeError out of the chart solvers and an error answer from others; NaN or
+    -1 ran with no limit or timed out at once; all_lengths="false" filled every length; jobs=0 ran one worker."""
+    solver, p = compbench.get_solver(name), _example()
+    for limit in ("5", math.nan, -1, True):
+        with pytest.raises(ValueError, match="time_limit: expected None or seconds >= 0"):
+            solver.solve(p, limit)
+        with pytest.raises(ValueError, match="time_limit: expected None or seconds >= 0"):
+            solver.solve_many([p, p], time_limit=limit)
+    with pytest.raises(TypeError, match="all_lengths: expected true or false, got 'false'"):
+        solver.solve(p, all_lengths="false")
+    for jobs in (0, -2, 1.5, "2", True):
+        with pytest.raises(ValueError, match="jobs: expected None or an integer >= 1"):
+            solver.solve_many([p, p], jobs=jobs)
+    with pytest.raises(TypeError, match="problem: expected a compbench.Problem, got NoneType"):
+        solver.solve(None)
+    with pytest.raises(TypeError, match=r"problems\[1\]: expected a compbench.Problem, got list"):
+        solver.solve_many([p, [p]])
+    assert solver.solve(p, 0.0).status in (Status.OPTIMAL, Status.TIMEOUT, Status.UNSUPPORTED)

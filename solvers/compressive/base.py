@@ -10,6 +10,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from compbench import Problem, ProblemBatch, Solution, Solver, Status
+from compbench.solver import check_call, checked_problems
 
 from .batch import _DECODE_MANY, decode, decode_one
 from .chart import _DERIVES, COUNTING, FILL_MAX, FIND, ORDER_NAMES, Chart, announce_compile
@@ -57,6 +58,7 @@ class ChartSolver(Solver):
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
+        check_call(problem, time_limit)
         setup = load_kernels(("chart",) if all_lengths else self.kernels, orders_of([problem]))
         solution = super().solve(problem, None if time_limit is None else max(0.0, time_limit - setup),
                                  all_lengths=all_lengths, **options)
@@ -66,7 +68,7 @@ class ChartSolver(Solver):
 
     def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
                    jobs: int | None = None, **options: Any) -> list[Solution]:
-        problems = problems if isinstance(problems, ProblemBatch) else list(problems)
+        problems = checked_problems(problems, time_limit)
         setup = load_kernels(self.kernels, orders_of(problems))  # the batch path's compiled call is decode_one's
         solutions = super().solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
         if solutions and setup:
