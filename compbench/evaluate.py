@@ -19,14 +19,17 @@ def tree_violation(heads: np.ndarray, single_root: bool = False) -> str | None:
 
     ``heads[k]`` is the head of token k or -1 when k is deleted (``heads[0]`` is ignored).
     """
+    if not isinstance(single_root, (bool, np.bool_)):
+        raise TypeError(f"single_root: expected true or false, got {single_root!r}")
     heads = np.asarray(heads)
-    n = len(heads) - 1
+    n = len(heads) - 1 if heads.ndim == 1 else -1
+    reason = _index_violation(heads, n)
+    if reason:
+        return reason
     kept = [k for k in range(1, n + 1) if heads[k] >= 0]
     kept_set = set(kept)
     for k in kept:
         h = int(heads[k])
-        if h > n:
-            return f"token {k} has head {h} outside 0..{n}"
         if h == k:
             return f"token {k} is its own head"
         if h != 0 and h not in kept_set:
@@ -75,13 +78,22 @@ def head_array(problem: Problem, heads: Any) -> np.ndarray:
     """``heads`` as an array, after refusing what cannot index ``problem``'s scores (an :class:`InvalidSolution`):
     other than n+1 integers, or a head outside -1..n."""
     array = np.asarray(heads)
-    if array.shape != (problem.n + 1,) or array.dtype.kind not in "iu":
-        raise InvalidSolution(f"heads must be n+1 = {problem.n + 1} integers, got shape {array.shape} of "
-                              f"{array.dtype}")
-    if problem.n and not (-1 <= array[1:].min() and array[1:].max() <= problem.n):
-        k = int(np.flatnonzero((array[1:] < -1) | (array[1:] > problem.n))[0]) + 1
-        raise InvalidSolution(f"token {k} has head {array[k]} outside -1..{problem.n}")
+    reason = _index_violation(array, problem.n)
+    if reason:
+        raise InvalidSolution(reason)
     return array
+
+
+def _index_violation(heads: np.ndarray, n: int) -> str | None:
+    """Why ``heads`` is not n+1 integers in -1..n (n = -1: of any length), or None."""
+    if heads.ndim != 1 or len(heads) < 1 or (n >= 0 and len(heads) != n + 1) or heads.dtype.kind not in "iu":
+        return (f"heads must be n+1{f' = {n + 1}' if n >= 0 else ''} integers, got shape {heads.shape} of "
+                f"{heads.dtype}")
+    n = len(heads) - 1
+    if n and not (-1 <= heads[1:].min() and heads[1:].max() <= n):
+        k = int(np.flatnonzero((heads[1:] < -1) | (heads[1:] > n))[0]) + 1
+        return f"token {k} has head {heads[k]} outside -1..{n}"
+    return None
 
 
 def _total(terms: list[float], kept: int) -> float:

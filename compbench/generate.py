@@ -32,6 +32,11 @@ def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = Non
     """
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
+    for name, value in (("n", n), ("seed", seed), ("index", index)):
+        _check_natural(name, value)
+    if not isinstance(second_order, (bool, np.bool_)):
+        raise TypeError(f"second_order: expected true or false, got {second_order!r}")
+    n, seed, index = int(n), int(seed), int(index)
     rng = np.random.default_rng([seed, n, index, KINDS.index(kind)])
     shapes = ((n,), (n + 1, n + 1), (n + 2, n + 2))
     if kind == "integer-ties":
@@ -64,7 +69,17 @@ def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = Non
 
 def generate_set(kind: str, n: int, count: int, seed: int = 0, length_ratio: float | None = 0.45,
                  single_root: bool = False, second_order: bool = False) -> list[Problem]:
-    """``count`` problems of one kind and size; ``length_ratio`` R gives m = round(R n) (None: free length)."""
+    """``count`` problems of one kind and size; ``length_ratio`` R in 0..1 gives m = round(R n) (None: free
+    length)."""
+    _check_natural("count", count)
+    if length_ratio is not None and not (isinstance(length_ratio, (int, float, np.integer, np.floating))
+                                         and not isinstance(length_ratio, bool) and 0 <= length_ratio <= 1):
+        raise ValueError(f"length_ratio: expected None or a number in 0..1, got {length_ratio!r}")
     length = None if length_ratio is None else int(round(length_ratio * n))
     return [generate(kind, n, seed=seed, length=length, index=i, single_root=single_root, second_order=second_order)
             for i in range(count)]
+
+
+def _check_natural(name: str, value: object) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) or value < 0:
+        raise ValueError(f"{name}: expected an integer >= 0, got {value!r}")

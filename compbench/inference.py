@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, check_scores
+from .problem import Problem, ProblemError, _real_array, check_scores
 from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
@@ -203,7 +203,10 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,
            jobs: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """log Z (and arc marginals) of a batch of tree-CRFs, grouped by size for the provider's batch path."""
-    arrays = [np.asarray(a, dtype=np.float64) for a in arc_scores]
+    if isinstance(arc_scores, np.ndarray) and arc_scores.dtype.kind in "iuf":  # one array: its matrices as views
+        arrays = list(arc_scores.astype(np.float64, copy=False))
+    else:  # a list (or an array of other numbers): each matrix refused by its index when it is not real numbers
+        arrays = [_real_array(f"arc_scores[{k}]", arc, copy=False) for k, arc in enumerate(arc_scores)]
     for k, arc in enumerate(arrays):
         if arc.ndim != 2 or arc.shape[0] != arc.shape[1] or arc.shape[0] < 1:
             raise ProblemError(f"arc_scores[{k}]", f"expected an (n+1) x (n+1) matrix, got shape {arc.shape}")
@@ -213,7 +216,11 @@ def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, wit
         sizes.setdefault(len(arc), []).append(k)
     for index in sizes.values():
         batch = np.stack([arrays[k] for k in index])
-        check_scores("arc_scores", batch)
+        try:
+            check_scores("arc_scores", batch)
+        except ProblemError:  # a batch of one size: named by the matrix's index in the whole list
+            for k in index:
+                check_scores(f"arc_scores[{k}]", arrays[k])
         values, margins = _provider().tree_many(batch, single_root, with_marginals, jobs)
         log_z[index] = values
         for k, arc in zip(index, margins):

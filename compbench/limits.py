@@ -9,6 +9,7 @@ scores are refused when a problem is built (``ProblemError`` naming the field an
 
 from __future__ import annotations
 
+import numbers
 import os
 import resource
 
@@ -38,8 +39,13 @@ def default_memory_limit(jobs: int) -> int:
 def memory_budget(memory_limit: int | None = None, share: float = 0.25) -> int:
     """Bytes a solver may give one data structure (a chart): ``memory_limit`` when given, else ``share`` of the memory
     available now (:func:`available_memory`, which already respects a solve's :func:`default_memory_limit` or
-    ``--memory-limit``)."""
-    return int(available_memory() * share) if memory_limit is None else int(memory_limit)
+    ``--memory-limit``).  A given ``memory_limit`` other than a positive number of bytes is a ValueError naming it."""
+    if memory_limit is None:
+        return int(available_memory() * share)
+    if not isinstance(memory_limit, numbers.Real) or isinstance(memory_limit, bool) or not memory_limit > 0 \
+            or memory_limit == float("inf"):
+        raise ValueError(f"memory_limit: expected None or a positive number of bytes, got {memory_limit!r}")
+    return int(memory_limit)
 
 
 def proc_field(path: str, field: str) -> int | None:

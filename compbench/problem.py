@@ -90,9 +90,9 @@ def _first_bad_score(name: str, array: np.ndarray) -> None:
                                  f"[-{MAX_SCORE:g}, {MAX_SCORE:g}] (see compbench.limits)")
 
 
-def _real_array(name: str, values: Any) -> np.ndarray:
-    """``values`` as a new float64 array (a copy: a problem or batch owns its arrays), or a ProblemError naming the
-    field when they are not real numbers."""
+def _real_array(name: str, values: Any, copy: bool = True) -> np.ndarray:
+    """``values`` as a new float64 array (a copy: a problem or batch owns its arrays; ``copy=False``: not copied when
+    they are one already), or a ProblemError naming the field when they are not real numbers."""
     try:
         given = np.asarray(values)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -100,7 +100,7 @@ def _real_array(name: str, values: Any) -> np.ndarray:
     if given.dtype.kind not in "iuf":  # booleans, complex numbers, strings, objects, ragged lists
         raise ProblemError(name, f"expected real numbers, got an array of {given.dtype}")
     try:
-        return np.array(given, dtype=np.float64)
+        return np.array(given, dtype=np.float64, copy=True if copy else None)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ProblemError(name, f"not an array of numbers ({exc})") from None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import numbers
 import os
 import pickle
 import time
@@ -107,13 +108,13 @@ class Option:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 NUMBER = Option("a number", _is_number)
 POSITIVE_NUMBER = Option("a positive number", lambda value: _is_number(value) and value > 0)
-POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, int) and not isinstance(value, bool)
-                      and value > 0)
+POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, numbers.Integral)
+                      and not isinstance(value, (bool, np.bool_)) and value > 0)
 BOOLEAN = Option("true or false", lambda value: isinstance(value, bool))
 MAPPING = Option("a dict (key.name=value)", lambda value: isinstance(value, dict))
 
@@ -339,7 +340,7 @@ def checked_problems(problems: Iterable[Problem] | ProblemBatch, time_limit: Any
 def cores(jobs: int | None = None) -> int:
     """The workers ``jobs`` asks for: None means every core this process may run on."""
     if jobs is not None:
-        if not (isinstance(jobs, (int, np.integer)) and not isinstance(jobs, (bool, np.bool_)) and jobs >= 1):
+        if not POSITIVE_INT.accepts(jobs):
             raise ValueError(f"jobs: expected None or an integer >= 1, got {jobs!r}")
         return int(jobs)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

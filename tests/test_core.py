@@ -338,3 +338,39 @@ def test_a_bad_argument_to_solve_is_refused_by_name_before_any_solver_runs(name:
     with pytest.raises(TypeError, match=r"problems\[1\]: expected a compbench.Problem, got list"):
         solver.solve_many([p, [p]])
     assert solver.solve(p, 0.0).status in (Status.OPTIMAL, Status.TIMEOUT, Status.UNSUPPORTED)
+
+
+@pytest.mark.parametrize("heads, why", [
+    ([-1, 0.5, 1.7], "heads must be n+1 = 3 integers, got shape (3,) of float64"),  # was None: int() truncated
+    ([-1, -5, 0], "token 1 has head -5 outside -1..2"),  # was None: read as deleted
+    (5, "heads must be n+1 integers, got shape ()"),
+    ([-1, 0, 3], "token 2 has head 3 outside -1..2"),
+])
+def test_tree_violation_names_heads_that_are_not_heads(heads: object, why: str) -> None:
+    assert tree_violation(heads).startswith(why)
+    with pytest.raises(TypeError, match="single_root: expected true or false"):
+        tree_violation([-1, 0], "false")
+
+
+@pytest.mark.parametrize("kwargs, why", [
+    ({"n": -1}, "n: expected an integer >= 0"), ({"n": 3.0}, "n: expected an integer >= 0"),
+    ({"n": 3, "seed": None}, "seed: expected an integer >= 0"), ({"n": 3, "seed": True}, "seed: expected"),
+    ({"n": 3, "index": -1}, "index: expected an integer >= 0"),
+    ({"n": 3, "second_order": "no"}, "second_order: expected true or false"),
+])
+def test_generate_refuses_its_arguments_by_name(kwargs: dict, why: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=why):
+        compbench.generate("gaussian", **kwargs)
+    for bad, why in (({"count": -1}, "count: expected an integer >= 0"),
+                     ({"count": 2, "length_ratio": math.nan}, "length_ratio: expected None or a number in 0..1")):
+        with pytest.raises(ValueError, match=why):
+            compbench.generate_set("gaussian", 4, **bad)
+
+
+@pytest.mark.parametrize("name", ["resource-dp", "pruned-dp", "signature-dp"])
+def test_a_solver_built_with_a_bad_memory_limit_is_refused(name: str) -> None:
+    """memory_limit=-5 was taken, and every solve then answered unsupported 'above the memory limit of -0 MiB'."""
+    for value in (-5, True, "x", math.inf):
+        with pytest.raises(ValueError, match="memory_limit: expected None or a positive number of bytes"):
+            compbench.get_solver(name, memory_limit=value)
+    assert compbench.get_solver(name, memory_limit=np.int64(10 ** 9)).memory_limit == 10 ** 9

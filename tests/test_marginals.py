@@ -322,3 +322,18 @@ def test_a_word_never_kept_with_a_huge_score_neither_overflows_nor_raises():
     problem = compbench.Problem(np.zeros(2), arc, bigram)
     assert compbench.log_partition(problem) == pytest.approx(brute_force_marginals(problem)[0], abs=1e-12)
     assert scaled_log_partition(problem) == pytest.approx(0.0, abs=1e-12)  # only the empty compression: log 1
+
+
+def test_a_batch_of_tree_crfs_refuses_what_one_refuses_naming_its_matrix():
+    """A batch coerced what tree_log_partition refuses ("1e3" read as 1000, booleans, complex numbers) and named a
+    NaN by its index among the matrices of its size."""
+    bad = np.zeros((4, 4))
+    bad[1, 2] = np.nan
+    cases = [([[[0, "1e3"], [0, 0]]], r"arc_scores\[0\]: expected real numbers"),
+             ([np.zeros((2, 2)), np.zeros((2, 2), bool)], r"arc_scores\[1\]: expected real numbers, got .* bool"),
+             (np.zeros((2, 3, 3), complex), r"arc_scores\[0\]: expected real numbers"),
+             ([np.zeros((3, 3)), np.zeros((4, 4)), bad], r"arc_scores\[2\]: NaN at index \(1, 2\)")]
+    for arcs, why in cases:
+        for function in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
+            with pytest.raises(compbench.ProblemError, match=why):
+                function(arcs)
