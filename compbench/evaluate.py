@@ -170,6 +170,10 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     >>> round(evaluate(p, np.array([-1, 0, -1, 1, -1])), 4)
     0.4776
     """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem: expected a compbench.Problem, got {type(problem).__name__}")
+    if not (isinstance(rtol, (int, float)) and not isinstance(rtol, bool) and 0 <= rtol < 1):  # NaN fails
+        raise ValueError(f"rtol: expected a number in [0, 1), got {rtol!r}")
     if isinstance(solution, Solution):
         if solution.heads is None:
             raise InvalidSolution(f"status {solution.status.value} carries no solution")

@@ -124,8 +124,17 @@ def _batches(problems: Iterable[Problem] | ProblemBatch, device: str) -> list[tu
     return ProblemBatch.grouped(list(problems), by_size=device == "cpu")
 
 
+def _arc_matrix(name: str, values: Any) -> np.ndarray:
+    """An (n+1) x (n+1) float64 matrix of real numbers (not copied when it is one), else a ProblemError naming it."""
+    matrix = _real_array(name, values, copy=False)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] < 1:
+        raise ProblemError(name, f"expected an (n+1) x (n+1) matrix, got shape {matrix.shape}")
+    return matrix
+
+
 def _tree_problem(arc_scores: np.ndarray, sibling_scores: np.ndarray | None, single_root: bool) -> Problem:
     """The compression problem of plain parsing: every token kept, no token or bigram scores."""
+    arc_scores = _arc_matrix("arc_scores", arc_scores)
     n = len(arc_scores) - 1
     return Problem(np.zeros(n), arc_scores, np.zeros((n + 2, n + 2)), length=n, single_root=single_root,
                    sibling_scores=sibling_scores)
@@ -204,12 +213,8 @@ def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, wit
            jobs: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """log Z (and arc marginals) of a batch of tree-CRFs, grouped by size for the provider's batch path."""
     if isinstance(arc_scores, np.ndarray) and arc_scores.dtype.kind in "iuf":  # one array: its matrices as views
-        arrays = list(arc_scores.astype(np.float64, copy=False))
-    else:  # a list (or an array of other numbers): each matrix refused by its index when it is not real numbers
-        arrays = [_real_array(f"arc_scores[{k}]", arc, copy=False) for k, arc in enumerate(arc_scores)]
-    for k, arc in enumerate(arrays):
-        if arc.ndim != 2 or arc.shape[0] != arc.shape[1] or arc.shape[0] < 1:
-            raise ProblemError(f"arc_scores[{k}]", f"expected an (n+1) x (n+1) matrix, got shape {arc.shape}")
+        arc_scores = arc_scores.astype(np.float64, copy=False)
+    arrays = [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
     log_z, arcs = np.empty(len(arrays)), [np.zeros(0)] * len(arrays)
     sizes: dict[int, list[int]] = {}
     for k, arc in enumerate(arrays):

@@ -41,6 +41,20 @@ class Length:
     min: int
     max: int
 
+    def __post_init__(self) -> None:
+        """Integers 0 <= min <= max, else a :class:`ProblemError` naming the bound (whether they fit a problem's n
+        is the problem's check)."""
+        for name in ("min", "max"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+                raise ProblemError(f"length.{name}", f"expected an integer, got {value!r}"[:200])
+            if value < 0:
+                raise ProblemError("length" if self.min == self.max else f"length.{name}",
+                                   f"{value} is below 0")
+            object.__setattr__(self, name, int(value))
+        if self.min > self.max:
+            raise ProblemError("length", f"min {self.min} > max {self.max}")
+
     @classmethod
     def exact(cls, m: int) -> Length:
         return cls(m, m)
@@ -279,18 +293,16 @@ def _check_length(length: Any, n: int) -> Length | None:
     if isinstance(length, bool):
         raise ProblemError("length", f"expected an integer, a {{min, max}} range or null, got {length!r}")
     if isinstance(length, (int, np.integer)):
-        length = Length.exact(int(length))
+        if not 0 <= length <= n:
+            raise ProblemError("length", f"{length} is outside 0..{n}")
+        return Length.exact(int(length))
     if not isinstance(length, Length):
         raise ProblemError("length", f"expected an integer, a {{min, max}} range or null, got {length!r}")
-    for name, value in (("min", length.min), ("max", length.max)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ProblemError(f"length.{name}", f"expected an integer, got {value!r}")
-        if not 0 <= value <= n:
+    for name, value in (("min", length.min), ("max", length.max)):  # integers 0 <= min <= max (Length's check)
+        if value > n:
             raise ProblemError(f"length.{name}" if not length.is_exact else "length",
                                f"{value} is outside 0..{n}")
-    if length.min > length.max:
-        raise ProblemError("length", f"min {length.min} > max {length.max}")
-    return Length(int(length.min), int(length.max))
+    return length
 
 
 class Status(str, Enum):

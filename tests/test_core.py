@@ -374,3 +374,22 @@ def test_a_solver_built_with_a_bad_memory_limit_is_refused(name: str) -> None:
         with pytest.raises(ValueError, match="memory_limit: expected None or a positive number of bytes"):
             compbench.get_solver(name, memory_limit=value)
     assert compbench.get_solver(name, memory_limit=np.int64(10 ** 9)).memory_limit == 10 ** 9
+
+
+def test_a_length_is_integers_from_0_with_min_at_most_max() -> None:
+    for args, field in (((3, 1), "length"), (("a", 2), "length.min"), ((-1, -1), "length"), ((0, 2.5), "length.max"),
+                        ((True, 2), "length.min")):
+        with pytest.raises(compbench.ProblemError) as error:
+            Length(*args)
+        assert error.value.field == field, args
+    assert Length(np.int64(1), 2) == Length(1, 2) and type(Length(np.int64(1), 2).min) is int
+
+
+def test_evaluate_refuses_a_bad_tolerance_and_a_problem_that_is_not_one() -> None:
+    p = _example()
+    heads = compbench.get_solver("brute-force").solve(p).heads
+    for rtol in (-1, math.nan, "0"):
+        with pytest.raises(ValueError, match="rtol: expected a number in"):
+            evaluate(p, heads, rtol=rtol)
+    with pytest.raises(TypeError, match="problem: expected a compbench.Problem"):
+        evaluate(None, heads)

@@ -337,3 +337,9 @@ def test_a_batch_of_tree_crfs_refuses_what_one_refuses_naming_its_matrix():
         for function in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
             with pytest.raises(compbench.ProblemError, match=why):
                 function(arcs)
+
+
+def test_one_tree_crf_refuses_a_matrix_that_is_not_one():
+    for arcs in (np.zeros((0, 0)), np.zeros((3, 4)), 5):
+        with pytest.raises(compbench.ProblemError, match=r"arc_scores: expected an \(n\+1\) x \(n\+1\) matrix"):
+            compbench.tree_log_partition(arcs)
