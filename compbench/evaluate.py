@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .problem import Problem, Solution
+from .problem import Problem, Solution, expect_problem
 
 
 class InvalidSolution(ValueError):
@@ -70,7 +70,7 @@ def objective(problem: Problem, heads: np.ndarray) -> float:
     >>> round(objective(generate("gaussian", n=4, seed=0, length=2), [-1, 0, -1, 1, -1]), 4)
     0.4776
     """
-    heads = head_array(problem, heads)
+    heads = head_array(expect_problem(problem), heads)
     return _total(scored_terms(problem, heads), int(np.count_nonzero(heads[1:] >= 0)))
 
 
@@ -170,8 +170,7 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     >>> round(evaluate(p, np.array([-1, 0, -1, 1, -1])), 4)
     0.4776
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem: expected a compbench.Problem, got {type(problem).__name__}")
+    expect_problem(problem)
     if not (isinstance(rtol, (int, float)) and not isinstance(rtol, bool) and 0 <= rtol < 1):  # NaN fails
         raise ValueError(f"rtol: expected a number in [0, 1), got {rtol!r}")
     if isinstance(solution, Solution):

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, _real_array, check_scores
+from .problem import Problem, ProblemError, _real_array, check_scores, expect_problem
 from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
@@ -76,12 +76,12 @@ def _device_provider(device: str) -> Any:
 
 def log_partition(problem: Problem) -> float:
     """log Σ exp(objective) over every valid solution of ``problem``; -inf when there is none."""
-    return float(_provider().log_partition(problem))
+    return float(_provider().log_partition(expect_problem(problem)))
 
 
 def marginals(problem: Problem) -> Marginals:
     """Posterior marginals of tokens, arcs, bigrams (and sibling triples) under p ∝ exp(objective)."""
-    return _provider().marginals(problem)
+    return _provider().marginals(expect_problem(problem))
 
 
 def log_partition_many(problems: Iterable[Problem] | ProblemBatch, *, jobs: int | None = None,

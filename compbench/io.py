@@ -18,7 +18,7 @@ import numpy as np
 
 from .files import atomic_output
 from .limits import available_memory
-from .problem import Length, Problem, ProblemError, sibling_triples
+from .problem import Length, Problem, ProblemError, expect_problem, sibling_triples
 
 FORMAT = "compbench.instance/1"
 _CORE_KEYS = {"format", "id", "tokens", "length", "single_root", "scores"}
@@ -152,6 +152,7 @@ def _length_to_json(length: Length | None) -> Any:
 
 def problem_to_dict(problem: Problem) -> dict[str, Any]:
     """The JSON object of a problem (``null`` for -inf)."""
+    expect_problem(problem)
     out: dict[str, Any] = {"format": FORMAT, "id": problem.id}
     if problem.tokens is not None:
         out["tokens"] = list(problem.tokens)
@@ -322,7 +323,7 @@ def write_instances(path: str | PathLike, problems: Iterable[Problem]) -> None:
     """Write problems to a .jsonl, .npz or (exactly one problem) .json file, whole or not at all (a failed write
     leaves the file that was there)."""
     path = Path(path)
-    problems = list(problems)
+    problems = [expect_problem(p, f"problems[{k}]") for k, p in enumerate(problems)]
     suffix = _suffix(path)
     if suffix == ".json" and len(problems) != 1:
         raise InstanceError(f"{path}: a .json file holds exactly one instance, got {len(problems)}")

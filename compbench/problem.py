@@ -67,6 +67,13 @@ class Length:
         return str(self.min) if self.is_exact else f"{self.min}..{self.max}"
 
 
+def expect_problem(value: Any, name: str = "problem") -> Problem:
+    """``value`` when it is a :class:`Problem`, else a TypeError naming the argument (``name``)."""
+    if not isinstance(value, Problem):
+        raise TypeError(f"{name}: expected a compbench.Problem, got {type(value).__name__}")
+    return value
+
+
 def length_mode(length: Length | None) -> str:
     """``"free"``, ``"exact"`` or ``"range"``."""
     if length is None:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .problem import (NEG_INF, Length, Problem, ProblemError, _check_flag, _check_length, _real_array, check_scores,
-                      sibling_triples)
+                      expect_problem, sibling_triples)
 
 
 def _described(value: Any) -> str:
@@ -143,7 +143,7 @@ class ProblemBatch:
         >>> batch.arc_scores.shape, all(np.array_equal(batch[k].arc_scores, p.arc_scores) for k, p in enumerate(ps))
         ((2, 6, 6), True)
         """
-        problems = list(problems)
+        problems = [expect_problem(p, f"problems[{k}]") for k, p in enumerate(problems)]
         if not problems:
             raise ProblemError("problems", "expected at least one problem")
         kinds = {(p.single_root, p.sibling_scores is not None) for p in problems}
@@ -180,7 +180,7 @@ class ProblemBatch:
         >>> [(index.tolist(), batch.max_n) for index, batch in ProblemBatch.grouped(ps)]
         [([0, 2], 4), ([1], 12)]
         """
-        problems = list(problems)
+        problems = [expect_problem(p, f"problems[{k}]") for k, p in enumerate(problems)]
         keys = [(p.single_root, p.sibling_scores is not None, len(p.token_scores)) for p in problems]
         groups: list[list[int]] = []
         first = None

@@ -53,6 +53,8 @@ def solve_many(problems: Iterable[Problem] | ProblemBatch, solver: str | Solver,
     """
     if isinstance(solver, str):
         solver = get_solver(solver)
+    elif not isinstance(solver, Solver):
+        raise TypeError(f"solver: expected a solver name or a compbench.Solver, got {type(solver).__name__}")
     return solver.solve_many(problems, time_limit=time_limit, jobs=jobs, **options)
 
 
@@ -199,6 +201,8 @@ def get_solver(name: str, **options: Any) -> Solver:
     against the options the solver takes (:meth:`Solver.check_options`; a ``KeyError`` names the bad one);
     ``exec:PATH`` is the program PATH as a solver (:class:`compbench.external.ExecSolver`).
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a solver name, got {type(name).__name__}")
     if name.startswith("exec:"):
         from .external import ExecSolver
 

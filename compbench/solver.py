@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .problem import Problem, Solution, Status
+from .problem import Problem, Solution, Status, expect_problem
 from .problem_batch import ProblemBatch
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
@@ -315,8 +315,7 @@ class Solver:
 def check_call(problem: Any, time_limit: Any) -> None:
     """Refuse what a caller passes to :meth:`Solver.solve` that is not a problem or a time limit (None or a number
     >= 0): a TypeError or ValueError naming it, before any solver runs."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem: expected a compbench.Problem, got {type(problem).__name__}")
+    expect_problem(problem)
     _check_time_limit(time_limit)
 
 
@@ -330,11 +329,7 @@ def checked_problems(problems: Iterable[Problem] | ProblemBatch, time_limit: Any
     _check_time_limit(time_limit)
     if isinstance(problems, ProblemBatch):
         return problems
-    problems = list(problems)
-    for k, problem in enumerate(problems):
-        if not isinstance(problem, Problem):
-            raise TypeError(f"problems[{k}]: expected a compbench.Problem, got {type(problem).__name__}")
-    return problems
+    return [expect_problem(problem, f"problems[{k}]") for k, problem in enumerate(problems)]
 
 
 def cores(jobs: int | None = None) -> int:

@@ -393,3 +393,20 @@ def test_evaluate_refuses_a_bad_tolerance_and_a_problem_that_is_not_one() -> Non
             evaluate(p, heads, rtol=rtol)
     with pytest.raises(TypeError, match="problem: expected a compbench.Problem"):
         evaluate(None, heads)
+
+
+def test_what_is_not_a_problem_is_refused_by_name_everywhere_one_is_taken(tmp_path) -> None:
+    """Each of these raised an AttributeError ('NoneType' object has no attribute 'single_root', ...)."""
+    p = _example()
+    calls = [(lambda: compbench.log_partition([p]), "problem: expected a compbench.Problem, got list"),
+             (lambda: compbench.marginals(None), "problem: expected"),
+             (lambda: compbench.objective(None, [-1, 0]), "problem: expected"),
+             (lambda: compbench.log_partition_many([p, None]), r"problems\[1\]: expected"),
+             (lambda: compbench.ProblemBatch.from_problems([p, 3]), r"problems\[1\]: expected"),
+             (lambda: compbench.write_instances(tmp_path / "x.jsonl", [p, 3]), r"problems\[1\]: expected"),
+             (lambda: compbench.solve_many([p], None), "solver: expected a solver name or a compbench.Solver"),
+             (lambda: compbench.get_solver(None), "name: expected a solver name")]
+    for call, why in calls:
+        with pytest.raises(TypeError, match=why):
+            call()
+    assert not list(tmp_path.iterdir())
