@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -171,7 +172,7 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     0.4776
     """
     expect_problem(problem)
-    if not (isinstance(rtol, (int, float)) and not isinstance(rtol, bool) and 0 <= rtol < 1):  # NaN fails
+    if not (isinstance(rtol, numbers.Real) and not isinstance(rtol, (bool, np.bool_)) and 0 <= rtol < 1):  # NaN fails
         raise ValueError(f"rtol: expected a number in [0, 1), got {rtol!r}")
     if isinstance(solution, Solution):
         if solution.heads is None:

@@ -6,7 +6,6 @@ All three read and write losslessly.  In JSON, ``null`` is -inf (forbidden).  Ev
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import zipfile
@@ -82,10 +81,10 @@ def _metadata_from_dict(data: Any) -> dict[str, Any]:
     if not isinstance(instance_id, str):
         raise ProblemError("id", f"expected a string, got {instance_id!r}")
     extra = {k: v for k, v in data.items() if k not in _CORE_KEYS}
-    for key in extra:  # a misspelt field would be kept as extra data and the problem read without it ("id" aside:
-        close = difflib.get_close_matches(key.lower(), _CORE_KEYS - {"id"}, n=1, cutoff=0.8)  # "idx" is no typo)
-        if close:
-            raise ProblemError(key, f"not a field of the format: did you mean {close[0]}? (extra data takes keys "
+    for key in extra:  # a misspelt field would be kept as extra data and the problem read without it
+        meant = misspelt_field(key)
+        if meant:
+            raise ProblemError(key, f"not a field of the format: did you mean {meant}? (extra data takes keys "
                                     "unlike the fields)")
     return dict(length=length, single_root=single_root, tokens=tokens, id=instance_id, extra=extra)
 
@@ -173,11 +172,44 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
         raise InstanceError(f"id {problem.id}: extra.{taken[0]}: a field of the instance format; extra data takes "
                             "other keys")
     for key, value in problem.extra.items():
-        why = _not_json(value, f"extra.{key}") if isinstance(key, str) else f"extra: the key {key!r} is not a string"
+        why = _not_json({key: value}, "extra")
+        if not why and misspelt_field(key):
+            why = f"extra.{key}: read back, it would be refused as a misspelling of {misspelt_field(key)}"
         if why:  # written anyway, it would be read back as another value, or not at all
             raise InstanceError(f"id {problem.id}: {why} (extra data is written as JSON and read back as it was)")
     out.update(problem.extra)
     return out
+
+
+def misspelt_field(key: str) -> str | None:
+    """The field of the format that ``key`` misspells, or None: the same but for case, ``_`` and ``-``
+    (``Length``, ``singleroot``), or one letter added, dropped, changed or two swapped (``lenght``, ``scroes``),
+    but for a plural or singular (``lengths``, ``token``, ``score``: extra keys of their own).
+
+    >>> misspelt_field("lenght"), misspelt_field("Single-Root"), misspelt_field("lengths"), misspelt_field("idx")
+    ('length', 'single_root', None, None)
+    """
+    def plain(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    for field in sorted(_CORE_KEYS - {"id"}):  # "id" is too short to tell a typo from a key of its own ("idx")
+        if plain(key) == plain(field):
+            return field
+        if key.rstrip("s") != field.rstrip("s") and _one_edit_apart(key.lower(), field):
+            return field
+    return None
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    """One letter inserted, deleted or substituted, or two neighbours transposed."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def _not_json(value: Any, where: str) -> str | None:
@@ -193,8 +225,8 @@ def _not_json(value: Any, where: str) -> str | None:
         return next(filter(None, (_not_json(v, f"{where}[{i}]") for i, v in enumerate(value))), None)
     if isinstance(value, dict):
         for key, item in value.items():
-            why = (_not_json(item, f"{where}.{key}") if isinstance(key, str)
-                   else f"{where}: the key {key!r} is not a string")
+            why = (_not_unicode(key, f"{where}: the key {key!r}") or _not_json(item, f"{where}.{key}")
+                   if isinstance(key, str) else f"{where}: the key {key!r} is not a string")
             if why:
                 return why
         return None

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -181,9 +181,13 @@ class Problem:
         object.__setattr__(self, "single_root", _check_flag("single_root", self.single_root))
         object.__setattr__(self, "length", _check_length(self.length, n))
         if self.tokens is not None:
-            if isinstance(self.tokens, str) or not isinstance(self.tokens, Sequence):
+            if isinstance(self.tokens, (str, bytes)):  # not one string read as its letters
                 raise ProblemError("tokens", f"expected a sequence of strings, got {type(self.tokens).__name__}")
-            tokens = tuple(self.tokens)
+            try:
+                tokens = tuple(self.tokens)  # a list, a tuple, a numpy array of strings, a generator
+            except TypeError:
+                raise ProblemError("tokens", f"expected a sequence of strings, got {type(self.tokens).__name__}") \
+                    from None
             if len(tokens) != n:
                 raise ProblemError("tokens", f"expected {n} strings (one per token score), got {len(tokens)}")
             for k, token in enumerate(tokens):
@@ -191,7 +195,7 @@ class Problem:
                     raise ProblemError(f"tokens[{k}]", f"expected a string, got {token!r}"[:200])
             for i, token in enumerate(tokens):
                 _check_text(f"tokens[{i}]", token)
-            object.__setattr__(self, "tokens", tokens)
+            object.__setattr__(self, "tokens", tuple(map(str, tokens)))  # numpy's str_ as str
         if not isinstance(self.id, str):
             raise ProblemError("id", f"expected a string, got {self.id!r}")
         _check_text("id", self.id)
@@ -368,3 +372,4 @@ class Solution:
     @property
     def has_solution(self) -> bool:
         return self.heads is not None
+

@@ -52,8 +52,9 @@ class ProblemBatch:
         them as they are (as :meth:`Problem.trusted` does)."""
         _check_flag("single_root", self.single_root)
         sizes = self.sizes
-        if not isinstance(sizes, np.ndarray) or sizes.ndim != 1 or sizes.dtype != np.int64:
-            raise ProblemError("sizes", f"expected a (B,) int64 array, got {_described(sizes)}")
+        if not isinstance(sizes, np.ndarray) or sizes.ndim != 1 or sizes.dtype != np.int64 \
+                or not sizes.flags.c_contiguous:
+            raise ProblemError("sizes", f"expected a contiguous (B,) int64 array, got {_described(sizes)}")
         batch = len(sizes)
         token = self.token_scores
         if not isinstance(token, np.ndarray) or token.ndim != 2 or token.shape[0] != batch:
@@ -73,12 +74,13 @@ class ProblemBatch:
                                          f"{_described(array)}")
         for name, bad in (("sizes", (sizes < 0) | (sizes > width)),
                           ("min_length", (self.min_length < 0) | (self.min_length > self.max_length)),
-                          ("max_length", self.max_length > sizes)):
+                          ("max_length", self.max_length > sizes),
+                          ("free", self.free & ((self.min_length != 0) | (self.max_length != sizes)))):
             if bad.any():
                 b = int(np.flatnonzero(bad)[0])
-                raise ProblemError(f"{name}[{b}]", f"{getattr(self, name)[b]} is outside the sentence's bounds "
-                                                   f"(size {sizes[b]} of at most {width}, lengths "
-                                                   f"{self.min_length[b]}..{self.max_length[b]})")
+                raise ProblemError(f"{name}[{b}]", f"{getattr(self, name)[b]} does not fit the sentence (size "
+                                                   f"{sizes[b]} of at most {width}, lengths {self.min_length[b]}.."
+                                                   f"{self.max_length[b]}; a free one's are 0..size)")
 
     @classmethod
     def from_arrays(cls, arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None, sizes: Any = None,

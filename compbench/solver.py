@@ -111,10 +111,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-NUMBER = Option("a number", _is_number)
-POSITIVE_NUMBER = Option("a positive number", lambda value: _is_number(value) and value > 0)
+NUMBER = Option("a number", lambda value: _is_number(value) and value == value)  # not NaN
+POSITIVE_NUMBER = Option("a finite positive number", lambda value: _is_number(value) and 0 < value < float("inf"))
 POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, numbers.Integral)
                       and not isinstance(value, (bool, np.bool_)) and value > 0)
+ANY_VALUE = Option("any value", lambda value: True)
 BOOLEAN = Option("true or false", lambda value: isinstance(value, bool))
 MAPPING = Option("a dict (key.name=value)", lambda value: isinstance(value, dict))
 
@@ -199,16 +200,19 @@ class Solver:
         ...
         compbench.solver.SolverError: max_iterations must be a positive integer, got 0
         """
-        if self.accepted_options is None:
-            return
-        unknown = [name for name in options if name not in self.accepted_options]
+        accepted = self.accepted_options
+        if accepted is None:
+            names = getattr(self, "option_names", None)  # the names-only declaration of earlier plug-ins
+            if names is None:
+                return
+            accepted = {name: ANY_VALUE for name in names}
+        unknown = [name for name in options if name not in accepted]
         if unknown:
-            takes = ", ".join(sorted(self.accepted_options)) or "none"
+            takes = ", ".join(sorted(accepted)) or "none"
             raise SolverError(f"unknown options: {', '.join(unknown)} (takes: {takes})")
         for name, value in options.items():
-            option = self.accepted_options[name]
-            if not option.accepts(value):
-                raise SolverError(f"{name} must be {option.values}, got {value!r}")
+            if not accepted[name].accepts(value):
+                raise SolverError(f"{name} must be {accepted[name].values}, got {value!r}")
 
     def solve_many(self, problems: Iterable[Problem] | ProblemBatch, *, time_limit: float | None = None,
                    jobs: int | None = None, **options: Any) -> list[Solution]:

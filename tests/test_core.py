@@ -410,3 +410,29 @@ def test_what_is_not_a_problem_is_refused_by_name_everywhere_one_is_taken(tmp_pa
         with pytest.raises(TypeError, match=why):
             call()
     assert not list(tmp_path.iterdir())
+
+
+def test_what_the_checks_still_take() -> None:
+    """numpy strings as tokens, a numpy tolerance, a plug-in declaring option_names (names only) as before."""
+    p = _example()
+    tokens = np.array([f"w{k}" for k in range(1, 6)])
+    assert p.replace(tokens=tokens).tokens == tuple(tokens.tolist())
+    assert type(p.replace(tokens=(t for t in tokens)).tokens[0]) is str
+    heads = compbench.get_solver("brute-force").solve(p).heads
+    assert evaluate(p, heads, rtol=np.float32(1e-9)) == compbench.objective(p, heads)
+
+    class Older(compbench.Solver):
+        name = "older"
+        option_names = frozenset({"depth"})
+
+    with pytest.raises(compbench.SolverError, match="unknown options: typo"):
+        Older().check_options({"typo": 1})
+    Older().check_options({"depth": "anything"})
+
+
+@pytest.mark.parametrize("spec, why", [("pruned-dp[floor=NaN]", "floor must be a number"),
+                                       ("ql-subgradient[step=Infinity]", "step must be a finite positive number"),
+                                       ("ilp-highs[formulation.x=1]", "formulation must be one of")])
+def test_option_values_that_mean_nothing_are_refused(spec: str, why: str) -> None:
+    with pytest.raises(KeyError, match=why):
+        compbench.get_solver(spec)

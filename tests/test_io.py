@@ -202,6 +202,8 @@ def test_sibling_scores_sparse_in_json_dense_in_npz(tmp_path: Path) -> None:
     ({"m": {"x": math.nan}}, "extra.m.x: nan is not a JSON number"),
     ({"m": 10 ** 20}, "extra.m: an integer of more than 18 digits"),
     ({"m": "\ud800"}, "extra.m: not valid Unicode"),
+    ({"m": {"\ud800": 1}}, "extra.m: the key '\\ud800': not valid Unicode"),
+    ({"lenght": 1}, "extra.lenght: read back, it would be refused as a misspelling of length"),
 ])
 def test_extra_data_that_would_not_read_back_is_refused_before_writing(tmp_path: Path, extra: dict,
                                                                        why: str) -> None:
@@ -211,7 +213,7 @@ def test_extra_data_that_would_not_read_back_is_refused_before_writing(tmp_path:
         with pytest.raises(InstanceError, match=re.escape(why)):
             compbench.write_instance(tmp_path / f"x{suffix}", problem)
         assert not list(tmp_path.iterdir())
-    fine = {"m": {"a": [1, 2.5, None, True, "t", {"b": []}]}}
+    fine = {"m": {"a": [1, 2.5, None, True, "t", {"b": []}]}, "score": 0.5, "lengths": [2], "token": "w"}
     for suffix in (".json", ".jsonl", ".npz"):
         compbench.write_instance(tmp_path / f"y{suffix}", problem.replace(extra=fine))
         assert compbench.read_instance(tmp_path / f"y{suffix}").extra == fine
@@ -225,7 +227,7 @@ def test_problem_metadata_fields_are_refused_by_name() -> None:
 
 
 @pytest.mark.parametrize("key, field", [("lenght", "length"), ("singleroot", "single_root"), ("Length", "length"),
-                                        ("token", "tokens")])
+                                        ("Tokens", "tokens")])
 def test_a_misspelt_field_is_refused_not_kept_as_extra_data(tmp_path: Path, key: str, field: str) -> None:
     """{"lenght": 1} was read as a free-length problem with extra data "lenght"."""
     record = json.loads(json.dumps(compbench.io.problem_to_dict(compbench.generate("gaussian", 3, seed=0))))

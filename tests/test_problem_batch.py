@@ -102,7 +102,8 @@ def test_the_constructor_refuses_arrays_a_kernel_would_read_out_of_bounds() -> N
              ("arc_scores", np.zeros((2, 4, 5)), "arc_scores"), ("token_scores", np.zeros((2, 3), np.float32),
                                                                   "token_scores"),
              ("bigram_scores", np.zeros((2, 10, 5))[:, ::2], "bigram_scores"), ("free", np.zeros(2), "free"),
-             ("single_root", "no", "single_root"), ("sibling_scores", np.zeros((2, 4, 4)), "sibling_scores")]
+             ("single_root", "no", "single_root"), ("sibling_scores", np.zeros((2, 4, 4)), "sibling_scores"),
+             ("sizes", np.array([3, 0, 2, 0])[::2], "sizes"), ("free", np.array([True, False]), "free[0]")]
     for name, value, field in cases:
         with pytest.raises(ProblemError) as error:
             ProblemBatch(**{**fields, name: value})

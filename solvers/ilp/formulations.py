@@ -52,7 +52,7 @@ FORMULATIONS: dict[str, Formulation] = {f.name: f for f in (
 def check_model_options(formulation: str, options: dict[str, Any]) -> Formulation:
     """The formulation, after refusing an unknown one or an unknown or invalid model option (a
     :class:`SolverError`, answered as status ``error``)."""
-    if formulation not in FORMULATIONS:
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise SolverError(f"formulation must be one of {', '.join(sorted(FORMULATIONS))}, got {formulation!r}")
     record = FORMULATIONS[formulation]
     unknown = sorted(set(options) - set(record.options))
