@@ -91,7 +91,7 @@ def _index_violation(heads: np.ndarray, n: int) -> str | None:
         return (f"heads must be n+1{f' = {n + 1}' if n >= 0 else ''} integers, got shape {heads.shape} of "
                 f"{heads.dtype}")
     n = len(heads) - 1
-    if n and not (-1 <= heads[1:].min() and heads[1:].max() <= n):
+    if n and not (-1 <= min(heads[1:].tolist()) and max(heads[1:].tolist()) <= n):  # lists: faster at these sizes
         k = int(np.flatnonzero((heads[1:] < -1) | (heads[1:] > n))[0]) + 1
         return f"token {k} has head {heads[k]} outside -1..{n}"
     return None
@@ -112,6 +112,7 @@ def scored_terms(problem: Problem, heads: np.ndarray) -> list[float]:
     """The scores a solution given by ``heads`` sums: each kept token's and its arc's, the bigrams of the kept
     sequence, the sibling scores."""
     n = problem.n
+    heads = heads.tolist() if isinstance(heads, np.ndarray) else heads  # Python ints index faster than numpy's
     kept = [k for k in range(1, n + 1) if heads[k] >= 0]
     token, arc, bigram = problem.token_scores, problem.arc_scores, problem.bigram_scores
     terms = [x for k in kept for x in (token[k - 1], arc[heads[k], k])]
