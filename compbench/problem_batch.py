@@ -302,6 +302,9 @@ def _batch_lengths(length: Any, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     batch = sizes.shape[0]
     if length is None:
         return np.zeros(batch, np.int64), sizes.copy(), np.ones(batch, bool)
+    if isinstance(length, tuple):  # (0, 2) reads as a range, but per sentence it would be exact lengths 0 and 2
+        raise ProblemError("length", f"a tuple is ambiguous, got {length!r}: a range for every sentence is "
+                                     "Length(min, max), per sentence a list or array of lengths or (min, max) rows")
     if isinstance(length, (Length, int, np.integer)) and not isinstance(length, bool):
         rows = [_check_length(length, int(n)) for n in sizes]  # type: ignore[misc]
     else:

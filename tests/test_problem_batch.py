@@ -82,7 +82,7 @@ def test_problem_batch_errors_name_the_field() -> None:
     assert error.value.field == "scores.arc"
     cases = [({"token_scores": np.zeros((2, 3))}, "scores.token"), ({"sizes": [1, 5]}, "sizes[1]"),
              ({"bigram_scores": np.full((2, 5, 5), np.nan)}, "scores.bigram"), ({"length": [1, 3]}, "length"),
-             ({"sibling_scores": np.zeros((2, 3, 3))}, "scores.sibling"), ({"sizes": [1.0, 2.0]}, "sizes")]
+             ({"sibling_scores": np.zeros((2, 3, 3))}, "scores.sibling"), ({"sizes": [1.0, 2.0]}, "sizes"), ({"length": (0, 2)}, "length")]
     for kwargs, field in cases:
         with pytest.raises(ProblemError) as error:
             ProblemBatch.from_arrays(np.zeros((2, 3, 3)), **kwargs)
