@@ -422,3 +422,21 @@ def test_an_error_answer_without_times_is_read(tmp_path: Path, capsys: pytest.Ca
                 "message": "the worker died"} if r["type"] == "result" else r for r in records]
     run.write_text("".join(json.dumps(r) + "\n" for r in crashed))
     assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+
+
+def test_resume_refuses_other_instances_and_a_checks_run_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """bench --resume --seed 1 added the new seed's instances to the old ones ("compared 8 of 4 instances"), and a
+    check's run file was taken over by bench and pooled with its answers."""
+    run = tmp_path / "run.jsonl"
+    assert main([*BENCH, "--out", str(run)]) == 0
+    capsys.readouterr()
+    before = run.read_bytes()
+    assert main([*BENCH, "--out", str(run), "--resume", "--seed", "1"]) == 2
+    assert "instance(s) this command does not make" in one_error_line(capsys) and run.read_bytes() == before
+    checked = tmp_path / "check.jsonl"
+    assert main(["check", "gen:gaussian:4:2", "--solvers", "brute-force,resource-dp", "--out", str(checked)]) == 0
+    capsys.readouterr()
+    before = checked.read_bytes()
+    assert main([*BENCH, "--out", str(checked), "--resume"]) == 2
+    assert "it is the run file of a check of gen:gaussian:4:2" in one_error_line(capsys)
+    assert checked.read_bytes() == before

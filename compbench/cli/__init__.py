@@ -83,7 +83,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 # The errors of a write that the file system refused: one line naming the file, exit status 2.
-WRITE_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOENT)
+WRITE_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOENT,
+                errno.EEXIST, errno.ENOTDIR, errno.EISDIR)  # the last three: an output folder where a file is
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -92,16 +93,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
+    from ..corpora.readers import CorpusError
     from ..io import InstanceError
     from ..problem import ProblemError
 
     in_main_thread = threading.current_thread() is threading.main_thread()
     saved = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
     try:
+        if getattr(args, "out", None) == "" or getattr(args, "json_out", None) == "":
+            raise UsageError("--out: an empty path (it would write into the current folder)")
         with quieted() if args.quiet else contextlib.nullcontext():
             return args.func(args)
-    except (UsageError, InstanceError, ProblemError) as exc:
+    except (UsageError, InstanceError, ProblemError, CorpusError) as exc:
         print(f"compbench: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:  # a size beyond this machine (bench --sizes 99999999), before any solve ran in a worker
+        print("compbench: error: not enough memory for what was asked (a size or count too large for this "
+              "machine?)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         resume = ""

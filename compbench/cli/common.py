@@ -112,14 +112,18 @@ def number_in(kind: type, low: float, high: float = math.inf) -> Callable[[str],
     return parse
 
 
+MAX_SECONDS = 1e6  # about 11.6 days: beyond it the waits' timers overflow (leave the limit out for none)
+
+
 def positive_seconds(value: str) -> float:
-    """An argparse type for a time limit: a finite number of seconds > 0."""
+    """An argparse type for a time limit: a number of seconds in (0, 1e6] (:data:`MAX_SECONDS`)."""
     try:
         seconds = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {value!r}") from None
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value}")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, {MAX_SECONDS:g}], got {value} (leave "
+                                         "a time limit out for none)")
     return seconds
 
 
@@ -160,18 +164,31 @@ def add_memory_limit_option(parser: argparse.ArgumentParser) -> None:
                              "'error' (default: physical memory divided by --jobs)")
 
 
+MAX_MEMORY_MIB = 2 ** 30  # a PiB: beyond it the address-space limit overflows the kernel's C long
+
+
 def user_memory_limit(args: argparse.Namespace) -> int | None:
     """The memory limit per solve in MiB the user gave (checked), or None."""
-    if args.memory_limit is not None and args.memory_limit < 64:
-        raise UsageError(f"--memory-limit must be at least 64 MiB, got {args.memory_limit}")
+    if args.memory_limit is not None and not 64 <= args.memory_limit <= MAX_MEMORY_MIB:
+        raise UsageError(f"--memory-limit must be 64..{MAX_MEMORY_MIB} MiB, got {args.memory_limit}")
     return args.memory_limit
 
 
 def solve_memory_limit(args: argparse.Namespace) -> int:
     """The memory limit per solve in MiB: the user's, or the machine's memory shared by the concurrent solves."""
+    return user_memory_limit(args) or shared_memory_limit(getattr(args, "jobs", 1))
+
+
+def shared_memory_limit(jobs: int) -> int:
+    """The machine's memory shared by ``jobs`` concurrent solves, in MiB, refused below 64 MiB (every solve would
+    fail to allocate)."""
     from ..limits import default_memory_limit
 
-    return user_memory_limit(args) or default_memory_limit(getattr(args, "jobs", 1))
+    shared = default_memory_limit(jobs)
+    if shared < 64:
+        raise UsageError(f"--jobs {jobs} leaves {shared} MiB of memory to each solve, below 64 MiB: run fewer jobs "
+                         "or give --memory-limit")
+    return shared
 
 
 def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: float | None,

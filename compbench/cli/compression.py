@@ -240,7 +240,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                               "dev F1 is kept (default %(default)s)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
-    train.add_argument("--batch-size", type=int, default=8, help="sentences per update (default 8)")
+    train.add_argument("--batch-size", type=number_in(int, 1), default=8, help="sentences per update (default 8)")
     train.add_argument("--objective", choices=("crf", "perceptron"), default="crf",
                        help="CRF (default): conditional log-likelihood of the gold compression with its tree latent, "
                             "by inside-outside and AdaGrad; or the averaged structured perceptron (several times "

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator
 
 from .. import progress
 from ..limits import CERTIFY_SECONDS, GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
-from .common import (UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
-                     output_path, positive_seconds, stdout_to_stderr, user_memory_limit)
+from .common import (MAX_SECONDS, UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
+                     output_path, positive_seconds, shared_memory_limit, stdout_to_stderr, user_memory_limit)
 
 # The demo's defaults: sized to finish in about 5 minutes on 2 cores with every solver registered.
 DEMO_CHECK_SET = "gen:all:1-8:2:0:mixed"  # exact and free lengths: hook-dp is checked too
@@ -77,7 +77,7 @@ def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None
                         help=f"hard wall-clock limit per solve in seconds (default {time_limit})")
     parser.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N",
                         help="solves run at the same time (default 1)")
-    parser.add_argument("--grace", type=number_in(float, 0), default=GRACE_SECONDS, metavar="S",
+    parser.add_argument("--grace", type=number_in(float, 0, MAX_SECONDS), default=GRACE_SECONDS, metavar="S",
                         help=f"seconds past the limit before a solve is killed (default {GRACE_SECONDS:g})")
     parser.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
                         help=f"limit for each solver's warm-up solve in a fresh worker (default {WARMUP_SECONDS:g})")
@@ -107,7 +107,6 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     from ..harness.runfiles import RecordWriter, environment
     from ..harness.stats import verdict_records
     from ..harness.sweep import unique_ids
-    from ..limits import default_memory_limit
 
     problems = unique_ids(_problems(source))
     certified = with_reference_errors(lambda: certified_for(source, problems))
@@ -121,7 +120,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
         writer.close()
         raise
     executor = _executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
-    memory_limit = memory_limit or default_memory_limit(executor.slots)
+    memory_limit = memory_limit or shared_memory_limit(executor.slots)
     try:
         with run_file_errors():
             if writer:
@@ -219,7 +218,6 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
     solves that run at once (``--jobs`` here, the threads of a Dask cluster's workers)."""
     from ..harness.references import certified_for, compute_references, reference_record
     from ..harness.sweep import make_tasks, run_sweep, unique_ids
-    from ..limits import default_memory_limit
 
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
@@ -227,7 +225,7 @@ def run_bench(args: argparse.Namespace, solvers: list[str], problems: list, out:
     memory_limit = user_memory_limit(args)
     executor = _executor(args.executor, args.jobs, args.scheduler, args.grace, args.warmup_limit)
     try:
-        memory_limit = memory_limit or default_memory_limit(executor.slots)
+        memory_limit = memory_limit or shared_memory_limit(executor.slots)
         settings = {"time_limit": args.time_limit, "memory_limit": memory_limit, "solvers": solvers,
                     "instances": len(problems), "jobs": args.jobs}
         repeats = getattr(args, "repeats", 1)

@@ -178,6 +178,8 @@ def resume_mismatch(path: Path, existing: list[dict], settings: dict[str, Any]) 
 
     differ = [f"{name} {shown(recorded[name])} there, {shown(current.get(name))} here" for name in RUN_SETTINGS
               if recorded.get(name) is not None and recorded[name] != current.get(name)]
+    if "check" in recorded and "check" not in current:  # a check's run file: its answers are no sweep's
+        differ.insert(0, f"it is the run file of a check of {shown(recorded['check'])}")
     if not differ:
         return None
     return (f"{path}: this command differs from the run it resumes ({'; '.join(differ)}); pass --force to mix them "

@@ -64,6 +64,9 @@ def parse_kinds(text: str) -> list[str]:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         raise SpecError(f"unknown kind(s) {', '.join(unknown) or text!r} (known: {', '.join(KINDS)})")
+    twice = sorted({k for k in kinds if kinds.count(k) > 1})
+    if twice:  # the same instances twice, each answer counted twice
+        raise SpecError(f"kind {twice[0]} given twice in {text!r}")
     return kinds
 
 
@@ -372,6 +375,10 @@ def other_instances(path: Path, existing: list[dict], tasks: list[Task]) -> str 
     """Why resuming ``existing`` records with ``tasks`` would mix other instances under the same ids (their content
     hashes differ, e.g. another --length-ratio), or None."""
     recorded = {r["instance"]: r["hash"] for r in existing if r.get("type") == "result" and r.get("hash")}
+    foreign = sorted(set(recorded) - {task.header["instance"] for task in tasks})
+    if foreign:  # another --seed, --per-size or instance set: its answers would be counted with this run's
+        return (f"{path}: it holds answers on {len(foreign)} instance(s) this command does not make ({foreign[0]}, "
+                "...); pass --force to mix them in one run file, or choose another --out")
     for task in tasks:
         was = recorded.get(task.header["instance"])
         if was is not None and was != task.header["hash"]:
