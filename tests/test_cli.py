@@ -235,3 +235,15 @@ def test_two_writes_of_one_file_write_their_own_temporary_files(tmp_path: Path) 
         second.write_text("second\n")
     assert (tmp_path / "x.jsonl").read_text() in ("first\n", "second\n")
     assert [p.name for p in tmp_path.iterdir()] == ["x.jsonl"]
+
+
+def test_generate_refuses_a_ratio_with_free_and_report_a_baseline_with_no_results(tmp_path: Path) -> None:
+    result = run("generate", "--n", "4", "--length-ratio", "0.5", "--free", "--out", str(tmp_path / "x.jsonl"))
+    assert result.returncode == 2 and "--length-ratio and --free are two length conditions" in result.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+    out = tmp_path / "run.jsonl"
+    assert run("bench", "--sizes", "4", "--solvers", "resource-dp,brute-force", "--out", str(out)).returncode == 0
+    for command in ("report", "plot"):
+        result = run(command, str(out), "--baseline", "nosuch", "--out", str(tmp_path / command))
+        assert result.returncode == 2 and "--baseline nosuch: no result of it in the run files" in result.stderr
+        assert "brute-force, resource-dp" in result.stderr and not (tmp_path / command).exists()

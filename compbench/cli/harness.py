@@ -360,12 +360,14 @@ def cmd_certify(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
-def _check_runs(runs: list[str], accuracy: bool = False) -> None:
+def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
-    ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note."""
+    ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note.  A
+    ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0)."""
     from ..harness.plots import read_accuracy
-    from ..harness.runfiles import check_run_file
+    from ..harness.runfiles import check_run_file, read_records
 
+    solvers: set[str] = set()
     for run in runs:
         if accuracy and Path(run).is_file() and read_accuracy(run) is not None:
             continue
@@ -373,12 +375,17 @@ def _check_runs(runs: list[str], accuracy: bool = False) -> None:
             note = check_run_file(run)
         if note:
             print(f"compbench: note: {note}", file=sys.stderr)
+        if baseline is not None:
+            solvers |= {r.get("solver") for r in read_records(run) if r.get("type") == "result"}
+    if baseline is not None and baseline not in solvers:
+        raise UsageError(f"--baseline {baseline}: no result of it in the run files (their solvers: "
+                         f"{', '.join(sorted(map(str, solvers))) or 'none'})")
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from ..harness.plots import plot_runs
 
-    _check_runs(args.runs, accuracy=True)
+    _check_runs(args.runs, accuracy=True, baseline=args.baseline)
     output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
     print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
@@ -388,7 +395,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from ..harness.report import write_report
 
-    _check_runs(args.runs)
+    _check_runs(args.runs, baseline=args.baseline)
     output_directory(args.out, "report")
     try:
         readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)

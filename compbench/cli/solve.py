@@ -217,7 +217,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from ..generate import generate_set
     from ..io import write_instances
 
-    ratio = None if args.free else args.length_ratio
+    if args.free and args.length_ratio is not None:
+        raise UsageError("--length-ratio and --free are two length conditions: give one")
+    ratio = None if args.free else 0.45 if args.length_ratio is None else args.length_ratio
     out = output_path(args.out, force=args.force, what="instances", suffixes=INSTANCE_SUFFIXES)
     if not args.no_certify:
         from .harness import solu_target
@@ -270,8 +272,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="score distribution: %(choices)s (default gaussian)")
     gen.add_argument("--n", type=number_in(int, 0), required=True, help="tokens per instance")
     gen.add_argument("--count", type=number_in(int, 1), default=1, help="number of instances (default 1)")
-    gen.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R",
-                     help="m = round(R n) (default 0.45)")
+    gen.add_argument("--length-ratio", type=number_in(float, 0, 1), metavar="R",
+                     help="m = round(R n); R is 0.45 when neither it nor --free is given")
     gen.add_argument("--free", action="store_true", help="free length instead of a length ratio")
     gen.add_argument("--single-root", action="store_true", help="the root takes at most one modifier")
     gen.add_argument("--second-order", action="store_true", help="add sibling scores")
