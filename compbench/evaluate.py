@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .problem import Problem, Solution, expect_problem
+from .problem import Problem, Solution, expect_problem, is_flag
 
 
 class InvalidSolution(ValueError):
@@ -20,7 +20,7 @@ def tree_violation(heads: np.ndarray, single_root: bool = False) -> str | None:
 
     ``heads[k]`` is the head of token k or -1 when k is deleted (``heads[0]`` is ignored).
     """
-    if not isinstance(single_root, (bool, np.bool_)):
+    if not is_flag(single_root):
         raise TypeError(f"single_root: expected true or false, got {single_root!r}")
     heads = np.asarray(heads)
     n = len(heads) - 1 if heads.ndim == 1 else -1

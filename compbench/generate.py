@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import Length, Problem
+from .problem import Length, Problem, is_flag
 
 KINDS = ("gaussian", "integer-ties", "forbidden", "distance")
 
@@ -34,7 +34,7 @@ def generate(kind: str, n: int, seed: int = 0, length: int | Length | None = Non
         raise ValueError(f"unknown kind {kind!r} (known: {', '.join(KINDS)})")
     for name, value in (("n", n), ("seed", seed), ("index", index)):
         _check_natural(name, value)
-    if not isinstance(second_order, (bool, np.bool_)):
+    if not is_flag(second_order):
         raise TypeError(f"second_order: expected true or false, got {second_order!r}")
     n, seed, index = int(n), int(seed), int(index)
     rng = np.random.default_rng([seed, n, index, KINDS.index(kind)])

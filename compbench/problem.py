@@ -276,9 +276,15 @@ def _lower(size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.tril_indices(size)
 
 
+def is_flag(value: Any) -> bool:
+    """Is ``value`` true or false itself: a bool (numpy's too), never a value read as one (``bool("false")`` is
+    True)?  The one test of every true/false argument."""
+    return isinstance(value, (bool, np.bool_))
+
+
 def _check_flag(name: str, value: Any) -> bool:
-    """A true/false field: a bool (numpy's too), never a value read as one (``bool("false")`` is True)."""
-    if not isinstance(value, (bool, np.bool_)):
+    """A true/false field of a problem (:func:`is_flag`), as a bool."""
+    if not is_flag(value):
         raise ProblemError(name, f"expected true or false, got {value!r}"[:200])
     return bool(value)
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .problem import Problem, Solution, Status, expect_problem
+from .problem import Problem, Solution, Status, expect_problem, is_flag
 from .problem_batch import ProblemBatch
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
@@ -162,7 +162,7 @@ class Solver:
         With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
         """
         check_call(problem, time_limit)
-        if not isinstance(all_lengths, (bool, np.bool_)):
+        if not is_flag(all_lengths):
             raise TypeError(f"all_lengths: expected true or false, got {all_lengths!r}")
         reason = self.unavailable() or self.supports.reason_unsupported(problem, all_lengths)
         if reason is not None:
