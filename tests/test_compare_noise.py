@@ -18,7 +18,7 @@ import pytest
 
 from compbench.cli import main
 from compbench.harness.runfiles import load_runs
-from compbench.harness.stats import compare_runs, judged, noise_factor, timing_verdict
+from compbench.harness.stats import compare_runs, judged, judged_summary, noise_factor, timing_verdict
 from compbench.limits import MIN_EFFECT
 
 DATA = Path(__file__).parent / "data" / "aa"
@@ -142,3 +142,23 @@ def test_compare_runs_without_repeats_uses_the_minimum_effect() -> None:
         result = compare_runs(a, run({f"x{i}": [factor] for i in range(6)}), shift=0.0)
         assert result["noise"] is None and result["threshold"] == MIN_EFFECT
         assert result["solvers"]["s"]["verdict"] == verdict, factor
+
+
+def test_a_run_with_repeats_counts_each_instance_and_solver_once(tmp_path: Path) -> None:
+    """bench's outcome line counts (instance, solver) pairs, each the worst of its repeats (it said "solved 135" for
+    45 pairs), and a wrong answer of any repeat is a FAIL line naming that repeat."""
+    results, _ = load_runs([A])
+    pairs = {(r["instance"], r["solver"]) for r in results}
+    counts, fails, compared, why = judged_summary(A)
+    assert counts == f"solved {len(pairs)} (instance-solver pairs, each the worst of its 3 repeats)"
+    assert not fails and why is None and compared == len({r["instance"] for r in results})
+    lines = Path(A).read_text().splitlines()
+    wrong = next(i for i, line in enumerate(lines) if '"solver": "resource-dp", "repeat": 1,' in line)
+    record = json.loads(lines[wrong])
+    record["objective"] += 1.0
+    lines[wrong] = json.dumps(record)
+    run = tmp_path / "wrong.jsonl"
+    run.write_text("\n".join(lines) + "\n")
+    counts, fails, _, _ = judged_summary(str(run))
+    assert counts.startswith(f"solved {len(pairs) - 1}, contradicted 1 (")
+    assert len(fails) == 1 and fails[0].startswith(f"FAIL resource-dp on {record['instance']} (repeat 1): disagrees")

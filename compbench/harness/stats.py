@@ -419,8 +419,13 @@ def judged(results: list[dict]) -> list[dict]:
     """:func:`annotate`, then one record per (instance, solver): repeats merged (``bench --repeats``) into the
     worst outcome among them, timed by the median of their counted times (``seconds.total``), with every repeat's
     counted time under ``repeat_seconds``."""
+    return merge_repeats(annotate(results))
+
+
+def merge_repeats(annotated: list[dict]) -> list[dict]:
+    """One record per (instance, solver) of :func:`annotate`'s records, as :func:`judged` describes."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for r in annotate(results):
+    for r in annotated:
         groups[r["instance"], r["solver"]].append(r)
     out = []
     for records in groups.values():
@@ -526,22 +531,29 @@ def comparable(a: list[dict], b: list[dict]) -> str | None:
 
 
 def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
-    """The outcomes of every result of a run file (solved: validated and agreeing with the reference, see
-    :func:`outcome`), a FAIL line per invalid or contradicted answer (as ``check`` prints them), how many instances
+    """The outcomes of a run file's (instance, solver) pairs, repeats merged as :func:`judged` merges them (solved:
+    validated and agreeing with the reference, see :func:`outcome`), a FAIL line per invalid or contradicted answer
+    (as ``check`` prints them, every repeat), how many instances
     were compared, and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
     from .runfiles import load_runs
 
     results, _ = load_runs([run])
-    judged = annotate(results)
-    kinds = [r["outcome"] for r in judged]
-    fails = [f"FAIL {r['solver']} on {r['instance']}: "
+    answers = annotate(results)
+    pairs = merge_repeats(answers)
+    kinds = [r["outcome"] for r in pairs]
+    fails = [f"FAIL {r['solver']} on {r['instance']}" + (f" (repeat {r['repeat']})" if "repeat" in r else "") + ": "
              + ("disagrees" if r["outcome"] == "contradicted" else r["outcome"]) + f": {r['why']}"
-             for r in sorted(judged, key=lambda r: (r["instance"], r["solver"])) if r["outcome"] in WRONG]
-    compared = len({r["instance"] for r in judged if r["compared"]})
+             for r in sorted(answers, key=lambda r: (r["instance"], r["solver"], r.get("repeat", 0)))
+             if r["outcome"] in WRONG]
+    compared = len({r["instance"] for r in answers if r["compared"]})
     why = None
     if not compared:
         why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
-    errors = sorted({r["solver"] for r in judged} - {r["solver"] for r in judged if r["outcome"] != "error"})
+    errors = sorted({r["solver"] for r in answers} - {r["solver"] for r in answers if r["outcome"] != "error"})
     if errors:
         why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error"]))
-    return ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o)), fails, compared, why
+    counts = ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o))
+    if len(pairs) < len(answers):
+        counts += (f" (instance-solver pairs, each the worst of its {max(r.get('repeat', 0) for r in answers) + 1}"
+                   " repeats)")
+    return counts, fails, compared, why
