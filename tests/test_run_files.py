@@ -335,6 +335,11 @@ def test_a_run_file_deleted_during_the_run_is_an_error(tmp_path: Path) -> None:
     (lambda r: {**r, "time_limit": float("inf")}, "time_limit: expected a finite number"),
     (lambda r: {**r, "time_limit": "5"}, "time_limit: expected a finite number"),
     (lambda r: {**r, "objective": "high"}, "objective: expected a number"),
+    (lambda r: {**r, "kept": "abc"}, "kept: expected a list of integers"),  # compare said "agrees"
+    (lambda r: {**r, "kept": [2, 1], "heads": [0, 2]}, "kept: expected increasing token positions"),
+    (lambda r: {**r, "kept": [1, 2], "heads": [0]}, "heads: expected one head per kept token (2)"),
+    (lambda r: {**r, "heads": [0, True]}, "heads: expected a list of integers"),
+    (lambda r: {**r, "validity": 1}, "validity: expected a string"),
 ])
 def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture, command: str,
                                                        change, says: str) -> None:

@@ -265,6 +265,18 @@ def malformed_result(record: dict[str, Any]) -> str | None:
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)) \
                 and value not in ("inf", "-inf", "nan"):
             return shown(f"{key}: expected a number, got {value!r}")
+    for key in ("kept", "heads"):  # a tree a solver wrote is judged (tokens beyond n: invalid), but only integers
+        value = record.get(key)
+        if value is not None and (not isinstance(value, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            return shown(f"{key}: expected a list of integers, got {value!r}")
+    kept = record.get("kept")
+    if kept is not None and (any(k < 1 for k in kept) or any(a >= b for a, b in zip(kept, kept[1:]))):
+        return shown(f"kept: expected increasing token positions >= 1, got {kept!r}")
+    if kept is not None and len(kept) != len(record.get("heads") or []):
+        return shown(f"heads: expected one head per kept token ({len(kept)}), got {record.get('heads')!r}")
+    if not isinstance(record.get("validity", "ok"), str):
+        return shown(f"validity: expected a string ('ok' or why not), got {record['validity']!r}")
     if not is_error_value(record.get("objective_error", 0.0)):
         return shown(f"objective_error: expected a finite number >= 0, got {record['objective_error']!r}")
     limit = record.get("time_limit")
