@@ -109,6 +109,14 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
+    (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--epochs", "0"], "--epochs: must be an integer >= 1"),
+    (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--learning-rate", "0"], "must be a number > 0, got 0"),
+    (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--l2", "nan"], "--l2: must be a number >= 0, got nan"),
+    (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--max-n", "0"], "--max-n: must be an integer >= 1"),
+    (["parser", "train", "--treebank", "{tmp}", "--out", "{tmp}/p.npz", "--tagger-epochs", "0"],
+     "--tagger-epochs: must be an integer >= 1"),
+    (["parser", "train", "--treebank", "{tmp}", "--out", "{tmp}/p.npz", "--max-step", "inf"],
+     "--max-step: must be a number > 0, got inf"),
 ])
 def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path, args: list[str],
                                                    message: str) -> None:

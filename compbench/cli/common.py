@@ -90,21 +90,23 @@ def output_directory(path: str | os.PathLike, what: str = "output") -> Path:
     return out
 
 
-def number_in(kind: type, low: float, high: float = math.inf) -> Callable[[str], Any]:
-    """An argparse type: an ``int`` or ``float`` (finite) in ``low..high``.
+def number_in(kind: type, low: float, high: float = math.inf, *, open_low: bool = False) -> Callable[[str], Any]:
+    """An argparse type: an ``int`` or ``float`` (finite) in ``low..high`` (above ``low`` with ``open_low``).
 
-    >>> number_in(int, 0)("7"), number_in(float, 0, 1)("0.5")
-    (7, 0.5)
+    >>> number_in(int, 0)("7"), number_in(float, 0, 1)("0.5"), number_in(float, 0, open_low=True)("1e-9")
+    (7, 0.5, 1e-09)
     """
     what = "an integer" if kind is int else "a number"
-    span = f">= {low:g}" if high == math.inf else f"in {low:g}..{high:g}"
+    span = (f"> {low:g}" if open_low else f">= {low:g}") if high == math.inf else f"in {low:g}..{high:g}"
+    if open_low and high != math.inf:
+        span = f"in ({low:g}, {high:g}]"
 
     def parse(value: str) -> Any:
         try:
             number = kind(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what} {span}, got {value!r}") from None
-        if not (math.isfinite(number) and low <= number <= high):
+        if not (math.isfinite(number) and (low < number if open_low else low <= number) and number <= high):
             raise argparse.ArgumentTypeError(f"must be {what} {span}, got {value}")
         return number
 

@@ -236,7 +236,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "--objective is always crf); subtree: subtree deletion over the input parse of "
                             "--parser, token features, the averaged perceptron")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
-    train.add_argument("--epochs", type=int, default=8, help="passes over the train split; the epoch with the best "
+    train.add_argument("--epochs", type=number_in(int, 1), default=8, help="passes over the train split; the epoch with the best "
                                                               "dev F1 is kept (default %(default)s)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
@@ -245,15 +245,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="CRF (default): conditional log-likelihood of the gold compression with its tree latent, "
                             "by inside-outside and AdaGrad; or the averaged structured perceptron (several times "
                             "faster per epoch)")
-    train.add_argument("--l2", type=float, default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
-    train.add_argument("--learning-rate", type=float, default=0.2, help="CRF: AdaGrad step size (default 0.2)")
+    train.add_argument("--l2", type=number_in(float, 0), default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
+    train.add_argument("--learning-rate", type=number_in(float, 0, open_low=True), default=0.2, help="CRF: AdaGrad step size (default 0.2)")
     train.add_argument("--crf-length", choices=("free", "gold"), default="free",
                        help="chain-crf: normalize over all keep/delete labellings (free, default) or over those "
                             "of the gold compression's length (gold, as decoded)")
-    train.add_argument("--max-n", type=int, default=60, help="leave longer sentences out of training (default 60)")
+    train.add_argument("--max-n", type=number_in(int, 1), default=60, help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
-    train.add_argument("--tagger-epochs", type=int, default=4, help="POS tagger training passes (default 4)")
+    train.add_argument("--tagger-epochs", type=number_in(int, 1), default=4, help="POS tagger training passes (default 4)")
     train.add_argument("--seed", type=number_in(int, 0), default=0, help="shuffling seed (default 0)")
     train.add_argument("--parser", metavar="PARSER", help="a parser file (compbench parser train): every sentence is "
                                                           "parsed once and the parse features are added; the model "
@@ -281,7 +281,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                           help="which part of the corpus (default test)")
-    evaluate.add_argument("--max-n", type=int, help="only sentences with at most this many tokens")
+    evaluate.add_argument("--max-n", type=number_in(int, 1), help="only sentences with at most this many tokens")
     evaluate.add_argument("--time-limit", type=positive_seconds, metavar="S", help="per solve")
     evaluate.add_argument("--json-out", metavar="FILE", help="also write the results as JSON (for compbench plot)")
     evaluate.add_argument("--mbr", action="store_true", help="add minimum-Bayes-risk decoding of the joint model "
