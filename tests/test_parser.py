@@ -457,6 +457,14 @@ def test_tagger_seeds_average_the_taggers_of_each_seed_in_any_number_of_processe
         StructuredTagger.averaged([one.tagger, other])
 
 
+def exit_status(argv: list[str]) -> int:
+    """main's exit status, an argument's type error (argparse's exit) included."""
+    try:
+        return main(argv)
+    except SystemExit as exit:
+        return int(exit.code)
+
+
 def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     treebank = write_treebank(tmp_path / "tb", {"train": 5, "dev": 2, "test": 2})
     with open(treebank / "tiny-ud-dev.conllu", "a") as handle:
@@ -475,7 +483,7 @@ def test_commands_refuse_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Ca
                     ["--learning-rate", "0.1", *perceptron], ["--l2", "-1", "--objective", "crf"],
                     ["--learning-rate", "0", "--objective", "crf"], ["--l2", "nan", "--objective", "crf"],
                     ["--learning-rate", "inf", "--objective", "crf"], ["--l2", "inf", "--objective", "crf"]):
-        assert main(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
+        assert exit_status(["parser", "train", "--treebank", str(treebank), "--out", str(out), *options]) == 2
         error = capsys.readouterr().err
         assert error.count("\n") == 1 and options[0] in error and not out.exists()
     not_a_model = tmp_path / "x.npz"

@@ -64,17 +64,13 @@ def with_tags(sentences: list[TreeSentence], tagged: list[tuple[list[str], list[
     return out
 
 
-def objective_number(args: argparse.Namespace, option: str, objective: str, default: float, *, zero: bool = False,
-                     why: str = "") -> float:
-    """The value of a number option that only ``objective`` reads: refused with another objective (``why`` says
-    why), ``default`` when not given, refused unless finite and > 0 (>= 0 with ``zero``)."""
-    value, flag = getattr(args, option), "--" + option.replace("_", "-")
+def objective_number(args: argparse.Namespace, option: str, objective: str, default: float, why: str = "") -> float:
+    """The value of a number option that only ``objective`` reads (its range checked by its argparse type):
+    refused with another objective (``why`` says why), ``default`` when not given."""
+    value = getattr(args, option)
     if value is not None and args.objective != objective:
-        raise UsageError(f"{flag} goes with --objective {objective}{why}")
-    number = default if value is None else value
-    if not ((0 <= number) if zero else (0 < number)) or not number < float("inf"):
-        raise UsageError(f"{flag}: expected a finite number {'>=' if zero else '>'} 0, got {value}")
-    return number
+        raise UsageError(f"--{option.replace('_', '-')} goes with --objective {objective}{why}")
+    return default if value is None else value
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -86,15 +82,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.second_order and args.objective == "crf":
         raise UsageError("--second-order goes with --objective perceptron or mira")
-    cost = objective_number(args, "cost", "perceptron", COST, zero=True, why=(
+    cost = objective_number(args, "cost", "perceptron", COST, why=(
         " (the tree-CRF has no loss-augmented decoding; MIRA's loss is the number of wrong heads: a cost would only "
         "scale its weights)"))
     max_step = objective_number(args, "max_step", "mira", MAX_STEP)
     learning_rate = objective_number(args, "learning_rate", "crf", LEARNING_RATE)
-    l2 = objective_number(args, "l2", "crf", L2, zero=True)
-    for option in ("epochs", "folds", "jobs", "tagger_seeds"):
-        if getattr(args, option) < 1:
-            raise UsageError(f"--{option.replace('_', '-')}: expected at least 1, got {getattr(args, option)}")
+    l2 = objective_number(args, "l2", "crf", L2)
     if args.gold_copies and args.folds < 2:
         raise UsageError("--gold-copies goes with --folds 2 or more (without folds the parser trains on the gold "
                          "tags)")
