@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
@@ -280,6 +281,16 @@ def is_flag(value: Any) -> bool:
     """Is ``value`` true or false itself: a bool (numpy's too), never a value read as one (``bool("false")`` is
     True)?  The one test of every true/false argument."""
     return isinstance(value, (bool, np.bool_))
+
+
+def is_finite_number(value: Any) -> bool:
+    """Is ``value`` a finite real number itself (numpy's too), never a bool or a string?  The one test of every
+    number field that must be finite.
+
+    >>> is_finite_number(2), is_finite_number(np.float32(0.5)), is_finite_number(True), is_finite_number(float("inf"))
+    (True, True, False, False)
+    """
+    return isinstance(value, numbers.Real) and not is_flag(value) and bool(np.isfinite(value))
 
 
 def _check_flag(name: str, value: Any) -> bool:

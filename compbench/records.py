@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .problem import Solution, Status
+from .problem import Solution, Status, is_finite_number
 
 
 def encode_number(value: float | None) -> float | str | None:
@@ -32,14 +32,35 @@ def encode_number(value: float | None) -> float | str | None:
     return value if math.isfinite(value) else str(value)
 
 
+NON_FINITE = ("inf", "-inf", "nan")  # how encode_number writes the floats JSON has no numbers for
+
+
 def decode_number(value: float | str | None) -> float | None:
-    """The float a record's field holds (a number, one of the strings of :func:`encode_number`, or None)."""
-    return None if value is None else float(value)
+    """The float a record's field holds (a number, one of the strings of :func:`encode_number`, or None);
+    ValueError for anything else (a string such as "3.5" included: records hold numbers as numbers).
+
+    >>> decode_number(2), decode_number("-inf"), decode_number(None)
+    (2.0, -inf, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (
+            isinstance(value, str) and value not in NON_FINITE):
+        raise ValueError(f"expected a number, got {value!r}"[:200])
+    return float(value)
+
+
+def number_field(record: dict[str, Any], key: str) -> float | None:
+    """:func:`decode_number` of ``record[key]``; its ValueError names the field."""
+    try:
+        return decode_number(record.get(key))
+    except ValueError as exc:
+        raise ValueError(f"{key}: {exc}") from None
 
 
 def is_error_value(value: Any) -> bool:
     """Whether ``value`` can be an ``objective_error``: a finite number >= 0."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return is_finite_number(value) and value >= 0
 
 
 def recorded_error(record: dict[str, Any]) -> float:
@@ -98,6 +119,6 @@ def record_solution(record: dict[str, Any], n: int) -> Solution:
                                  f"of 1..{n}"[:300])
             heads = np.full(n + 1, -1, dtype=np.int64)
             heads[kept] = record["heads"]
-    return Solution(status, heads=heads, objective=decode_number(record.get("objective")),
-                    bound=decode_number(record.get("bound")), seconds=dict(record.get("seconds") or {}),
+    return Solution(status, heads=heads, objective=number_field(record, "objective"),
+                    bound=number_field(record, "bound"), seconds=dict(record.get("seconds") or {}),
                     stats=record.get("stats") or {}, message=record.get("message", ""))

@@ -9,6 +9,7 @@ import pytest
 
 from compbench.cli import accuracy_report as report
 from compbench.cli import main
+from compbench.cli.common import UsageError
 
 
 def touch(path: Path, mtime: float) -> Path:
@@ -77,7 +78,7 @@ def test_tables_go_between_the_markers_and_replace_the_old_ones(tmp_path: Path, 
 def test_a_lone_or_misordered_marker_is_refused(tmp_path: Path, broken: str) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(broken)
-    with pytest.raises(SystemExit, match="marker"):
+    with pytest.raises(UsageError, match="marker"):
         report.write_between_markers(readme, "| table |\n")
     assert readme.read_text() == broken
 
@@ -99,3 +100,29 @@ def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) 
     assert main(["accuracy-report", "--data", str(tmp_path / "none"), "--models", str(tmp_path / "models"),
                  "--out", str(out)]) == 2
     assert "no ud-english-ewt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("evaluation, runs, says", [
+    ('{"systems": {"first-m": {"f1": "abc"}}}', None, "systems.first-m.f1: expected a number, got 'abc'"),
+    ('{"systems": {"first-m": {"f1": 0.5, "f1_per_sentence": [0.5, null]}}}', None,
+     "systems.first-m.f1_per_sentence: expected a list of numbers"),
+    ('{"systems": {"first-m": {"f1": true}}}', None, "systems.first-m.f1: expected a number, got True"),
+    ('{"systems": {"first-m": {"f1": 0.5}}}', '{"google/bigram": {"seconds": 3}}', "runs.json: google/bigram: "
+                                                                                    "expected command"),
+    ('{"systems": {"first-m": {"f1": 0.5}}}', '[1, 2', "runs.json: cannot read the record of the steps"),
+])
+def test_a_damaged_result_is_one_line_naming_the_file_and_the_field(tmp_path: Path, capsys, evaluation: str,
+                                                                     runs: str | None, says: str) -> None:
+    """A figure the tables read is a number (a string raised ValueError with a traceback), and the README and the
+    figure are left as they were."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "google-test-gold-joint-parsed.json").write_text(evaluation)
+    if runs is not None:
+        (out / "runs.json").write_text(runs)
+    (out / "README.md").write_text("before\n")
+    assert main(["accuracy-report", "--data", str(tmp_path), "--out", str(out), "--corpora", "google",
+                 "--summary-only"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and says in error[0] and "Traceback" not in error[0]
+    assert (out / "README.md").read_text() == "before\n" and not (out / "f1-gold-length.png").exists()

@@ -203,7 +203,7 @@ FAILURES = [  # (program body, status, what the message says)
     ("print(json.dumps({'status': 'feasible', 'objective': 1.0, 'kept': [2, 1], 'heads': [0, 0]}))", "error",
      "is not increasing"),
     ("print(json.dumps({'status': 'feasible', 'objective': 'lots', 'kept': [1], 'heads': [0]}))", "error",
-     "could not convert string to float"),
+     "objective: expected a number, got 'lots'"),
     ("print(json.dumps({'status': 'feasible', 'kept': [1], 'heads': [0]}))", "error", "without its objective"),
     ("print(json.dumps({'status': 'unsupported', 'message': 'no sibling scores'}))", "unsupported",
      "no sibling scores"),

@@ -845,6 +845,8 @@ def test_every_shipped_instance_set_has_certified_optima_for_every_instance() ->
     (lambda optima: [{**optima[0], "objective": float("inf")}] + optima[1:], "optima[0].status: expected optimal "
                                                                               "with a finite objective"),
     (lambda optima: [{k: v for k, v in optima[0].items() if k != "hash"}] + optima[1:], "optima[0].hash: expected"),
+    (lambda optima: [{**optima[0], "objective": str(optima[0]["objective"])}] + optima[1:],
+     "optima[0].objective: expected a number"),  # a number in a string was read as the number
 ])
 def test_a_damaged_reference_optima_file_is_one_line_naming_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                                        change, says: str) -> None:

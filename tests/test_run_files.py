@@ -354,6 +354,25 @@ def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: p
     assert says in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("change, says", [
+    (lambda r: {**r, "objective": "abc"}, "objective: expected a number, got 'abc'"),  # the reference was dropped
+    (lambda r: {**r, "objective": None}, "objective: expected a finite number with status optimal"),
+    (lambda r: {**r, "status": "timeout"}, "status: expected optimal or infeasible"),
+])
+def test_readers_refuse_a_malformed_reference_record(tmp_path: Path, capsys: pytest.CaptureFixture, change,
+                                                     says: str) -> None:
+    """A reference record the judgement cannot read is refused, not left out (its answers were then judged against
+    the best answer in the run, and the instance counted as not compared)."""
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    assert main(BENCH + ["--out", str(good)]) == 0
+    records = [json.loads(line) for line in good.read_text().splitlines()]
+    assert any(r["type"] == "reference" for r in records)
+    bad.write_text("".join(json.dumps(change(r) if r["type"] == "reference" else r) + "\n" for r in records))
+    capsys.readouterr()
+    assert main(["report", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert f"{bad}: reference record of " in (line := one_error_line(capsys)) and says in line
+
+
 @pytest.mark.parametrize("command", [["report", "{run}", "--out", "{tmp}/report"], ["plot", "{run}", "--out",
                                      "{tmp}/plots"], ["generate", "--n", "30", "--count", "300", "--out",
                                                       "{tmp}/big.jsonl", "--no-certify"]])

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import progress
+from ..files import atomic_output
 from .common import UsageError
 
 if TYPE_CHECKING:
@@ -145,7 +146,7 @@ def must_run(name: str, command: list[str], inputs: list[Path], outputs: list[Pa
 def run(plan: list[Step], record: Path) -> None:
     """Run the steps that :func:`must_run` in order, recording each one in ``record`` as it finishes; a progress
     bar counts them (a step that an earlier one made stale joins the count when it is reached)."""
-    done = json.loads(record.read_text()) if record.exists() else {}
+    done = read_record(record)
     steps_bar = progress.bar(total=sum(must_run(*step, done) for step in plan), desc="accuracy-report", unit="step")
     for name, command, inputs, outputs in plan:
         if not must_run(name, command, inputs, outputs, done):
@@ -162,28 +163,62 @@ def run(plan: list[Step], record: Path) -> None:
             last = (finished.stderr.strip().splitlines() or ["(no message)"])[-1]
             sys.exit(f"compbench accuracy-report: step {name} failed (exit {finished.returncode}): {last}")
         if name.startswith("parser-evaluate"):
-            outputs[0].write_text(finished.stdout)
+            write_whole(outputs[0], finished.stdout)
         done[name] = {"command": shown(command), "seconds": round(seconds, 1),
                       "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit()}
-        partial = record.with_suffix(".json.tmp")  # after every step, whole or not at all
-        partial.write_text(json.dumps(done, indent=1) + "\n")
-        os.replace(partial, record)
+        write_whole(record, json.dumps(done, indent=1) + "\n")  # after every step
         progress.echo(f"    {seconds:.0f} s")
         steps_bar.update(1)
     steps_bar.close()
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (an interrupted run leaves the file as it was)."""
+    with atomic_output(path) as partial:
+        partial.write_text(text, encoding="utf-8")
+
+
+def read_record(record: Path) -> dict[str, dict]:
+    """The steps ``runs.json`` records (empty when it is missing): step name -> command, seconds, finished, commit;
+    :class:`UsageError` names the file and the field of anything else."""
+    from ..problem import is_finite_number
+
+    if not record.exists():
+        return {}
+    try:
+        done = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{record}: cannot read the record of the steps ({exc})") from None
+    if not isinstance(done, dict):
+        raise UsageError(f"{record}: expected an object of steps, got {type(done).__name__}")
+    for name, step in done.items():
+        if not (isinstance(step, dict) and is_finite_number(step.get("seconds")) and all(
+                isinstance(step.get(key), str) for key in ("command", "finished", "commit"))):
+            raise UsageError(f"{record}: {name}: expected command, finished and commit (strings) and seconds (a "
+                             f"number), got {step!r}"[:300])
+    return done
+
+
 def result(out: Path, corpus: str, split: str, length: str, system: str, key: str):
-    """One field of one system's record in the evaluation file that holds it (None when that file is missing)."""
+    """One field of one system's record in the evaluation file that holds it (None when that file or the field is
+    missing): a finite number, or for ``f1_per_sentence`` a list of them; :class:`UsageError` names the file and
+    the field of anything else."""
+    from ..problem import is_finite_number
+
     main = system if system in ("joint-crf", "joint-perceptron") else "joint-parsed"
     path = out / f"{corpus}-{split}-{length}-{main}.json"
     if not path.exists():
         return None
     name = next(n for s, _, n in SYSTEMS if s == system)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["systems"].get(name, {}).get(key)
+        value = json.loads(path.read_text(encoding="utf-8"))["systems"].get(name, {}).get(key)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not an evaluation file of compbench evaluate --json-out ({exc!r})") from None
+    if value is not None and not (is_finite_number(value) if key != "f1_per_sentence" else
+                                  isinstance(value, list) and all(map(is_finite_number, value))):
+        raise UsageError(f"{path}: systems.{name}.{key}: expected "
+                         f"{'a list of numbers' if key == 'f1_per_sentence' else 'a number'}, got {value!r}"[:300])
+    return value
 
 
 def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:
@@ -222,7 +257,7 @@ def summary(out: Path, record: Path, corpora: list[str]) -> str:
     """The report's tables (markdown): token F1 per system, corpus, split and length; syntactic F1; times."""
     import numpy as np
 
-    done = json.loads(record.read_text()) if record.exists() else {}
+    done = read_record(record)
     show = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     header = lambda first: [f"| {first} | " + " | ".join(CORPORA[c][3] for c in corpora) + " |",  # noqa: E731
                             "|---|" + "---|" * len(corpora)]
@@ -278,11 +313,10 @@ def write_between_markers(path: Path, text: str) -> None:
     if begin and end:
         new = f"{head}{BEGIN}\n{text}{END}{tail}"
     elif begin or END in old:
-        raise SystemExit(f"compbench accuracy-report: {path}: one marker line without the other, or the end before "
-                         "the begin")
+        raise UsageError(f"{path}: one marker line without the other, or the end before the begin")
     else:
         new = f"{old}\n{BEGIN}\n{text}{END}\n"
-    path.write_text(new)
+    write_whole(path, new)
 
 
 def figure(out: Path, corpora: list[str]) -> None:
@@ -313,7 +347,9 @@ def figure(out: Path, corpora: list[str]) -> None:
     ax.set_title("Token F1 on our test splits, every system trained on each corpus's train split\n"
                  "(bars: mean over test sentences; whiskers: 95% confidence interval of the mean)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="system", title_fontsize=8)
-    fig.savefig(out / "f1-gold-length.png", dpi=120, bbox_inches="tight")
+    with atomic_output(out / "f1-gold-length.png") as partial:
+        fig.savefig(partial, dpi=120, bbox_inches="tight", format="png")
+    plt.close(fig)
 
 
 def cmd_accuracy_report(args: argparse.Namespace) -> int:
@@ -336,8 +372,9 @@ def cmd_accuracy_report(args: argparse.Namespace) -> int:
             raise UsageError(f"another run holds {args.out / 'runs.lock'}; wait for it to end") from None
         run(steps(args.data.resolve(), args.models.resolve(), args.out.resolve(), args.corpora, args.systems), record)
     readme = args.out / "README.md"
-    write_between_markers(readme, summary(args.out, record, args.corpora))
-    figure(args.out, args.corpora)
+    tables = summary(args.out, record, args.corpora)
+    figure(args.out, args.corpora)  # before the tables go in: a figure it cannot read leaves both as they were
+    write_between_markers(readme, tables)
     print(f"wrote the tables into {readme} and {args.out / 'f1-gold-length.png'}")
     return 0
 

@@ -20,6 +20,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from compbench.problem import is_finite_number
+
 from .check import agreement_matrix
 from .stats import (FIT_MIN_PER_SIZE, disqualified, judged, is_exact, left_out_reason, profile_fractions,
                     profile_ratios, scaling_fit, reference_solver, summarize, time_limit_of)
@@ -366,7 +368,7 @@ def certificate_stats(results: list[dict]) -> tuple[dict, dict]:
         if not isinstance(stats, dict):
             continue
         it = stats.get("iterations")
-        has_iterations = isinstance(it, (int, float)) and not isinstance(it, bool) and math.isfinite(it)
+        has_iterations = is_finite_number(it)
         cert = next((stats[k] for k in CERTIFICATE_KEYS if k in stats), None)
         if isinstance(cert, str):
             certs[r["solver"]][r["n"]].append(cert.strip().lower() not in ("", "none", "false", "no", "0"))

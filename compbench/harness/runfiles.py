@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.external import PREFIX, resolve_program
-from compbench.records import is_error_value
+from compbench.problem import is_finite_number
+from compbench.records import is_error_value, number_field
 from compbench.registry import list_solvers, solver_distributions
 
 from .worker import THREAD_DEFAULTS, Task
@@ -256,15 +257,15 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     if not isinstance(seconds, dict):
         return shown(f"seconds: expected an object, got {seconds!r}")
     for key, value in seconds.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        if not is_finite_number(value) or value < 0:
             return shown(f"seconds.{key}: expected a number of seconds (finite, >= 0), got {value!r}")
     if record["status"] not in ("skipped", "error") and "total" not in seconds and "wall" not in seconds:
         return "seconds.total: missing (a solve that answered records its time)"
     for key in ("objective", "bound"):  # NaN is a number here: the judgement calls the answer invalid
-        value = record.get(key)
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)) \
-                and value not in ("inf", "-inf", "nan"):
-            return shown(f"{key}: expected a number, got {value!r}")
+        try:
+            number_field(record, key)
+        except ValueError as exc:
+            return shown(str(exc))
     for key in ("kept", "heads"):  # a tree a solver wrote is judged (tokens beyond n: invalid), but only integers
         value = record.get(key)
         if value is not None and (not isinstance(value, list) or not all(
@@ -280,21 +281,43 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     if not is_error_value(record.get("objective_error", 0.0)):
         return shown(f"objective_error: expected a finite number >= 0, got {record['objective_error']!r}")
     limit = record.get("time_limit")
-    if limit is not None and (not isinstance(limit, (int, float)) or isinstance(limit, bool)
-                              or not 0 < limit < math.inf):
+    if limit is not None and not (is_finite_number(limit) and limit > 0):
         return shown(f"time_limit: expected a finite number of seconds > 0, or null, got {limit!r}")
     return None
 
 
+def malformed_reference(record: dict[str, Any]) -> str | None:
+    """What a reference record lacks that the judgement reads (field and why), or None: its instance, a proven
+    status, a finite objective when optimal, and an ``objective_error`` that is a finite number >= 0 or none.
+
+    >>> print(malformed_reference({"instance": "a", "status": "optimal", "objective": "inf"}))
+    objective: expected a finite number with status optimal, got 'inf'
+    """
+    if not isinstance(record.get("instance"), str):
+        return f"instance: expected a string, got {record.get('instance')!r}"[:200]
+    if record.get("status") not in ("optimal", "infeasible"):
+        return f"status: expected optimal or infeasible, got {record.get('status')!r}"[:200]
+    try:
+        objective = number_field(record, "objective")
+    except ValueError as exc:
+        return str(exc)
+    if record["status"] == "optimal" and (objective is None or not math.isfinite(objective)):
+        return f"objective: expected a finite number with status optimal, got {record.get('objective')!r}"[:200]
+    if not is_error_value(record.get("objective_error", 0.0)):
+        return f"objective_error: expected a finite number >= 0, got {record['objective_error']!r}"[:200]
+    return None
+
+
 def checked_results(path: str | os.PathLike, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The result records among a run file's ``records``, each as the statistics read it (:func:`malformed_result`:
-    :class:`RunFileError` names the file, the record and the field)."""
-    results = [r for r in records if r["type"] == "result"]
-    for record in results:
-        bad = malformed_result(record)
+    """The result records among a run file's ``records``, each as the statistics read it, and its reference records
+    well formed too (:func:`malformed_result`, :func:`malformed_reference`: :class:`RunFileError` names the file,
+    the record and the field)."""
+    for record in records:
+        check = {"result": malformed_result, "reference": malformed_reference}.get(record["type"])
+        bad = check(record) if check else None
         if bad:
-            raise RunFileError(f"{path}: result record of {str(record.get('instance'))[:60]!r}: {bad}")
-    return results
+            raise RunFileError(f"{path}: {record['type']} record of {str(record.get('instance'))[:60]!r}: {bad}")
+    return [r for r in records if r["type"] == "result"]
 
 
 def check_run_file(path: str | os.PathLike) -> str | None:
