@@ -329,6 +329,9 @@ def test_resume_after_killing_a_sweep(plugins: Path, tmp_path: Path) -> None:
     assert len(pairs) == 24 and set(pairs.values()) == {1}  # nothing repeated, nothing missing
     assert all(json.loads(line) for line in after)
     assert sum(r["type"] == "environment" for r in read_records(run)) == 2
+    finished = run.read_bytes()  # a finished run resumed: nothing to solve, nothing appended (verdicts included)
+    assert subprocess.run(command + ["--resume"], capture_output=True, text=True, timeout=120).returncode == 0
+    assert run.read_bytes() == finished
 
 
 def test_existing_run_file_needs_resume(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -95,7 +95,9 @@ def test_resume_refuses_a_different_run(change: list[str] | str, tmp_path: Path,
     assert line.startswith(f"compbench: error: {run}: ") and f"{field} " in line and "--force" in line, line
     assert run.read_bytes() == before  # nothing written
     assert main(command + ["--force"]) == 0  # mixed on purpose
-    if change != "version":  # the latest part is the one compared
+    if run.read_bytes() == before:  # every answer recorded (a limit or the version differs): nothing appended
+        assert change == "version" or change[0] in ("--time-limit", "--memory-limit")
+    elif change != "version":  # the latest part is the one compared
         assert main([*BENCH, "--out", str(run), "--resume"]) == 2
 
 
@@ -411,6 +413,11 @@ def test_check_out_is_a_new_run_file_or_resumed_without_solving_twice(tmp_path: 
     assert len(results) == 6 and results[:2] == kept[1:]  # the two recorded answers were not solved again
     assert len({(r["instance"], r["solver"]) for r in results}) == 6
     assert sum(r["type"] == "reference" for r in records) == 3
+    assert records[-1]["type"] == "end" and not records[-1]["interrupted"] and records[-1]["counts"] == {"optimal": 4}
+    # a finished check resumed: judged again from its answers, nothing solved, the file left byte for byte
+    before = run.read_bytes()
+    assert main([*check, "--resume"]) == 0
+    assert "compared: 3 of 3 instances" in capsys.readouterr().out and run.read_bytes() == before
     # a file with an answer twice (an older compbench appended reruns): judged once; its references not written again
     run.write_text(run.read_text() + json.dumps(results[0]) + "\n")
     assert main([*check, "--resume"]) == 0

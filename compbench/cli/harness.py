@@ -104,9 +104,10 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     ``out``: a new run file, or with ``resume`` one of the same check whose answers are judged with the rest."""
     from ..harness.check import check, recorded_answers
     from ..harness.references import certified_for, reference_record
-    from ..harness.runfiles import RecordWriter, environment
+    from ..harness.runfiles import RecordWriter, RunFileError, end_record, environment, finished, read_records
     from ..harness.stats import verdict_records
     from ..harness.sweep import unique_ids
+    from ..io import instance_hash
 
     problems = unique_ids(_problems(source))
     certified = with_reference_errors(lambda: certified_for(source, problems))
@@ -116,18 +117,31 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     try:
         with run_file_errors():
             recorded, recorded_references = recorded_answers(out, problems) if out and resume else ([], {})
+            answered = {(r["instance"], r.get("hash"), r["solver"]) for r in recorded}
+            if writer and resume and finished(read_records(out)) and all(
+                    (p.id, instance_hash(p), s) in answered for p in problems for s in solvers):
+                writer.close()  # a finished check: judged again from its answers, the file left as it was
+                writer = None
     except UsageError:
         writer.close()
         raise
     executor = _executor("dask" if scheduler else "local", jobs, scheduler, grace, warmup_limit)
     memory_limit = memory_limit or shared_memory_limit(executor.slots)
+    counts: dict[str, int] = {}
+    started, interrupted = False, True
+
+    def record_answer(record: dict) -> None:
+        writer.write(record)
+        counts[record["status"]] = counts.get(record["status"], 0) + 1
+
     try:
         with run_file_errors():
             if writer:
                 writer.write(environment({**settings, "memory_limit": memory_limit, "executor": executor.name,
                                           **executor.parallelism()}))
+                started = True
             report = check(problems, solvers, time_limit=time_limit, memory_limit=memory_limit, repro_dir=repro_dir,
-                           executor=executor, on_record=writer.write if writer else None,
+                           executor=executor, on_record=record_answer if writer else None,
                            references={**recorded_references, **certified}, recorded=recorded)
             if writer:
                 for problem in problems:
@@ -135,9 +149,15 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
                         writer.write(reference_record(problem, report.reference_of[problem.id]))
                 for record in verdict_records(out):
                     writer.write(record)
+            interrupted = False
     finally:
         executor.close()
         if writer:
+            if started:
+                try:
+                    writer.write(end_record(counts, interrupted))
+                except RunFileError:  # the disk that refused a record refuses this too: the answers stand without it
+                    pass
             writer.close()
     lines = [f"check: {len(problems)} instances x {len(solvers)} solvers from {source}", report.format_table()]
     for failure in report.failures:

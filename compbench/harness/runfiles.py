@@ -152,6 +152,16 @@ def end_record(counts: dict[str, int], interrupted: bool) -> dict[str, Any]:
             "counts": {k: v for k, v in sorted(counts.items()) if v}}
 
 
+def finished(records: list[dict[str, Any]]) -> bool:
+    """Whether a run file's records end with the end record of a part that ran to its end (not interrupted): a
+    resume with nothing left to solve then appends nothing.
+
+    >>> finished([{"type": "result"}, {"type": "end", "interrupted": False}]), finished([{"type": "result"}])
+    (True, False)
+    """
+    return bool(records) and records[-1].get("type") == "end" and records[-1].get("interrupted") is False
+
+
 def run_settings(tasks: list[Task]) -> dict[str, Any]:
     """What the results of these tasks depend on (see RUN_SETTINGS): solvers, sizes, kinds, limits, version."""
     def distinct(key: Any) -> list:

@@ -28,7 +28,7 @@ from compbench.generate import KINDS, generate
 from compbench.io import problem_to_dict, read_instance, read_instances, write_instances
 from compbench.problem import Problem
 
-from .runfiles import (RecordWriter, RunFileError, environment, end_record, read_records, recorded_pairs,
+from .runfiles import (RecordWriter, RunFileError, environment, end_record, finished, read_records, recorded_pairs,
                        result_record, resume_mismatch, run_settings)
 from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, Task, close_children, run_in_child
 
@@ -420,6 +420,8 @@ def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resum
                 skipper.observe(record)
         todo = [t for t in tasks if (t.header["instance"], t.solver, t.header.get("repeat", 0)) not in done]
         counts["resumed"] = len(tasks) - len(todo)
+        if not todo and finished(existing):  # a finished run: its verdicts stand, the file is left as it was
+            return dict(counts)
         pool = make_executor(executor, jobs, scheduler, grace, warmup_limit) if isinstance(executor, str) else executor
         writer.write(environment({**(settings or {}), **current, "executor": pool.name, **pool.parallelism(),
                                   "tasks": len(tasks), "already_recorded": counts["resumed"],
