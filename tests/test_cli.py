@@ -109,6 +109,9 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
+    (["bench", "--instances", "{example}", "--sizes", "4", "--free", "--solvers", "resource-dp", "--out", "{tmp}/r"],
+     "takes its instances as they are: --sizes, --free would be ignored"),
+    (["demo", "--quick", "--sizes", "6:4", "--solvers", "resource-dp", "--out", "{tmp}/demo"], "6:4"),  # before the work
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--epochs", "0"], "--epochs: must be an integer >= 1"),
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--learning-rate", "0"], "must be a number > 0, got 0"),
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--l2", "nan"], "--l2: must be a number >= 0, got nan"),

@@ -219,10 +219,21 @@ def cmd_check(args: argparse.Namespace) -> int:
                      warmup_limit=args.warmup_limit, memory_limit=user_memory_limit(args), resume=args.resume)
 
 
+GENERATOR_DEFAULTS = {"sizes": "10:60:5", "per_size": 5, "kinds": "gaussian", "seed": 0, "length_ratio": 0.45,
+                      "free": False, "second_order": False}  # bench's options for the instances it generates
+
+
 def bench_problems(args: argparse.Namespace) -> list:
+    """The instances of ``bench`` (and ``demo``): ``--instances`` (refused with an option that generates them), else
+    those its generator options make."""
     from ..harness.sweep import SpecError, generated_problems, parse_kinds, parse_sizes
 
     if args.instances:
+        given = [f"--{key.replace('_', '-')}" for key, value in GENERATOR_DEFAULTS.items()
+                 if getattr(args, key) != value]
+        if given:
+            raise UsageError(f"--instances {args.instances} takes its instances as they are: {', '.join(given)} "
+                             "would be ignored (leave them out, or leave --instances out to generate instances)")
         return _problems(args.instances)
     try:
         kinds, sizes = parse_kinds(args.kinds), parse_sizes(args.sizes)
@@ -433,14 +444,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..harness.stats import judged_summary
 
     solvers = chosen_solvers(args)
-    out = output_directory(args.out, "demo")
-    runs = output_directory(out / "runs", "demo's run files")
-    print(f"demo: writing the check, the sweep and the report to {out}{os.sep}", flush=True)
     check_set = args.check_set or (QUICK_CHECK_SET if args.quick else DEMO_CHECK_SET)
     args.sizes = args.sizes or (QUICK_SIZES if args.quick else DEMO_SIZES)
     args.per_size = args.per_size or (1 if args.quick else DEMO_PER_SIZE)
     args.instances, args.free, args.length_ratio, args.seed = None, False, 0.45, 0
     args.executor, args.scheduler, args.skip_larger_after = "local", None, 0.5
+    problems = bench_problems(args)  # bad --sizes or --kinds: refused before the work
+    out = output_directory(args.out, "demo")
+    runs = output_directory(out / "runs", "demo's run files")
+    print(f"demo: writing the check, the sweep and the report to {out}{os.sep}", flush=True)
     started = time.perf_counter()
     print(f"demo 0/3: warming up {len(solvers)} solvers in this process (numba compiles the DP kernels once per "
           "environment, then every worker loads them from the cache)", flush=True)
@@ -460,7 +472,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sweep_run = runs / "demo.jsonl"
     if not args.resume:
         sweep_run.unlink(missing_ok=True)
-    problems = bench_problems(args)
     print(f"demo 2/3: sweep of {len(problems)} {args.kinds} instances (n in {args.sizes}, {args.per_size} per size, "
           f"time limit {args.time_limit:g} s, {args.jobs} jobs) -> {sweep_run}", flush=True)
     run_bench(args, solvers, problems, str(sweep_run))
@@ -590,18 +601,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_sweep_options(parser: argparse.ArgumentParser, demo: bool = False) -> None:
     _add_solver_options(parser)
-    parser.add_argument("--sizes", default=None if demo else "10:60:5", metavar="START:STOP[:STEP]",
-                        help="sizes n (stop included), or N,N,..." + (f" (default {DEMO_SIZES})" if demo
-                                                                          else " (default 10:60:5)"))
-    parser.add_argument("--per-size", type=number_in(int, 1), default=None if demo else 5, metavar="K",
-                        help="instances per kind and size" + (f" (default {DEMO_PER_SIZE})" if demo else
-                                                                " (default 5)"))
-    parser.add_argument("--kinds", default="gaussian", metavar="K1,K2", help="instance kinds (default gaussian)")
+    defaults = GENERATOR_DEFAULTS
+    parser.add_argument("--sizes", default=None if demo else defaults["sizes"], metavar="START:STOP[:STEP]",
+                        help="sizes n (stop included), or N,N,..."
+                             f" (default {DEMO_SIZES if demo else defaults['sizes']})")
+    parser.add_argument("--per-size", type=number_in(int, 1), default=None if demo else defaults["per_size"],
+                        metavar="K", help="instances per kind and size"
+                                          f" (default {DEMO_PER_SIZE if demo else defaults['per_size']})")
+    parser.add_argument("--kinds", default=defaults["kinds"], metavar="K1,K2",
+                        help=f"instance kinds (default {defaults['kinds']})")
     if not demo:
-        parser.add_argument("--seed", type=number_in(int, 0), default=0, help="generator seed (default 0)")
+        parser.add_argument("--seed", type=number_in(int, 0), default=defaults["seed"],
+                            help=f"generator seed (default {defaults['seed']})")
         length = parser.add_mutually_exclusive_group()
-        length.add_argument("--length-ratio", type=number_in(float, 0, 1), default=0.45, metavar="R",
-                            help="m = round(R n) (default 0.45)")
+        length.add_argument("--length-ratio", type=number_in(float, 0, 1), default=defaults["length_ratio"],
+                            metavar="R", help=f"m = round(R n) (default {defaults['length_ratio']:g})")
         length.add_argument("--free", action="store_true", help="free length")
     parser.add_argument("--second-order", action="store_true",
                         help="add sibling scores (solvers without second-order support answer unsupported)")
