@@ -113,6 +113,15 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
      "takes its instances as they are: --sizes, --free would be ignored"),
     (["demo", "--quick", "--sizes", "6:4", "--solvers", "resource-dp", "--out", "{tmp}/demo"], "6:4"),  # before the work
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--epochs", "0"], "--epochs: must be an integer >= 1"),
+    # a writer replaces a file of its own kind only (a typo in --out overwrote an instance file with a model)
+    (["train", "--corpus", "google", "--data", "{tmp}", "--out", "{example}"],
+     "ex1.json exists and holds no compression model: it is left as it is"),
+    (["parser", "train", "--treebank", "{tmp}", "--out", "{example}"], "exists and holds no parser model"),
+    (["evaluate", "--corpus", "google", "--data", "{tmp}", "--model", "{tmp}/m.npz", "--json-out", "{example}"],
+     "exists and holds no evaluation results"),
+    (["certify", "{example}", "--out", "{bad}"], "bad.jsonl exists and holds no reference optima"),
+    (["build-instances", "--corpus", "google", "--data", "{tmp}", "--model", "{tmp}/m.npz", "--out", "{example}"],
+     "ex1.json exists (pass --force to overwrite it)"),
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--learning-rate", "0"], "must be a number > 0, got 0"),
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--l2", "nan"], "--l2: must be a number >= 0, got nan"),
     (["train", "--data", "{tmp}", "--out", "{tmp}/m.npz", "--max-n", "0"], "--max-n: must be an integer >= 1"),
@@ -258,3 +267,33 @@ def test_generate_refuses_a_ratio_with_free_and_report_a_baseline_with_no_result
         result = run(command, str(out), "--baseline", "nosuch", "--out", str(tmp_path / command))
         assert result.returncode == 2 and "--baseline nosuch: no result of it in the run files" in result.stderr
         assert "brute-force, resource-dp" in result.stderr and not (tmp_path / command).exists()
+
+
+def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
+    """Models, parsers, evaluation results and certified optima are written over their own kind (a retrained model
+    replaces the old one, as accuracy-report's steps do), never over another file."""
+    import numpy as np
+
+    from compbench.cli.common import UsageError, model_info, output_path
+    from compbench.cli.compression import is_evaluation_file
+    from compbench.cli.harness import is_solu_file
+
+    model, parser, other = tmp_path / "model.npz", tmp_path / "parser.npz", tmp_path / "other.npz"
+    np.savez(model, info=np.array(json.dumps({"kind": "bigram"})), weight_index=np.zeros(0, np.int64))
+    np.savez(parser, info=np.array(json.dumps({"kind": "parser"})))
+    np.savez(other, meta=np.array("[]"))
+    assert model_info(model) == {"kind": "bigram"} and model_info(other) is None
+    assert model_info(tmp_path / "missing.npz") is None
+    is_parser = lambda path: (model_info(path) or {}).get("kind") == "parser"  # noqa: E731
+    assert output_path(parser, what="parser model", replaces=is_parser) == parser
+    for path in (model, other):
+        with pytest.raises(UsageError, match="holds no parser model"):
+            output_path(path, what="parser model", replaces=is_parser)
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"corpus": "google", "systems": {}}))
+    assert is_evaluation_file(results) and not is_evaluation_file(tmp_path / "missing.json")
+    results.write_text("[1, 2]")
+    assert not is_evaluation_file(results)
+    solu = tmp_path / "set.solu.json"
+    solu.write_text(json.dumps({"format": "compbench-solu/1", "optima": []}))
+    assert is_solu_file(solu) and not is_solu_file(results)

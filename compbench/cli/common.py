@@ -55,10 +55,11 @@ class Later(Sequence):
 
 
 def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "output",
-                suffixes: tuple[str, ...] = ()) -> Path:
+                suffixes: tuple[str, ...] = (), replaces: Callable[[Path], bool] | None = None) -> Path:
     """Check an output path before any work starts: its name must end with one of ``suffixes`` (when given), its
-    directory is created, an existing file is refused unless ``force``; a path that cannot be written is a
-    :class:`UsageError`."""
+    directory is created, an existing file is refused unless ``force``, or, with ``replaces``, unless it is a file
+    of the kind written or empty (``replaces(path)``: a model over a model, never over an instance file); a path
+    that cannot be written is a :class:`UsageError`."""
     out = Path(path)
     if suffixes and not out.name.lower().endswith(suffixes):
         raise UsageError(f"{out}: unknown file type for the {what} (expected {', '.join(suffixes)})")
@@ -66,6 +67,8 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
         raise UsageError(f"{out}: is a directory, expected a file for the {what}")
     if out.exists() and not force:
         raise UsageError(f"{out} exists (pass --force to overwrite it)")
+    if out.exists() and replaces is not None and out.stat().st_size and not replaces(out):  # empty: nothing to lose
+        raise UsageError(f"{out} exists and holds no {what}: it is left as it is (choose another path)")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -73,6 +76,20 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
     if not os.access(out.parent, os.W_OK):
         raise UsageError(f"{out}: its directory is not writable")
     return out
+
+
+def model_info(path: Path) -> dict[str, Any] | None:
+    """The ``info`` object of a model file compbench wrote (an ``.npz`` with an ``info`` member), or None."""
+    import json
+
+    import numpy as np
+
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open("info.npy") as member:
+            info = json.loads(str(np.lib.format.read_array(member, allow_pickle=False)))
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def output_directory(path: str | os.PathLike, what: str = "output") -> Path:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, load_solver, number_in, output_path,
-                     positive_seconds, read_model, stdout_to_stderr)
+from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, load_solver, model_info, number_in,
+                     output_path, positive_seconds, read_model, stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
@@ -52,7 +52,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..corpora import CORPORA, read_corpus, split_corpus
     from ..learning.tagger import PosTagger
 
-    out = output_path(args.out, what="model")  # before the training, not after it
+    out = output_path(args.out, what="compression model",  # before the training, not after it
+                      replaces=lambda path: (model_info(path) or {"kind": "parser"}).get("kind") != "parser")
     parser = _parser(args.parser)
     corpus = _corpus(args)
     parts = split_corpus(corpus)
@@ -149,7 +150,7 @@ def cmd_build_instances(args: argparse.Namespace) -> int:
     from ..io import write_instances
     from ..problem import Length
 
-    out = output_path(args.out, what="instances", suffixes=INSTANCE_SUFFIXES)
+    out = output_path(args.out, force=args.force, what="instances", suffixes=INSTANCE_SUFFIXES)
     model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
     length = _length(args.length)
@@ -175,7 +176,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..compression.accuracy import System, evaluate_systems, format_table
     from ..compression.baselines import model_kind, systems_of
 
-    out = output_path(args.json_out, what="results") if args.json_out else None
+    out = output_path(args.json_out, what="evaluation results", replaces=is_evaluation_file) if args.json_out else None
     model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
     length = _length(args.length)
@@ -219,6 +220,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def is_evaluation_file(path: Path) -> bool:
+    """Whether ``path`` holds the results ``evaluate --json-out`` writes (a JSON object with ``systems``)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < 64 << 20 else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and "systems" in data
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", required=True, choices=Later("compbench.corpora", "CORPORA"), metavar="NAME",
                         help="which corpus the directory holds: %(choices)s")
@@ -236,8 +246,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "--objective is always crf); subtree: subtree deletion over the input parse of "
                             "--parser, token features, the averaged perceptron")
     train.add_argument("--solver", default=DEFAULT_SOLVER, help=f"exact decoder (default {DEFAULT_SOLVER})")
-    train.add_argument("--epochs", type=number_in(int, 1), default=8, help="passes over the train split; the epoch with the best "
-                                                              "dev F1 is kept (default %(default)s)")
+    train.add_argument("--epochs", type=number_in(int, 1), default=8,
+                       help="passes over the train split; the epoch with the best dev F1 is kept (default %(default)s)")
     train.add_argument("--second-order", action="store_true",
                        help="add sibling features (second-order scores; decoded by a second-order solver)")
     train.add_argument("--batch-size", type=number_in(int, 1), default=8, help="sentences per update (default 8)")
@@ -245,15 +255,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="CRF (default): conditional log-likelihood of the gold compression with its tree latent, "
                             "by inside-outside and AdaGrad; or the averaged structured perceptron (several times "
                             "faster per epoch)")
-    train.add_argument("--l2", type=number_in(float, 0), default=1e-4, help="CRF: L2 regularization per example (default 1e-4)")
-    train.add_argument("--learning-rate", type=number_in(float, 0, open_low=True), default=0.2, help="CRF: AdaGrad step size (default 0.2)")
+    train.add_argument("--l2", type=number_in(float, 0), default=1e-4,
+                       help="CRF: L2 regularization per example (default 1e-4)")
+    train.add_argument("--learning-rate", type=number_in(float, 0, open_low=True), default=0.2,
+                       help="CRF: AdaGrad step size (default 0.2)")
     train.add_argument("--crf-length", choices=("free", "gold"), default="free",
                        help="chain-crf: normalize over all keep/delete labellings (free, default) or over those "
                             "of the gold compression's length (gold, as decoded)")
-    train.add_argument("--max-n", type=number_in(int, 1), default=60, help="leave longer sentences out of training (default 60)")
+    train.add_argument("--max-n", type=number_in(int, 1), default=60,
+                       help="leave longer sentences out of training (default 60)")
     train.add_argument("--tagger-data", metavar="DIR", help="Google corpus directory: train a POS tagger on its "
                                                             "train split and tag this corpus with it")
-    train.add_argument("--tagger-epochs", type=number_in(int, 1), default=4, help="POS tagger training passes (default 4)")
+    train.add_argument("--tagger-epochs", type=number_in(int, 1), default=4,
+                       help="POS tagger training passes (default 4)")
     train.add_argument("--seed", type=number_in(int, 0), default=0, help="shuffling seed (default 0)")
     train.add_argument("--parser", metavar="PARSER", help="a parser file (compbench parser train): every sentence is "
                                                           "parsed once and the parse features are added; the model "
@@ -264,6 +278,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(build)
     build.add_argument("--model", required=True, help="model file written by compbench train")
     build.add_argument("--out", required=True, metavar="SET", help="instance file (.jsonl, .json or .npz)")
+    build.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     build.add_argument("--length", default="gold", help="'gold' (first annotator's length) or a ratio R")
     build.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                        help="which part of the corpus (default test)")

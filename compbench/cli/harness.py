@@ -348,6 +348,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if differ else 0
 
 
+def is_solu_file(path: Path) -> bool:
+    """Whether ``path`` holds certified optima (a JSON object of certify's format)."""
+    import json
+
+    from ..harness.references import SOLU_FORMAT
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < 64 << 20 else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == SOLU_FORMAT
+
+
 def solu_target(path: str, out: str | None = None) -> Path:
     """Where the certified optima of instance file ``path`` go, checked before any work: ``out``, or beside it
     (``x.jsonl`` -> ``x.solu.json``) unless that file holds the optima of another instance file (``x.json``'s)."""
@@ -355,9 +368,10 @@ def solu_target(path: str, out: str | None = None) -> Path:
 
     from ..harness.references import solu_path
 
-    target = output_path(out or solu_path(path), what="reference optima")
+    target = Path(out or solu_path(path))
     if target.resolve() == Path(path).resolve():
         raise UsageError(f"{target}: is the instance file itself; choose another --out for its optima")
+    target = output_path(target, what="reference optima", replaces=is_solu_file)
     if out is None and target.is_file():
         try:
             owner = json.loads(target.read_text(encoding="utf-8")).get("instances")

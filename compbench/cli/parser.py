@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from .. import progress
 from ..parser.defaults import FEATURES, L2, LEARNING_RATE
 from ..files import atomic_output
-from .common import UsageError, number_in, output_path, read_model
+from .common import UsageError, model_info, number_in, output_path, read_model
 
 if TYPE_CHECKING:
     from ..parser.conllu import TreeSentence
@@ -91,7 +91,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.gold_copies and args.folds < 2:
         raise UsageError("--gold-copies goes with --folds 2 or more (without folds the parser trains on the gold "
                          "tags)")
-    out = output_path(args.out, what="parser model")  # before the training, not after it
+    out = output_path(args.out, what="parser model",  # before the training, not after it
+                      replaces=lambda path: (model_info(path) or {}).get("kind") == "parser")
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
     lexicon = tagger_lexicon(args.tagger_lexicon)
     universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
@@ -322,8 +323,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                               "treebank's train split, choosing the parser's epoch on dev")
     train.add_argument("--treebank", required=True, metavar="DIR", help="directory of *train*/*dev*.conllu files")
     train.add_argument("--out", required=True, metavar="PARSER", help="model file (.npz)")
-    train.add_argument("--epochs", type=number_in(int, 1), default=10, help="passes over train; the best on dev is kept "
-                                                               "(default %(default)s)")
+    train.add_argument("--epochs", type=number_in(int, 1), default=10,
+                       help="passes over train; the best on dev is kept (default %(default)s)")
     train.add_argument("--objective", choices=("mira", "perceptron", "crf"), default="mira",
                        help="averaged passive-aggressive updates (1-best MIRA, default), averaged perceptron or "
                             "tree-CRF (AdaGrad on the log-likelihood)")
@@ -332,28 +333,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--feature-set", type=int, choices=range(1, FEATURES + 1), default=FEATURES, metavar="K",
                        help=f"the arc features' version (default {FEATURES}: the in-between template over coarse tags "
                             f"too; 1: as models from before it)")
-    train.add_argument("--learning-rate", type=number_in(float, 0, open_low=True), help=f"CRF: AdaGrad step size (default {LEARNING_RATE:g})")
+    train.add_argument("--learning-rate", type=number_in(float, 0, open_low=True),
+                       help=f"CRF: AdaGrad step size (default {LEARNING_RATE:g})")
     train.add_argument("--l2", type=number_in(float, 0), help=f"CRF: the l2 penalty's weight (default {L2:g})")
-    train.add_argument("--cost", type=number_in(float, 0), help=f"perceptron: decode each training sentence with this added to "
-                       f"every non-gold arc's score (loss-augmented; 0: the plain perceptron; default {COST:g}; MIRA always "
-                       "decodes with 1, its loss being the number of wrong heads)")
-    train.add_argument("--max-step", type=number_in(float, 0, open_low=True), help=f"MIRA: the largest step of one update (the C of "
-                       f"passive-aggressive PA-I; default {MAX_STEP:g}, which on EWT never clips: the steps are "
-                       f"about 0.004)")
-    train.add_argument("--tagger-epochs", type=number_in(int, 1), default=15, help="POS tagger training passes (default 15)")
+    train.add_argument("--cost", type=number_in(float, 0), help=f"perceptron: decode each training sentence with "
+                       f"this added to every non-gold arc's score (loss-augmented; 0: the plain perceptron; default "
+                       f"{COST:g}; MIRA always decodes with 1, its loss being the number of wrong heads)")
+    train.add_argument("--max-step", type=number_in(float, 0, open_low=True),
+                       help=f"MIRA: the largest step of one update (the C of passive-aggressive PA-I; default "
+                            f"{MAX_STEP:g}, which on EWT never clips: the steps are about 0.004)")
+    train.add_argument("--tagger-epochs", type=number_in(int, 1), default=15,
+                       help="POS tagger training passes (default 15)")
     train.add_argument("--tagger-lexicon", metavar="GOOGLE_DIR", help="Google compression corpus directory: the "
                        "tag classes of the words of its training part (Google's PTB tags) become tagger features")
-    train.add_argument("--folds", type=number_in(int, 1), default=1, help="train the parser on tags from taggers trained on "
-                                                             "the other folds (default 1: on the gold tags)")
+    train.add_argument("--folds", type=number_in(int, 1), default=1, help="train the parser on tags from taggers "
+                       "trained on the other folds (default 1: on the gold tags)")
     train.add_argument("--gold-copies", action="store_true", help="with --folds: train on a gold-tagged copy of "
                        "every sentence beside its jackknifed copy (twice the time an epoch)")
-    train.add_argument("--tagger-seeds", type=number_in(int, 1), default=1, metavar="K", help="the tagger is the mean of K "
-                       "taggers trained with seeds SEED..SEED+K-1 (default 1)")
-    train.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N", help="taggers (seeds, --folds) trained at "
-                       "once, one process each (default 1; each takes about 2 GB, and this process keeps "
-                       "about 0.4 GB per seed's tagger)")
-    train.add_argument("--label-epochs", type=number_in(int, 0), default=5, help="arc labeler (DEPREL) training passes "
-                                                                     "(default 5; 0: no labels)")
+    train.add_argument("--tagger-seeds", type=number_in(int, 1), default=1, metavar="K",
+                       help="the tagger is the mean of K taggers trained with seeds SEED..SEED+K-1 (default 1)")
+    train.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N",
+                       help="taggers (seeds, --folds) trained at once, one process each (default 1; each takes "
+                            "about 2 GB, and this process keeps about 0.4 GB per seed's tagger)")
+    train.add_argument("--label-epochs", type=number_in(int, 0), default=5,
+                       help="arc labeler (DEPREL) training passes (default 5; 0: no labels)")
     train.add_argument("--seed", type=number_in(int, 0), default=0, help="shuffling seed (default 0)")
     train.set_defaults(func=cmd_train)
 
