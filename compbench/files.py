@@ -12,12 +12,41 @@ from pathlib import Path
 from typing import Iterator
 
 
+def remove_leftovers(parent: Path, prefix: str) -> None:
+    """Remove what a killed process left in ``parent`` (a SIGKILL runs no cleanup): the entries named
+    ``prefix``PID-... whose process PID no longer runs (those of a process that still runs are its own)."""
+    try:
+        entries = [e for e in os.scandir(parent) if e.name.startswith(prefix)]
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or _running(int(pid)):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        pass
+    return True
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``, of this write alone (two commands writing one file each write their
     own); on success it replaces ``path`` in one step (never half a file, nor a mix of two).  A write that fails is an
-    :class:`OSError` naming ``path``."""
+    :class:`OSError` naming ``path``; the temporary files of earlier writes of ``path`` that were killed go first."""
     out = Path(path)
+    remove_leftovers(out.parent, f".{out.name}.partial-")
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(4)}{out.suffix}")
     try:
         yield partial
@@ -32,8 +61,9 @@ def atomic_output(path: str | PathLike) -> Iterator[Path]:
 def staging_folder(parent: str | PathLike, prefix: str) -> Iterator[Path]:
     """A new folder ``prefix``PID-RANDOM in ``parent`` (on its file system: files move out of it in one rename), removed
     at exit whatever happens, an interrupt (Ctrl-C, SIGTERM) that lands while it is being removed included: the
-    removal finishes, then the interrupt goes on.  (``tempfile.TemporaryDirectory`` leaves the rest of the folder
+    removal finishes, then the interrupt goes on; a folder a killed run left (SIGKILL) is removed by the next.  (``tempfile.TemporaryDirectory`` leaves the rest of the folder
     when an interrupt cuts its removal short.)"""
+    remove_leftovers(Path(parent), prefix)  # the folders of earlier runs that were killed
     folder = Path(parent) / f"{prefix}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         folder.mkdir()

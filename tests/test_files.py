@@ -1,4 +1,4 @@
-"""compbench.files: a staging folder that an interrupt cannot leave behind."""
+"""compbench.files: a staging folder that an interrupt cannot leave behind, and what a killed process left."""
 
 from __future__ import annotations
 
@@ -31,3 +31,27 @@ def test_a_staging_folder_is_removed_even_when_an_interrupt_cuts_its_removal_sho
     with files.staging_folder(tmp_path, ".staging-") as folder:  # an ordinary exit removes it too
         (folder / "c").write_text("z")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_what_a_killed_write_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    """SIGKILL runs no cleanup: the next write of the same file (or export into the same folder) removes the
+    temporary file (folder) of a process that no longer runs, and leaves those of a running one."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    dead, alive = killed.pid, os.getppid()
+    for pid in (dead, alive):
+        (tmp_path / f".out.json.partial-{pid}-0a1b2c3d.json").write_text("half")
+        (tmp_path / f".staging-{pid}-0a1b2c3d").mkdir()
+        (tmp_path / f".staging-{pid}-0a1b2c3d" / "model.npz").write_text("half")
+    with files.atomic_output(tmp_path / "out.json") as partial:
+        partial.write_text("{}")
+    with files.staging_folder(tmp_path, ".staging-"):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".out.json.partial-{alive}-0a1b2c3d.json",
+                                                          f".staging-{alive}-0a1b2c3d", "out.json"]
