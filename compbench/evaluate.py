@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
 
-from .problem import Problem, Solution, expect_problem, is_flag
+from .problem import Problem, Solution, expect_problem, is_finite_number, is_flag
 
 
 class InvalidSolution(ValueError):
@@ -173,7 +172,7 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     0.4776
     """
     expect_problem(problem)
-    if not (isinstance(rtol, numbers.Real) and not isinstance(rtol, (bool, np.bool_)) and 0 <= rtol < 1):  # NaN fails
+    if not (is_finite_number(rtol) and 0 <= rtol < 1):
         raise ValueError(f"rtol: expected a number in [0, 1), got {rtol!r}")
     if isinstance(solution, Solution):
         if solution.heads is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import Length, Problem, is_flag
+from .problem import Length, Problem, is_finite_number, is_flag
 
 KINDS = ("gaussian", "integer-ties", "forbidden", "distance")
 
@@ -72,8 +72,7 @@ def generate_set(kind: str, n: int, count: int, seed: int = 0, length_ratio: flo
     """``count`` problems of one kind and size; ``length_ratio`` R in 0..1 gives m = round(R n) (None: free
     length)."""
     _check_natural("count", count)
-    if length_ratio is not None and not (isinstance(length_ratio, (int, float, np.integer, np.floating))
-                                         and not isinstance(length_ratio, bool) and 0 <= length_ratio <= 1):
+    if length_ratio is not None and not (is_finite_number(length_ratio) and 0 <= length_ratio <= 1):
         raise ValueError(f"length_ratio: expected None or a number in 0..1, got {length_ratio!r}")
     length = None if length_ratio is None else int(round(length_ratio * n))
     return [generate(kind, n, seed=seed, length=length, index=i, single_root=single_root, second_order=second_order)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from .problem import Problem, Solution, Status, expect_problem, is_flag
+from .problem import Problem, Solution, Status, expect_problem, is_finite_number, is_flag
 from .problem_batch import ProblemBatch
 
 LENGTH_MODES = frozenset({"exact", "range", "free"})
@@ -107,14 +107,11 @@ class Option:
     accepts: Callable[[Any], bool]
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-NUMBER = Option("a number", lambda value: _is_number(value) and value == value)  # not NaN
-POSITIVE_NUMBER = Option("a finite positive number", lambda value: _is_number(value) and 0 < value < float("inf"))
-POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, numbers.Integral)
-                      and not isinstance(value, (bool, np.bool_)) and value > 0)
+NUMBER = Option("a number", lambda value: isinstance(value, numbers.Real) and not is_flag(value)
+                and value == value)  # not NaN; infinite allowed
+POSITIVE_NUMBER = Option("a finite positive number", lambda value: is_finite_number(value) and value > 0)
+POSITIVE_INT = Option("a positive integer", lambda value: isinstance(value, numbers.Integral) and not is_flag(value)
+                      and value > 0)
 ANY_VALUE = Option("any value", lambda value: True)
 BOOLEAN = Option("true or false", lambda value: isinstance(value, bool))
 MAPPING = Option("a dict (key.name=value)", lambda value: isinstance(value, dict))
@@ -324,7 +321,7 @@ def check_call(problem: Any, time_limit: Any) -> None:
 
 
 def _check_time_limit(time_limit: Any) -> None:
-    if time_limit is not None and not (_is_number(time_limit) and time_limit >= 0):  # NaN fails >= 0
+    if time_limit is not None and not (NUMBER.accepts(time_limit) and time_limit >= 0):  # infinite: no limit
         raise ValueError(f"time_limit: expected None or seconds >= 0, got {time_limit!r}")
 
 
