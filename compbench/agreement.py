@@ -146,6 +146,38 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     return Judgement(plain.get(solution.status, Verdict.OK), "", reference, compared, proven)
 
 
+def answers_agree(a: Solution, b: Solution, slack: float = 0.0, rtol: float = RTOL) -> bool:
+    """Do two proven answers say the same: both ``infeasible``, or both ``optimal`` with objectives that agree
+    (within ``slack``, the sum of their float64 errors)?  An answer that agrees is a second opinion; one that does
+    not is none.
+
+    >>> answers_agree(Solution(Status.INFEASIBLE), Solution(Status.INFEASIBLE))
+    True
+    >>> answers_agree(Solution(Status.OPTIMAL, objective=7.0), Solution(Status.INFEASIBLE))
+    False
+    """
+    if a.status not in PROVEN or a.status != b.status:
+        return False
+    return a.status == Status.INFEASIBLE or objectives_agree(a.objective, b.objective, rtol, slack)
+
+
+def refutes(solution: Solution, validity: str, reference: Reference | None, error: float = 0.0,
+            rtol: float = RTOL) -> bool:
+    """Does a valid answer prove a proven ``reference`` wrong: a solution where it says infeasible, or one whose
+    value beats its optimum (beyond both float64 errors)?  A valid tree is a fact about the instance; a reference
+    it beats is set aside, and the answer is not blamed.
+
+    >>> refutes(Solution(Status.FEASIBLE, objective=6.0, heads=[-1, 0]), "ok", Reference(Status.OPTIMAL, 5.0, "x"))
+    True
+    """
+    if validity != "ok" or not solution.has_solution or reference is None or not reference.proven:
+        return False
+    if reference.status == Status.INFEASIBLE:
+        return True
+    return solution.objective > reference.objective and not objectives_agree(
+        solution.objective, reference.objective, rtol, error + reference.error)
+
+
 def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0) -> bool:
     """Equal to ``rtol`` (relative, and absolute near 0), or within ``slack``: the float64 errors of the two sums
     (:func:`compbench.evaluate.objective_error`), beyond which no order of adding the same scores reaches.

@@ -276,7 +276,7 @@ def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
 
     from compbench.cli.common import UsageError, model_info, output_path
     from compbench.cli.compression import is_evaluation_file
-    from compbench.cli.harness import is_solu_file
+    from compbench.cli.certify import solu_table
 
     model, parser, other = tmp_path / "model.npz", tmp_path / "parser.npz", tmp_path / "other.npz"
     np.savez(model, info=np.array(json.dumps({"kind": "bigram"})), weight_index=np.zeros(0, np.int64))
@@ -296,4 +296,4 @@ def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
     assert not is_evaluation_file(results)
     solu = tmp_path / "set.solu.json"
     solu.write_text(json.dumps({"format": "compbench-solu/1", "optima": []}))
-    assert is_solu_file(solu) and not is_solu_file(results)
+    assert solu_table(solu) is not None and solu_table(results) is None

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from compbench.harness.stats import (bootstrap_ratio, outcomes, par2, profile_fractions, profile_ratios, scaling_fit,
-                                     sgm, summarize)
+from compbench.harness.judging import judge_results, outcome, outcomes
+from compbench.harness.stats import bootstrap_ratio, par2, profile_fractions, profile_ratios, scaling_fit, sgm, summarize
 
 
 def result(instance: str, solver: str, status: str, seconds: float, objective: float | None = 1.0,
@@ -47,17 +47,47 @@ def test_summary_counts_unsolved_at_the_limit_and_scales_by_the_fastest_exact_so
 
 def test_what_counts_as_solved_without_a_recorded_reference() -> None:
     """No reference recorded: the best valid objective (5, the oracle's) is a lower bound, and a proven answer that
-    agrees with it counts as solved only beside a second proven answer."""
+    agrees with it counts as solved only beside a second proven answer that agrees with it too (the liar's and the
+    low claim contradict it: they are no second opinion, and the oracle alone was counted solved beside them)."""
     results = [result("a", "oracle", "optimal", 1.0, 5.0, reference=None),
                result("a", "liar", "infeasible", 1.0, None, reference=None),
                result("a", "low", "optimal", 1.0, 4.0, reference=None),
                result("a", "broken", "optimal", 1.0, 6.0, "invalid: a cycle", reference=None),
                result("a", "lagrangian", "feasible", 1.0, 5.0, reference=None)]
-    assert outcomes(results) == ["solved", "contradicted", "contradicted", "invalid", "unproven"]
+    assert outcomes(results) == ["unchecked", "contradicted", "contradicted", "invalid", "unproven"]
+    twin = result("a", "twin", "optimal", 2.0, 5.0 + 1e-12, reference=None)
+    assert outcomes(results + [twin]) == ["solved", "contradicted", "contradicted", "invalid", "unproven", "solved"]
+    assert outcomes([results[0], {**twin, "solver": "oracle[x=1]"}]) == ["unchecked"] * 2  # the same solver twice
     assert outcomes(results[:1]) == ["unchecked"]  # alone: nothing to judge it against
-    summary = summarize(results, {"lagrangian": {"exact": False}}, shift=1.0)
+    summary = summarize(results + [twin], {"lagrangian": {"exact": False}}, shift=1.0)
     assert summary["solvers"]["liar"]["sgm_seconds"] == pytest.approx(10.0)  # counted at the limit
     assert summary["solvers"]["lagrangian"]["exact"] is False and summary["reference"] == "oracle"
+
+
+def test_a_valid_answer_that_beats_the_reference_refutes_it() -> None:
+    """A valid tree is a fact about the instance: one that beats the reference optimum (here computed in the run by
+    resource-dp) proves the reference wrong, so resource-dp's claim is the contradicted one, not the answer."""
+    ref = {"status": "optimal", "objective": 5.0, "source": "resource-dp in this run", "solver": "resource-dp"}
+    results = [{**result("a", "resource-dp", "optimal", 1.0, 5.0), "reference": ref},
+               {**result("a", "better", "optimal", 1.0, 6.0), "reference": ref}]
+    judged = judge_results(results)
+    assert [outcome(j) for j in judged] == ["contradicted", "unchecked"]
+    assert "it refutes 5.0 (resource-dp in this run)" in judged[0].why
+
+
+def test_the_references_of_a_solver_found_wrong_are_set_aside() -> None:
+    """resource-dp is wrong on b (against a certified optimum): its own reference on a no longer makes a lone
+    answer there solved; with a second solver agreeing, a is solved again."""
+    own = {"status": "optimal", "objective": 5.0, "source": "resource-dp in this run", "solver": "resource-dp"}
+    certified = {"status": "optimal", "objective": 9.0, "source": "certified, set.solu.json"}
+    results = [{**result("a", "resource-dp", "optimal", 1.0, 5.0), "reference": own},
+               {**result("a", "lone", "optimal", 1.0, 5.0), "reference": own},
+               {**result("b", "resource-dp", "optimal", 1.0, 8.0), "reference": certified}]
+    judged = judge_results(results)
+    assert [outcome(j) for j in judged] == ["solved", "unchecked", "contradicted"]
+    assert "set aside: resource-dp is disqualified" in judged[1].reference.source
+    second = {**result("a", "second", "optimal", 1.0, 5.0), "reference": own}
+    assert outcomes(results + [second])[1] == "solved"
 
 
 def test_a_lone_wrong_answer_is_caught_by_the_recorded_reference() -> None:

@@ -26,7 +26,7 @@ from typing import NoReturn, Sequence
 from .common import UsageError
 
 # Modules that add subcommands (each has register(subparsers)).
-COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.export",
+COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.certify", "compbench.cli.export",
                    "compbench.cli.compression", "compbench.cli.parser", "compbench.cli.accuracy_report")
 
 QUIET_HELP = "no progress bars or stage lines on stderr (results and errors are still printed)"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import progress
-from ..limits import CERTIFY_SECONDS, GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
+from ..limits import GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
 from .common import (MAX_SECONDS, UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
                      output_path, positive_seconds, shared_memory_limit, stdout_to_stderr, user_memory_limit)
 
@@ -84,7 +84,8 @@ def _add_limit_options(parser: argparse.ArgumentParser, time_limit: float | None
     add_memory_limit_option(parser)
 
 
-def _problems(source: str) -> list:
+def problems_of(source: str) -> list:
+    """The problems of an instance file or ``gen:`` spec; a bad spec is a :class:`UsageError`."""
     from ..harness.sweep import SpecError, source_problems
 
     try:
@@ -109,7 +110,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     from ..harness.sweep import unique_ids
     from ..io import instance_hash
 
-    problems = unique_ids(_problems(source))
+    problems = unique_ids(problems_of(source))
     certified = with_reference_errors(lambda: certified_for(source, problems))
     settings = {"check": source, "time_limit": time_limit, "solvers": solvers}
     with run_file_errors():
@@ -234,7 +235,7 @@ def bench_problems(args: argparse.Namespace) -> list:
         if given:
             raise UsageError(f"--instances {args.instances} takes its instances as they are: {', '.join(given)} "
                              "would be ignored (leave them out, or leave --instances out to generate instances)")
-        return _problems(args.instances)
+        return problems_of(args.instances)
     try:
         kinds, sizes = parse_kinds(args.kinds), parse_sizes(args.sizes)
     except SpecError as exc:
@@ -346,63 +347,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"DIFFERS {d['solver']} on {d['instance']}: optimal objective {d['a']!r} in A, {d['b']!r} in B")
     print("compare: " + (f"{len(differ)} optimal objective(s) differ" if differ else "every optimal objective agrees"))
     return 1 if differ else 0
-
-
-def is_solu_file(path: Path) -> bool:
-    """Whether ``path`` holds certified optima (a JSON object of certify's format)."""
-    import json
-
-    from ..harness.references import SOLU_FORMAT
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < 64 << 20 else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("format") == SOLU_FORMAT
-
-
-def solu_target(path: str, out: str | None = None) -> Path:
-    """Where the certified optima of instance file ``path`` go, checked before any work: ``out``, or beside it
-    (``x.jsonl`` -> ``x.solu.json``) unless that file holds the optima of another instance file (``x.json``'s)."""
-    import json
-
-    from ..harness.references import solu_path
-
-    target = Path(out or solu_path(path))
-    if target.resolve() == Path(path).resolve():
-        raise UsageError(f"{target}: is the instance file itself; choose another --out for its optima")
-    target = output_path(target, what="reference optima", replaces=is_solu_file)
-    if out is None and target.is_file():
-        try:
-            owner = json.loads(target.read_text(encoding="utf-8")).get("instances")
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-            owner = None
-        if isinstance(owner, str) and owner != Path(path).name:
-            raise UsageError(f"{target}: holds the certified optima of {owner}, not of {Path(path).name} (write "
-                             "them elsewhere with certify --out, or rename one of the files)")
-    return target
-
-
-def certify_file(path: str, out: str | None = None, jobs: int = 1,
-                 time_limit: float | None = None) -> tuple[Path, list[str]]:
-    """Certify the optima of the instance file ``path`` and write them beside it (or to ``out``, replaced); returns
-    the file written and a line per instance that could not be certified."""
-    from ..harness.references import certify, write_solu
-
-    target = solu_target(path, out)
-    table = certify(_problems(path), jobs=jobs, time_limit=time_limit or CERTIFY_SECONDS)
-    missing = [f"not certified: {entry['instance']}: {entry['why']}" for entry in table["optima"]
-               if entry["status"] is None]
-    return write_solu(target, table, path), missing
-
-
-def cmd_certify(args: argparse.Namespace) -> int:
-    written, missing = certify_file(args.file, args.out, args.jobs, args.time_limit)
-    for line in missing:
-        print(line)
-    certified = sum(1 for _ in _problems(args.file)) - len(missing)
-    print(f"certify: {certified} optima certified by two exact methods, {len(missing)} not; wrote {written}")
-    return 1 if missing else 0
 
 
 def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None) -> None:
@@ -587,21 +531,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--force", action="store_true",
                          help="compare runs with different time limits, instance sets or reference optima")
     compare.set_defaults(func=cmd_compare)
-
-    certify = subparsers.add_parser(
-        "certify", help="certified optima of an instance file, written beside it (x.jsonl -> x.solu.json)",
-        description="Solve every instance of FILE with two independent exact methods (the resource-constrained DP "
-                    "and the signature DP, else an ILP, else brute force), each in a worker under --time-limit, and "
-                    "write the optima they agree on beside the file, with the methods, their versions and the date "
-                    "(MIPLIB's .solu file).  check and bench judge every answer against it.  Exit status: 0 when every "
-                    "instance is certified, 1 when some are not (the file holds the others), 2 on bad input.")
-    certify.add_argument("file", help="instance file (.json, .jsonl or .npz)")
-    certify.add_argument("--out", metavar="FILE.solu.json", help="where to write (default beside FILE)")
-    certify.add_argument("--jobs", type=number_in(int, 1), default=1, metavar="N",
-                         help="solves run at the same time (default 1)")
-    certify.add_argument("--time-limit", type=positive_seconds, default=CERTIFY_SECONDS, metavar="S",
-                         help=f"limit per method and instance (default {CERTIFY_SECONDS:g})")
-    certify.set_defaults(func=cmd_certify)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)

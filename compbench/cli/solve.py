@@ -222,7 +222,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     ratio = None if args.free else 0.45 if args.length_ratio is None else args.length_ratio
     out = output_path(args.out, force=args.force, what="instances", suffixes=INSTANCE_SUFFIXES)
     if not args.no_certify:
-        from .harness import solu_target
+        from .certify import solu_target
 
         solu_target(str(out))  # the optima go beside it: refused now if that file is another set's
     problems = generate_set(args.kind, args.n, args.count, seed=args.seed, length_ratio=ratio,
@@ -231,7 +231,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     print(f"wrote {len(problems)} {args.kind} instances with n = {args.n} to {args.out}")
     if args.no_certify:
         return 0
-    from .harness import certify_file
+    from .certify import certify_file
 
     written, missing = certify_file(str(out))
     print("\n".join(missing + [f"wrote their certified optima to {written}"]))

@@ -34,7 +34,7 @@ from compbench.problem import Problem
 from compbench.records import recorded_error
 
 from .references import compute_references
-from .stats import judge_records
+from .judging import judge_records
 from .sweep import LocalExecutor, make_tasks, run_tasks, unique_ids
 
 COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error", "invalid", "disagreeing",
@@ -152,7 +152,7 @@ def recorded_answers(path: str | os.PathLike, problems: list[Problem]) -> tuple[
     the record and the field) and the references it recorded for ``problems`` (by id, where the content hash
     matches): what ``check --resume`` judges with the answers still to come."""
     from .runfiles import checked_results, read_records
-    from .stats import recorded_reference
+    from .judging import recorded_reference
 
     records = read_records(path)
     results = checked_results(path, records)

@@ -26,11 +26,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.agreement import Judgement, Reference, Verdict, verdict
 from compbench.limits import MIN_EFFECT
-from compbench.problem import Status
-from compbench.records import decode_number, encode_number, record_solution, recorded_error
+from compbench.records import decode_number, encode_number, recorded_error
 from compbench.registry import base_name
+
+from .judging import judge_results, outcome, recorded_reference
 
 LEFT_OUT = ("unsupported",)
 # outcome of one result: solved, or why not (unchecked: a proven answer with nothing to judge it against)
@@ -40,11 +40,6 @@ WRONG = ("invalid", "contradicted")  # outcomes that disqualify a solver (compbe
 SHIFT_FRACTION = 1e-3  # the default shift: this fraction of the time limit (MIPLIB 2017: 10 s over 2 h, ~1/720)
 BOOTSTRAP_SAMPLES = 2000
 SEED = 0
-
-
-def base_name(solver: str) -> str:
-    """A solver's registered name (``ilp-highs[tighten=false]`` -> ``ilp-highs``)."""
-    return solver.partition("[")[0]
 
 
 def is_exact(solver: str, infos: dict[str, dict]) -> bool:
@@ -57,89 +52,6 @@ def runtime(record: dict) -> float | None:
     seconds = record.get("seconds") or {}
     value = seconds.get("total", seconds.get("wall"))
     return float(value) if value is not None else None
-
-
-IN_RUN = " in this run"  # the end of the source of a reference an exact solver computed in the run
-
-
-def recorded_reference(record: dict) -> Reference | None:
-    """The reference a result carries (``reference``: what its run file recorded for its instance), or None."""
-    data = record.get("reference")
-    if not isinstance(data, dict) or data.get("status") not in ("optimal", "infeasible"):
-        return None
-    source = str(data.get("source"))
-    solver = data.get("solver")
-    if solver is None and source.endswith(IN_RUN):  # a run file written before references named their solver
-        solver = source[:-len(IN_RUN)]
-    try:
-        return Reference(Status(data["status"]), decode_number(data.get("objective")), source, solver=solver,
-                         error=recorded_error(data))
-    except (TypeError, ValueError):
-        return None
-
-
-def fallback_reference(records: list[dict]) -> Reference | None:
-    """The best valid objective among an instance's answers (a lower bound on its optimum), or ``infeasible`` when
-    no answer has a solution and one claims infeasibility; None when there is nothing."""
-    valid = [r for r in records if r.get("heads") is not None and r.get("validity", "ok") == "ok"
-             and r.get("objective") is not None]
-    if valid:
-        best = max(valid, key=lambda r: float(decode_number(r["objective"])))
-        return Reference(Status.OPTIMAL, float(decode_number(best["objective"])),
-                         f"best valid answer in the run, {best['solver']}'s", proven=False, error=recorded_error(best))
-    if any(r.get("status") == "infeasible" for r in records):
-        return Reference(Status.INFEASIBLE, None, "an infeasible claim in the run", proven=False)
-    return None
-
-
-def judge_records(results: list[dict], references: dict[str, Reference]) -> list[Judgement]:
-    """The judgement of every result record (in order): :func:`compbench.agreement.verdict` of its answer, its
-    recorded validity and its instance's reference (``references``, else :func:`fallback_reference`)."""
-    by_instance: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(results):
-        by_instance[r["instance"]].append(i)
-    out: list[Judgement | None] = [None] * len(results)
-    for instance, indices in by_instance.items():
-        records = [results[i] for i in indices]
-        reference = references.get(instance) or fallback_reference(records)
-        provers = {base_name(r["solver"]) for r in records  # one solver with other options is no second opinion
-                   if r.get("status") in ("optimal", "infeasible") and r.get("validity", "ok") == "ok"}
-        for i, r in zip(indices, records):
-            try:
-                solution = record_solution(r, int(r["n"]))
-                validity = r.get("validity", "ok")
-            except (ValueError, TypeError, KeyError) as exc:
-                solution, validity = record_solution({"status": r.get("status")}, 0), f"invalid: {exc}"
-            out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
-                             second_opinion=bool(provers - {base_name(r["solver"])}), solver=r["solver"],
-                             error=recorded_error(r))
-    return out  # type: ignore[return-value]
-
-
-def judge_results(results: list[dict]) -> list[Judgement]:
-    """The judgement of each result, in order: against the reference it carries (its run file's), else the best
-    valid answer on its instance (:func:`judge_records`)."""
-    references = {r["instance"]: ref for r in results if (ref := recorded_reference(r)) is not None}
-    return judge_records(results, references)
-
-
-def outcome(judged: Judgement) -> str:
-    """One of OUTCOMES: ``solved`` only for a validated proven answer that agrees with its reference.
-
-    >>> ref = Reference(Status.OPTIMAL, 2.0, "certified")
-    >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True)), outcome(Judgement(Verdict.OK))
-    ('solved', 'unproven')
-    """
-    if judged.verdict != Verdict.OK:
-        return judged.verdict.value
-    if judged.solved:
-        return "solved"
-    return "unchecked" if judged.proven else "unproven"
-
-
-def outcomes(results: list[dict]) -> list[str]:
-    """The outcome of each result, in order (judged against its instance's reference)."""
-    return [outcome(j) for j in judge_results(results)]
 
 
 def time_limit_of(results: Iterable[dict]) -> float | None:
