@@ -170,7 +170,8 @@ def refutes(solution: Solution, validity: str, reference: Reference | None, erro
     >>> refutes(Solution(Status.FEASIBLE, objective=6.0, heads=[-1, 0]), "ok", Reference(Status.OPTIMAL, 5.0, "x"))
     True
     """
-    if validity != "ok" or not solution.has_solution or reference is None or not reference.proven:
+    if validity != "ok" or not solution.has_solution or solution.objective is None or reference is None \
+            or not reference.proven:  # a solution without its value is invalid (verdict), refuting nothing
         return False
     if reference.status == Status.INFEASIBLE:
         return True

@@ -23,6 +23,7 @@ GRACE_SECONDS = 1.0  # beyond the time limit before a solve's child is killed: e
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 CERTIFY_SECONDS = 600.0  # limit per method and instance of compbench certify
 MIN_EFFECT = 1.25  # compare calls a solver faster or slower only beyond this time ratio (and beyond the noise)
+MIN_TIMED_INSTANCES = 5  # and only over this many instances at least (one instance's bootstrap interval is a point)
 
 
 def physical_memory() -> int:

@@ -573,15 +573,61 @@ def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) ->
              for r in records]
     c.write_text("".join(json.dumps(r) + "\n" for r in wrong))
     assert main(["compare", str(a), str(c)]) == 1
-    assert "DIFFERS dp on gaussian-n10-s0-0: optimal objective 10.0 in A, 11.0 in B" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "DIFFERS dp on gaussian-n10-s0-0: proven answer 10.0 in A, 11.0 in B" in out
+    assert "compare: 3 of 30 proven answer(s) in both runs differ" in out
+    flipped = [{**r, "status": "infeasible", "objective": None, "kept": None, "heads": None}
+               if r.get("solver") == "ilp-x" and r.get("instance") == "gaussian-n20-s0-1" else r for r in records]
+    c.write_text("".join(json.dumps(r) + "\n" for r in flipped))
+    assert main(["compare", str(a), str(c)]) == 1  # an optimum became an infeasible claim: was "agrees"
+    assert "DIFFERS ilp-x on gaussian-n20-s0-1: proven answer 21.0 in A, 'infeasible' in B" in capsys.readouterr().out
     assert main(["compare", str(a), str(tmp_path / "missing.jsonl")]) == 2
     (tmp_path / "empty.jsonl").write_text("not json\n")
     assert main(["compare", str(a), str(tmp_path / "empty.jsonl")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 2  # one line each
 
 
+def test_compare_says_what_it_could_not_compare(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """No timing verdict over fewer than MIN_TIMED_INSTANCES instances (one instance's interval is a point), no
+    "agrees" when no answer is proven in both runs, a solver of one run only or with nothing timed in both named,
+    and a pair unsolved in one of its repeats timed at the limit (it was timed at the repeats' median: "faster")."""
+    from compbench.limits import MIN_TIMED_INSTANCES
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synthetic_run(a)
+    records = [json.loads(line) for line in a.read_text().splitlines()]
+    few = [r for r in records if r.get("instance") in (None, "gaussian-n10-s0-0", "gaussian-n10-s0-1")]
+    a.write_text("".join(json.dumps(r) + "\n" for r in few))
+    slower = [{**r, "seconds": {"total": 3 * r["seconds"]["total"]}} if r.get("solver") == "dp" else r for r in few]
+    b.write_text("".join(json.dumps(r) + "\n" for r in slower))
+    assert main(["compare", str(a), str(b), "--json"]) == 0
+    dp = next(row for row in json.loads(capsys.readouterr().out)["solvers"] if row["solver"] == "dp")
+    assert dp["instances"] == 2 < MIN_TIMED_INSTANCES and dp["verdict"] == "too few"
+    timeouts = [{**r, "status": "timeout", "objective": None, "kept": None, "heads": None, "seconds": {"wall": 5.0}}
+                if r["type"] == "result" else r for r in few]
+    b.write_text("".join(json.dumps(r) + "\n" for r in timeouts))
+    assert main(["compare", str(a), str(b)]) == 0
+    assert "no instance has a proven answer (optimal or infeasible) in both runs" in capsys.readouterr().out
+    dropped = [{**r, "status": "unsupported", "objective": None, "kept": None, "heads": None}
+               if r.get("solver") == "greedy" else r for r in few if r.get("solver") != "lagr"]
+    b.write_text("".join(json.dumps(r) + "\n" for r in dropped))
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "  lagr: not compared: in A only" in out and "  greedy: not compared: no instance timed in both" in out
+    repeats = [dict(r, repeat=k, **({"status": "timeout", "objective": None, "seconds": {"wall": 5.0}}
+                                   if k == 2 and r.get("solver") == "dp" else {}))
+               for r in few if r["type"] == "result" for k in range(3)]
+    b.write_text("".join(json.dumps(r) + "\n" for r in [few[0], *(r for r in few if r["type"] == "reference"),
+                                                          *repeats]))
+    assert main(["compare", str(a), str(b), "--json", "--force"]) == 0
+    dp = next(row for row in json.loads(capsys.readouterr().out)["solvers"] if row["solver"] == "dp")
+    assert dp["solved_b"] == 0 and dp["sgm_b"] == pytest.approx(5.0, rel=0.01)  # at the limit, not 0.01 s
+
+
 @pytest.mark.parametrize("change, why", [
     (lambda r: {**r, "time_limit": 10.0} if r["type"] == "result" else r, "different time limits"),
+    (lambda r: r if r["type"] != "reference" or r["instance"] != "gaussian-n10-s0-0" else {**r, "type": "verdict"},
+     "a reference optimum for gaussian-n10-s0-0 in A only"),
     (lambda r: {**r, "hash": "0" * 16} if r.get("instance") == "gaussian-n10-s0-0" else r, "different instance sets"),
     (lambda r: {**r, "objective": 99.0} if r["type"] == "reference" and r["instance"].endswith("n10-s0-0") else r,
      "different reference optima"),

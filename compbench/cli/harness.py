@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import progress
-from ..limits import GRACE_SECONDS, MIN_EFFECT, WARMUP_SECONDS
+from ..limits import GRACE_SECONDS, MIN_EFFECT, MIN_TIMED_INSTANCES, WARMUP_SECONDS
 from .common import (MAX_SECONDS, UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
                      output_path, positive_seconds, shared_memory_limit, stdout_to_stderr, user_memory_limit)
 
@@ -318,18 +318,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
     differ = [{"solver": solver, **d} for solver, row in rows.items() for d in row["objective_differs"]]
     if args.json:
-        keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b")
+        keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b",
+                "proven_both")
         print(json.dumps({"a": args.a, "b": args.b, "solvers": [{k: row[k] for k in keys} for row in rows.values()],
-                          "objective_differs": differ, "threshold": comparison["threshold"],
+                          "unpaired": comparison["unpaired"], "objective_differs": differ,
+                          "threshold": comparison["threshold"],
                           "noise": comparison["noise"], "min_effect": comparison["min_effect"],
                           "shift_seconds": comparison["shift_seconds"], "forced": why}, allow_nan=False))
         return 1 if differ else 0
     noise = comparison["noise"]
     print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
-          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit), their "
+          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit, a proven "
+          "answer nothing in its run contradicted at its time: the other run checks it), their "
           "ratio B/A with a 95% bootstrap interval; faster/slower only when the whole interval lies beyond "
           f"{comparison['threshold']:.3g}x (the larger of the minimum effect {comparison['min_effect']:g}x and the "
-          + (f"noise of the repeats, {noise:.3g}x)" if noise else "noise, not measured: no repeats)"))
+          + (f"noise of the repeats, {noise:.3g}x)" if noise else "noise, not measured: no repeats)")
+          + f", over {MIN_TIMED_INSTANCES} instances at least (else too few)")
     if why:
         print(f"compare: forced: {why}")
     print(f"{'solver':<28}{'instances':>10}{'SGM A':>11}{'SGM B':>11}{'B/A':>8}{'95% interval':>18}{'verdict':>9}"
@@ -343,9 +347,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for key, what in (("only_a", "solved in A only"), ("only_b", "solved in B only")):
             if row[key]:
                 print(f"  {solver}: {what}: {', '.join(row[key][:8])}" + (" ..." if len(row[key]) > 8 else ""))
+    for solver, why in comparison["unpaired"].items():
+        print(f"  {solver}: not compared: {why}")
     for d in differ:
-        print(f"DIFFERS {d['solver']} on {d['instance']}: optimal objective {d['a']!r} in A, {d['b']!r} in B")
-    print("compare: " + (f"{len(differ)} optimal objective(s) differ" if differ else "every optimal objective agrees"))
+        print(f"DIFFERS {d['solver']} on {d['instance']}: proven answer {d['a']!r} in A, {d['b']!r} in B")
+    proven = sum(row["proven_both"] for row in rows.values())
+    print("compare: " + (f"{len(differ)} of {proven} proven answer(s) in both runs differ" if differ else
+                         f"every proven answer agrees ({proven} instance-solver pairs proven in both runs)" if proven
+                         else "no instance has a proven answer (optimal or infeasible) in both runs: no optimum was "
+                              "compared"))
     return 1 if differ else 0
 
 

@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.limits import MIN_EFFECT
+from compbench.limits import MIN_EFFECT, MIN_TIMED_INSTANCES
 from compbench.records import decode_number, encode_number, recorded_error
 from compbench.registry import base_name
 
@@ -66,9 +66,13 @@ def default_shift(results: list[dict]) -> float:
     return SHIFT_FRACTION * limit if limit else 1e-3
 
 
-def counted_times(results: list[dict], kinds: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(seconds, solved) per result for the time statistics: a solved result's time, an unsolved one's limit (its
-    own time when it had no limit, or when that is longer); left-out results are NaN."""
+TIMED = ("solved",)  # the outcomes timed by their own time; every other (not left out) counts at its limit
+
+
+def counted_times(results: list[dict], kinds: list[str], timed: tuple[str, ...] = TIMED
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(seconds, solved) per result for the time statistics: the time of a result whose outcome is ``timed``, an
+    unsolved one's limit (its own time when it had no limit, or when that is longer); left-out results are NaN."""
     fallback = time_limit_of(results)
     seconds = np.full(len(results), np.nan)
     solved = np.zeros(len(results), dtype=bool)
@@ -76,7 +80,7 @@ def counted_times(results: list[dict], kinds: list[str]) -> tuple[np.ndarray, np
         if kind in LEFT_OUT:
             continue
         t = runtime(r)
-        if kind == "solved" and t is not None:
+        if kind in timed and t is not None:
             seconds[i], solved[i] = max(t, 0.0), True
         else:
             limit = r.get("time_limit") if r.get("time_limit") is not None else fallback
@@ -283,13 +287,14 @@ def scaling_fit(times: dict[int, np.ndarray], *, samples: int = BOOTSTRAP_SAMPLE
     return slope, float(low), float(high), sizes[0], sizes[-1]
 
 
-def annotate(results: list[dict]) -> list[dict]:
+def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     """Copies of the results with their judgement added: ``outcome`` (see :func:`outcome`), ``verdict`` and ``why``
-    (:class:`compbench.agreement.Verdict`), ``solved``, ``compared``, ``reference_value``, ``reference_source`` and ``counted`` (the time the statistics
-    use: the solve's time when solved, its limit when not, None when left out)."""
+    (:class:`compbench.agreement.Verdict`), ``solved``, ``compared``, ``reference_value``, ``reference_source`` and
+    ``counted`` (the time the statistics use: the solve's time when its outcome is ``timed``, its limit when not,
+    None when left out)."""
     judged = judge_results(results)
     kinds = [outcome(j) for j in judged]
-    seconds, _ = counted_times(results, kinds)
+    seconds, _ = counted_times(results, kinds, timed)
     return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": j.solved, "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
              "reference_source": None if j.reference is None else j.reference.source,
@@ -327,14 +332,14 @@ WORST_FIRST = ("invalid", "contradicted", "error", "timeout", "skipped", "unchec
                "solved")  # which repeat speaks for a pair: the worst outcome
 
 
-def judged(results: list[dict]) -> list[dict]:
+def judged(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     """:func:`annotate`, then one record per (instance, solver): repeats merged (``bench --repeats``) into the
-    worst outcome among them, timed by the median of their counted times (``seconds.total``), with every repeat's
-    counted time under ``repeat_seconds``."""
-    return merge_repeats(annotate(results))
+    worst outcome among them, timed by the median of their counted times (``seconds.total``) when every repeat's
+    outcome is ``timed``, else as the worst, with every repeat's counted time under ``repeat_seconds``."""
+    return merge_repeats(annotate(results, timed), timed)
 
 
-def merge_repeats(annotated: list[dict]) -> list[dict]:
+def merge_repeats(annotated: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     """One record per (instance, solver) of :func:`annotate`'s records, as :func:`judged` describes."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in annotated:
@@ -347,30 +352,44 @@ def merge_repeats(annotated: list[dict]) -> list[dict]:
         worst = min(records, key=lambda r: WORST_FIRST.index(r["outcome"]))
         times = [r["counted"] for r in records if r["counted"] is not None]
         median = float(np.median(times)) if times else None
+        if worst["outcome"] not in timed:  # a pair not solved in every repeat is unsolved: timed as its worst
+            median = worst["counted"]
         out.append({**worst, "seconds": {"total": median}, "counted": median, "repeat_seconds": times})
     return out
 
 
-def noise_factor(records: Iterable[dict]) -> float | None:
-    """The timing noise of judged records with repeats: exp of the median, over the solved (instance, solver) pairs
-    with at least two repeats, of log(slowest / fastest repeat); None without repeats.
+def noise_factor(records: Iterable[dict], timed: tuple[str, ...] = TIMED) -> float | None:
+    """The timing noise of judged records with repeats: exp of the median, over the (instance, solver) pairs timed
+    by their own time (``timed``: solved) with at least two repeats, of log(slowest / fastest repeat); None
+    without repeats.
 
     >>> noise_factor([{"outcome": "solved", "repeat_seconds": [1.0, 1.2, 1.1]}])
     1.2
     """
-    spreads = [math.log(max(t) / min(t)) for r in records if r["outcome"] == "solved"
+    spreads = [math.log(max(t) / min(t)) for r in records if r["outcome"] in timed
                and len(t := r.get("repeat_seconds") or []) >= 2 and min(t) > 0]
     return round(math.exp(float(np.median(spreads))), 12) if spreads else None
 
 
-def timing_verdict(low: float, high: float, threshold: float) -> str:
+def timing_verdict(low: float, high: float, threshold: float, instances: int = MIN_TIMED_INSTANCES) -> str:
     """``slower`` when the whole interval of B/A lies above ``threshold``, ``faster`` when below 1/threshold, else
-    ``same``.
+    ``same``; ``too few`` over fewer than :data:`~compbench.limits.MIN_TIMED_INSTANCES` ``instances`` (the
+    bootstrap interval of one instance is a point, of two three points).  (:func:`compare_runs` says ``unsolved``
+    when neither run timed any of them: both at the limit says nothing.)
 
     >>> timing_verdict(1.05, 1.63, 1.25), timing_verdict(1.3, 1.6, 1.25), timing_verdict(0.5, 0.7, 1.25)
     ('same', 'slower', 'faster')
+    >>> timing_verdict(1.3, 1.3, 1.25, instances=1)
+    'too few'
     """
+    if instances < MIN_TIMED_INSTANCES:
+        return "too few"
     return "slower" if low > threshold else "faster" if high < 1.0 / threshold else "same"
+
+
+# compare times a proven answer that nothing in its own run contradicted or compared (a solver run alone) by its own
+# time too: the other run checks it (an optimum that differs between the runs is reported, exit 1)
+COMPARE_TIMED = ("solved", "unchecked")
 
 
 def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
@@ -378,50 +397,60 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
     """Run ``b`` against run ``a``, per solver over the instances both runs hold for it (the same id and content
     hash; neither left out): the SGM of each and their ratio b / a with its bootstrap interval, a ``verdict``
     (:func:`timing_verdict` against the larger of ``min_effect`` and the noise the runs' repeats measured), the
-    instances one solved and the other did not, and every instance whose optimal objectives differ (``optimal`` in
-    both, validated), with both values.  Returns ``{"threshold", "noise", "min_effect", "shift_seconds",
-    "solvers": {solver: row}}``.
+    instances one solved and the other did not, how many have a proven answer in both (``proven_both``), and every
+    instance whose proven answers differ (``optimal`` in both with other objectives, or optimal in one and
+    infeasible in the other; neither invalid), with both values.  Returns ``{"threshold", "noise", "min_effect",
+    "shift_seconds", "solvers": {solver: row}, "unpaired": {solver: why}}`` (``unpaired``: the solvers with no
+    instance timed in both runs).
 
     >>> run = lambda t, obj: [{"instance": "x", "solver": "s", "n": 3, "status": "optimal", "objective": obj,
     ...                        "seconds": {"total": t}, "time_limit": 10.0,
     ...                        "reference": {"status": "optimal", "objective": obj, "source": "certified"}}]
     >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["solvers"]["s"]
-    >>> row["ratio"], row["objective_differs"]
-    (2.0, [{'instance': 'x', 'a': 2.0, 'b': 2.5}])
+    >>> row["ratio"], row["objective_differs"], row["verdict"]
+    (2.0, [{'instance': 'x', 'a': 2.0, 'b': 2.5}], 'too few')
     """
     from compbench.agreement import objectives_agree
 
     shift = default_shift(a + b) if shift is None else shift
-    first, second = judged(a), judged(b)
-    noises = [x for x in (noise_factor(first), noise_factor(second)) if x is not None]
+    first, second = judged(a, COMPARE_TIMED), judged(b, COMPARE_TIMED)
+    noises = [x for x in (noise_factor(first, COMPARE_TIMED), noise_factor(second, COMPARE_TIMED)) if x is not None]
     noise = max(noises) if noises else None
     threshold = max(min_effect, noise or 0.0)
     index = lambda rs: {(r["solver"], r["instance"], r.get("hash")): r for r in rs if r["counted"] is not None}
     ia, ib = index(first), index(second)
     rows: dict[str, dict[str, Any]] = {}
-    for solver in sorted({key[0] for key in ia} & {key[0] for key in ib}):
+    unpaired: dict[str, str] = {}
+    in_a, in_b = {r["solver"] for r in first}, {r["solver"] for r in second}
+    for solver in sorted(in_a ^ in_b):
+        unpaired[solver] = f"in {'A' if solver in in_a else 'B'} only"
+    for solver in sorted(in_a & in_b):
         common = sorted(key for key in ia if key[0] == solver and key in ib)
         if not common:
+            unpaired[solver] = "no instance timed in both runs (unsupported or left out in one)"
             continue
         ra, rb = [ia[key] for key in common], [ib[key] for key in common]
         ta, tb = np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb])
         ratio, low, high = bootstrap_ratio(ta, tb, shift)
         names = [key[1] for key in common]
-        differs = [{"instance": i, "a": decode_number(x["objective"]), "b": decode_number(y["objective"])}
-                   for i, x, y in zip(names, ra, rb) if x["status"] == y["status"] == "optimal"
-                   and "invalid" not in (x["outcome"], y["outcome"])
-                   and not objectives_agree(float(decode_number(x["objective"])), float(decode_number(y["objective"])),
-                                            slack=recorded_error(x) + recorded_error(y))]
+        proven = [(i, x, y) for i, x, y in zip(names, ra, rb) if {x["status"], y["status"]} <= {"optimal", "infeasible"}
+                  and "invalid" not in (x["outcome"], y["outcome"])]
+        claim = lambda r: "infeasible" if r["status"] == "infeasible" else decode_number(r["objective"])  # noqa: E731
+        differs = [{"instance": i, "a": claim(x), "b": claim(y)} for i, x, y in proven
+                   if x["status"] != y["status"] or x["status"] == "optimal" and not objectives_agree(
+                       float(claim(x)), float(claim(y)), slack=recorded_error(x) + recorded_error(y))]
         rows[solver] = {"solver": solver, "instances": len(common), "sgm_a": _finite(sgm(ta, shift)),
                         "sgm_b": _finite(sgm(tb, shift)), "ratio": ratio, "low": low, "high": high,
-                        "verdict": timing_verdict(low, high, threshold),
+                        "verdict": timing_verdict(low, high, threshold, len(common)) if any(
+                            r["outcome"] in COMPARE_TIMED for r in ra + rb) else "unsolved",
+                        "proven_both": len(proven),
                         "solved_a": sum(r["outcome"] == "solved" for r in ra),
                         "solved_b": sum(r["outcome"] == "solved" for r in rb),
                         "only_a": [i for i, x, y in zip(names, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
                         "only_b": [i for i, x, y in zip(names, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
                         "objective_differs": differs}
     return {"threshold": threshold, "noise": noise, "min_effect": min_effect, "shift_seconds": shift,
-            "solvers": rows}
+            "solvers": rows, "unpaired": unpaired}
 
 
 def comparable(a: list[dict], b: list[dict]) -> str | None:
@@ -437,7 +466,10 @@ def comparable(a: list[dict], b: list[dict]) -> str | None:
     refs = [{r["instance"]: recorded_reference(r) for r in rs} for rs in (a, b)]
     for instance, ref in refs[0].items():
         other = refs[1].get(instance)
-        if ref is not None and other is not None and (ref.status, ref.objective) != (other.status, other.objective):
+        if (ref is None) != (other is None):  # the answers of one run are judged against a reference, the other's not
+            return (f"a reference optimum for {instance} in {'A' if other is None else 'B'} only "
+                    f"({(ref or other).describe()})")
+        if ref is not None and (ref.status, ref.objective) != (other.status, other.objective):
             return f"different reference optima on {instance} ({ref.describe()} against {other.describe()})"
     return None
 
