@@ -356,6 +356,20 @@ def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: p
     assert says in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_runs_holding_other_instances_under_one_id_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                               command: str) -> None:
+    """Two benches of other length ratios name their instances alike: read together, each run's answers were judged
+    against the other's reference (correct solvers disqualified) and one run's results dropped."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert main(BENCH + ["--out", str(a)]) == 0
+    assert main(BENCH + ["--length-ratio", "0.3", "--out", str(b)]) == 0
+    capsys.readouterr()
+    assert main([command, str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    assert f"{b} and {a} hold different instances under the id 'gaussian-n4-s0-0'" in one_error_line(capsys)
+    assert main([command, str(a), str(a), "--out", str(tmp_path / "out")]) == 0  # the same instances: one set
+
+
 @pytest.mark.parametrize("change, says", [
     (lambda r: {**r, "objective": "abc"}, "objective: expected a number, got 'abc'"),  # the reference was dropped
     (lambda r: {**r, "objective": None}, "objective: expected a finite number with status optimal"),
@@ -471,3 +485,26 @@ def test_resume_refuses_other_instances_and_a_checks_run_file(tmp_path: Path, ca
     assert main([*BENCH, "--out", str(checked), "--resume"]) == 2
     assert "it is the run file of a check of gen:gaussian:4:2" in one_error_line(capsys)
     assert checked.read_bytes() == before
+
+
+def test_check_resume_refuses_an_edited_instance_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The instance file changed since the check began: resuming would file a second instance under the same id
+    (bench refused this already; check appended it without a word)."""
+    import dataclasses
+
+    import compbench
+
+    instances, run = tmp_path / "set.jsonl", tmp_path / "check.jsonl"
+    problems = [compbench.generate("gaussian", n=4, seed=s) for s in range(2)]
+    compbench.write_instances(instances, problems)
+    check = ["check", str(instances), "--solvers", "resource-dp,brute-force", "--time-limit", "30", "--out", str(run)]
+    assert main(check) == 0
+    token = problems[0].token_scores.copy()
+    token[0] += 1.0
+    edited = dataclasses.replace(problems[0], token_scores=token)
+    compbench.write_instances(instances, [edited, problems[1]])
+    capsys.readouterr()
+    before = run.read_bytes()
+    assert main([*check, "--resume"]) == 2
+    assert f"instance {edited.id} there is another instance than here" in one_error_line(capsys)
+    assert run.read_bytes() == before

@@ -107,7 +107,7 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     from ..harness.references import certified_for, reference_record
     from ..harness.runfiles import RecordWriter, RunFileError, end_record, environment, finished, read_records
     from ..harness.stats import verdict_records
-    from ..harness.sweep import unique_ids
+    from ..harness.sweep import other_instances, unique_ids
     from ..io import instance_hash
 
     problems = unique_ids(problems_of(source))
@@ -118,6 +118,10 @@ def run_check(source: str, solvers: list[str], time_limit: float | None, jobs: i
     try:
         with run_file_errors():
             recorded, recorded_references = recorded_answers(out, problems) if out and resume else ([], {})
+            other = other_instances(out, recorded, {p.id: instance_hash(p) for p in problems},
+                                    "check --resume continues a check of the same instances: choose another --out")
+            if other:
+                raise UsageError(other)
             answered = {(r["instance"], r.get("hash"), r["solver"]) for r in recorded}
             if writer and resume and finished(read_records(out)) and all(
                     (p.id, instance_hash(p), s) in answered for p in problems for s in solvers):
@@ -362,11 +366,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note.  A
-    ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0)."""
+    ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0).  Runs read
+    together must not hold two instances under one id (their answers would be judged against each other's
+    reference, and one run's results dropped)."""
     from ..harness.plots import read_accuracy
     from ..harness.runfiles import check_run_file, read_records
 
     solvers: set[str] = set()
+    hashes: dict[str, tuple[str, str]] = {}  # instance id -> (content hash, the run that holds it)
     for run in runs:
         if accuracy and Path(run).is_file() and read_accuracy(run) is not None:
             continue
@@ -374,8 +381,13 @@ def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = 
             note = check_run_file(run)
         if note:
             print(f"compbench: note: {note}", file=sys.stderr)
-        if baseline is not None:
-            solvers |= {r.get("solver") for r in read_records(run) if r.get("type") == "result"}
+        records = [r for r in read_records(run) if r.get("type") == "result"]
+        solvers |= {r.get("solver") for r in records}
+        for r in records:
+            first = hashes.setdefault(r["instance"], (r.get("hash"), run))
+            if first[0] != r.get("hash"):
+                raise UsageError(f"{run} and {first[1]} hold different instances under the id {r['instance']!r} "
+                                 f"(content hash {r.get('hash')} against {first[0]}): read them apart")
     if baseline is not None and baseline not in solvers:
         raise UsageError(f"--baseline {baseline}: no result of it in the run files (their solvers: "
                          f"{', '.join(sorted(map(str, solvers))) or 'none'})")

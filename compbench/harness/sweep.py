@@ -371,20 +371,21 @@ def run_tasks(tasks: list[Task], executor: Any, on_record: Any, skipper: SizeSki
                 progress.set_postfix_str(f"{task.solver} n={task.header['n']}", refresh=False)
 
 
-def other_instances(path: Path, existing: list[dict], tasks: list[Task]) -> str | None:
-    """Why resuming ``existing`` records with ``tasks`` would mix other instances under the same ids (their content
-    hashes differ, e.g. another --length-ratio), or None."""
+def other_instances(path: str | Path, existing: list[dict], wanted: dict[str, str],
+                    way_out: str = "pass --force to mix them in one run file, or choose another --out") -> str | None:
+    """Why resuming ``existing`` records with the instances ``wanted`` (id -> content hash) would mix other
+    instances in (ids it does not make: another --seed or set; or the same id with another content hash, e.g.
+    another --length-ratio or an edited instance file), or None."""
     recorded = {r["instance"]: r["hash"] for r in existing if r.get("type") == "result" and r.get("hash")}
-    foreign = sorted(set(recorded) - {task.header["instance"] for task in tasks})
+    foreign = sorted(set(recorded) - set(wanted))
     if foreign:  # another --seed, --per-size or instance set: its answers would be counted with this run's
         return (f"{path}: it holds answers on {len(foreign)} instance(s) this command does not make ({foreign[0]}, "
-                "...); pass --force to mix them in one run file, or choose another --out")
-    for task in tasks:
-        was = recorded.get(task.header["instance"])
-        if was is not None and was != task.header["hash"]:
-            return (f"{path}: instance {task.header['instance']} there is another instance than here (content hash "
-                    f"{was} there, {task.header['hash']} here: other scores, length or root mode); pass --force to "
-                    "mix them in one run file, or choose another --out")
+                f"...); {way_out}")
+    for instance, content in wanted.items():
+        was = recorded.get(instance)
+        if was is not None and was != content:
+            return (f"{path}: instance {instance} there is another instance than here (content hash {was} there, "
+                    f"{content} here: other scores, length or root mode); {way_out}")
     return None
 
 
@@ -409,7 +410,8 @@ def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resum
     try:
         existing = read_records(path) if resume else []
         current = run_settings(tasks)
-        why = None if force else resume_mismatch(path, existing, current) or other_instances(path, existing, tasks)
+        why = None if force else resume_mismatch(path, existing, current) or other_instances(
+            path, existing, {t.header["instance"]: t.header["hash"] for t in tasks})
         if why:
             raise RunFileError(why)
         done = recorded_pairs(existing)
