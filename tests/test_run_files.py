@@ -334,14 +334,18 @@ def test_a_run_file_deleted_during_the_run_is_an_error(tmp_path: Path) -> None:
     (lambda r: {k: v for k, v in r.items() if k != "seconds"}, "seconds.total: missing"),
     (lambda r: {**r, "status": "winning"}, "status: expected one of"),
     (lambda r: {**r, "n": -3}, "n: expected a size >= 0"),
-    (lambda r: {**r, "time_limit": float("inf")}, "time_limit: expected a finite number"),
-    (lambda r: {**r, "time_limit": "5"}, "time_limit: expected a finite number"),
+    (lambda r: {**r, "time_limit": float("inf")}, "time_limit: expected a number of seconds in (0, 1e+09]"),
+    (lambda r: {**r, "time_limit": "5"}, "time_limit: expected a number of seconds in (0, 1e+09]"),
     (lambda r: {**r, "objective": "high"}, "objective: expected a number"),
     (lambda r: {**r, "kept": "abc"}, "kept: expected a list of integers"),  # compare said "agrees"
     (lambda r: {**r, "kept": [2, 1], "heads": [0, 2]}, "kept: expected increasing token positions"),
     (lambda r: {**r, "kept": [1, 2], "heads": [0]}, "heads: expected one head per kept token (2)"),
     (lambda r: {**r, "heads": [0, True]}, "heads: expected a list of integers"),
     (lambda r: {**r, "validity": 1}, "validity: expected a string"),
+    (lambda r: {**r, "kind": 3}, "kind: expected a string, got 3"),  # these four raised tracebacks in the report
+    (lambda r: {**r, "peak_memory_mb": "x"}, "peak_memory_mb: expected a number of MiB"),
+    (lambda r: {**r, "time_limit": 1e308}, "time_limit: expected a number of seconds in (0, 1e+09]"),
+    (lambda r: {**r, "seconds": {"total": 1e308}}, "seconds.total: expected a number of seconds in 0..1e+09"),
 ])
 def test_readers_refuse_a_malformed_record_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture, command: str,
                                                        change, says: str) -> None:
@@ -368,6 +372,22 @@ def test_runs_holding_other_instances_under_one_id_are_refused(tmp_path: Path, c
     assert main([command, str(a), str(b), "--out", str(tmp_path / "out")]) == 2
     assert f"{b} and {a} hold different instances under the id 'gaussian-n4-s0-0'" in one_error_line(capsys)
     assert main([command, str(a), str(a), "--out", str(tmp_path / "out")]) == 0  # the same instances: one set
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda r: {**r, "settings": "x"}, "environment record: settings: expected an object, got 'x'"),
+    (lambda r: {**r, "programs": {"exec:x": 5}}, "environment record: programs.exec:x: expected an object"),
+    (lambda r: {**r, "load_average": ["high"]}, "environment record: load_average: expected a list of numbers"),
+])
+def test_readers_refuse_a_malformed_environment_record(tmp_path: Path, capsys: pytest.CaptureFixture, change,
+                                                       says: str) -> None:
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    assert main(BENCH + ["--out", str(good)]) == 0
+    records = [json.loads(line) for line in good.read_text().splitlines()]
+    bad.write_text("".join(json.dumps(change(r) if r["type"] == "environment" else r) + "\n" for r in records))
+    capsys.readouterr()
+    assert main(["report", str(bad), "--out", str(tmp_path / "out")]) == 2  # an AttributeError before
+    assert f"{bad}: {says}" in one_error_line(capsys)
 
 
 @pytest.mark.parametrize("change, says", [

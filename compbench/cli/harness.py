@@ -306,7 +306,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..harness.runfiles import load_runs
     from ..harness.stats import comparable, compare_runs
 
-    _check_runs([args.a, args.b])
+    _check_runs([args.a, args.b], together=False)  # A and B are read apart: comparable() matches id and hash
     runs = []
     for path in (args.a, args.b):
         results, _ = load_runs([path])
@@ -363,11 +363,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if differ else 0
 
 
-def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None) -> None:
+def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None, together: bool = True) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note.  A
     ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0).  Runs read
-    together must not hold two instances under one id (their answers would be judged against each other's
+    ``together`` must not hold two instances under one id (their answers would be judged against each other's
     reference, and one run's results dropped)."""
     from ..harness.plots import read_accuracy
     from ..harness.runfiles import check_run_file, read_records
@@ -383,7 +383,7 @@ def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = 
             print(f"compbench: note: {note}", file=sys.stderr)
         records = [r for r in read_records(run) if r.get("type") == "result"]
         solvers |= {r.get("solver") for r in records}
-        for r in records:
+        for r in records if together else ():
             first = hashes.setdefault(r["instance"], (r.get("hash"), run))
             if first[0] != r.get("hash"):
                 raise UsageError(f"{run} and {first[1]} hold different instances under the id {r['instance']!r} "

@@ -241,6 +241,7 @@ def not_a_run_file(data: bytes) -> str | None:
 
 
 RESULT_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unsupported", "error", "skipped")
+MAX_RECORD_SECONDS = 1e9  # about 32 years: a time or limit beyond it is damage (the CLI's limits stop at 1e6 s)
 
 
 def malformed_result(record: dict[str, Any]) -> str | None:
@@ -267,8 +268,17 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     if not isinstance(seconds, dict):
         return shown(f"seconds: expected an object, got {seconds!r}")
     for key, value in seconds.items():
-        if not is_finite_number(value) or value < 0:
-            return shown(f"seconds.{key}: expected a number of seconds (finite, >= 0), got {value!r}")
+        if not is_finite_number(value) or not 0 <= value <= MAX_RECORD_SECONDS:
+            return shown(f"seconds.{key}: expected a number of seconds in 0..{MAX_RECORD_SECONDS:g}, got {value!r}")
+    for key, kind in (("kind", str), ("hash", str), ("m", int), ("repeat", int)):
+        value = record.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)
+                                  or kind is int and value < 0):
+            return shown(f"{key}: expected {'an integer >= 0' if kind is int else 'a string'}, got {value!r}")
+    for key in ("peak_memory_mb", "memory_before_mb"):
+        value = record.get(key)
+        if value is not None and not (is_finite_number(value) and value >= 0):
+            return shown(f"{key}: expected a number of MiB >= 0, got {value!r}")
     if record["status"] not in ("skipped", "error") and "total" not in seconds and "wall" not in seconds:
         return "seconds.total: missing (a solve that answered records its time)"
     for key in ("objective", "bound"):  # NaN is a number here: the judgement calls the answer invalid
@@ -291,8 +301,33 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     if not is_error_value(record.get("objective_error", 0.0)):
         return shown(f"objective_error: expected a finite number >= 0, got {record['objective_error']!r}")
     limit = record.get("time_limit")
-    if limit is not None and not (is_finite_number(limit) and limit > 0):
-        return shown(f"time_limit: expected a finite number of seconds > 0, or null, got {limit!r}")
+    if limit is not None and not (is_finite_number(limit) and 0 < limit <= MAX_RECORD_SECONDS):
+        return shown(f"time_limit: expected a number of seconds in (0, {MAX_RECORD_SECONDS:g}], or null, got "
+                     f"{limit!r}")
+    return None
+
+
+ENVIRONMENT_OBJECTS = ("settings", "packages", "threads", "solvers", "solver_distributions", "programs")
+
+
+def malformed_environment(record: dict[str, Any]) -> str | None:
+    """What an environment record holds that the report cannot read (field and why), or None: its objects
+    (settings, packages, threads, solvers and their distributions and programs, each entry an object where the
+    report reads one) and its load average (numbers).
+
+    >>> print(malformed_environment({"type": "environment", "settings": "x"}))
+    settings: expected an object, got 'x'
+    """
+    for key in ENVIRONMENT_OBJECTS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, dict):
+            return f"{key}: expected an object, got {value!r}"[:200]
+        for name, entry in (value or {}).items() if key in ("solvers", "solver_distributions", "programs") else ():
+            if not isinstance(entry, dict):
+                return f"{key}.{name}: expected an object, got {entry!r}"[:200]
+    load = record.get("load_average")
+    if load is not None and not (isinstance(load, list) and all(map(is_finite_number, load))):
+        return f"load_average: expected a list of numbers, got {load!r}"[:200]
     return None
 
 
@@ -323,10 +358,12 @@ def checked_results(path: str | os.PathLike, records: list[dict[str, Any]]) -> l
     well formed too (:func:`malformed_result`, :func:`malformed_reference`: :class:`RunFileError` names the file,
     the record and the field)."""
     for record in records:
-        check = {"result": malformed_result, "reference": malformed_reference}.get(record["type"])
+        check = {"result": malformed_result, "reference": malformed_reference,
+                 "environment": malformed_environment}.get(record["type"])
         bad = check(record) if check else None
         if bad:
-            raise RunFileError(f"{path}: {record['type']} record of {str(record.get('instance'))[:60]!r}: {bad}")
+            of = f" of {str(record.get('instance'))[:60]!r}" if record["type"] != "environment" else ""
+            raise RunFileError(f"{path}: {record['type']} record{of}: {bad}")
     return [r for r in records if r["type"] == "result"]
 
 
