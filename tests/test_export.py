@@ -72,6 +72,12 @@ def test_export_refuses_to_overwrite_and_bad_sets_in_one_line(tmp_path: Path, ca
     assert "index.json exists (pass --force" in capsys.readouterr().err
     assert main(["export", "gen:gaussian:4:1", "--out", str(out), "--force"]) == 0
     assert main(["export", str(tmp_path / "missing.jsonl"), "--out", str(out), "--force"]) == 2
+    capsys.readouterr()
+    for index in ('[{"file": 5}]', '[{"file": ""}]', '[{"file": "../x.mps"}]', '{"file": "a.mps"}', "not json"):
+        (out / "index.json").write_text(index)  # not an export's: --force raised a TypeError and lost both exports
+        assert main(["export", "gen:gaussian:4:1", "--out", str(out), "--force"]) == 2
+        assert "index.json: not the index of an export" in capsys.readouterr().err
+        assert (out / "index.json").read_text() == index
 
 
 def _export_in_a_child(argv: list[str], file_size_limit: int | None = None) -> subprocess.CompletedProcess:

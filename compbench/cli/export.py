@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 from pathlib import Path
 
 from .. import progress
@@ -31,6 +30,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = output_directory(args.out, "exported models")
     if (out / "index.json").exists() and not args.force:
         raise UsageError(f"{out / 'index.json'} exists (pass --force to overwrite the export)")
+    old = exported_files(out)  # before any work: an index.json that is not an export's is refused
     exporter, certifier = load_solver(EXPORTERS[args.formulation]), load_solver(CERTIFIER)
     reason = exporter.unavailable()
     if reason:
@@ -41,8 +41,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         if optimum.status not in (Status.OPTIMAL, Status.INFEASIBLE):
             raise UsageError(f"{args.set}: id {problem.id}: {CERTIFIER} gave no proven optimum ({optimum.status}: "
                              f"{optimum.message})")
-    for stale in out.glob(f"{STAGING}*"):  # left by an export killed with SIGKILL
-        shutil.rmtree(stale, ignore_errors=True)
     with staging_folder(out, STAGING) as staging:  # in DIR: the final renames stay on its file system
         index = []
         for problem, optimum in zip(progress.bar(problems, "export", unit="instance"), optima):
@@ -62,7 +60,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         try:
             (staging / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
             check_size(staging / "index.json", len(json.dumps(index, indent=1)) + 1)
-            replace_export(staging, out, [entry["file"] for entry in index])
+            replace_export(staging, out, [entry["file"] for entry in index], old)
         except OSError as exc:
             raise UsageError(f"{out}: cannot write the export ({exc.strerror or exc}); its index was not "
                              "written") from None
@@ -92,17 +90,35 @@ def check_size(path: Path, size: int) -> None:
         raise OSError(f"{path.name} holds {path.stat().st_size} of {size} bytes")
 
 
-def replace_export(staging: Path, out: Path, files: list[str]) -> None:
-    """Move a finished export from ``staging`` into ``out``: the old ``index.json`` goes first (then the models it
-    named) and the new one comes last, so that at any moment ``out`` holds no index, or an index of exactly the
-    models beside it."""
+def exported_files(out: Path) -> list[str]:
+    """The model files the ``index.json`` of an earlier export in ``out`` names (none without one); an index.json
+    that is not an export's (a list of objects, each ``file`` a plain file name of ``out``) is a
+    :class:`UsageError`, and the folder is left as it is."""
+    index = out / "index.json"
+    if not index.exists():
+        return []
     try:
-        old = [entry["file"] for entry in json.loads((out / "index.json").read_text(encoding="utf-8"))]
-    except (OSError, ValueError, TypeError, KeyError):
-        old = []
+        entries = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{index}: not the index of an export ({exc}); it is left as it is (choose another --out)") \
+            from None
+    names = [entry.get("file") if isinstance(entry, dict) else None for entry in entries] \
+        if isinstance(entries, list) else [None]
+    bad = [name for name in names if not isinstance(name, str) or name in ("", ".", "..")
+           or Path(name).name != name]  # a plain file name of DIR, never a path out of it
+    if bad:
+        raise UsageError(f"{index}: not the index of an export (file {bad[0]!r} is not a model file name of "
+                         f"{out}); it is left as it is (choose another --out)")
+    return names
+
+
+def replace_export(staging: Path, out: Path, files: list[str], old: list[str]) -> None:
+    """Move a finished export from ``staging`` into ``out``: the old ``index.json`` goes first (then the models it
+    named, ``old``) and the new one comes last, so that at any moment ``out`` holds no index, or an index of
+    exactly the models beside it."""
     (out / "index.json").unlink(missing_ok=True)
     for name in old:
-        if name not in files and Path(name).name == name:  # a plain file name of DIR, never a path out of it
+        if name not in files:
             (out / name).unlink(missing_ok=True)
     for name in files:
         os.replace(staging / name, out / name)
