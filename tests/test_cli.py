@@ -109,6 +109,7 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["solve", "{example}", "--all-lengths", "--time-limit", "1"], "--time-limit and --memory-limit cannot be held"),
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
+    (["plot", "{accuracy}", "--out", "{tmp}/p"], "accuracy.json: systems.a.compression_rate: expected a number"),
     (["bench", "--instances", "{example}", "--sizes", "4", "--free", "--solvers", "resource-dp", "--out", "{tmp}/r"],
      "takes its instances as they are: --sizes, --free would be ignored"),
     (["demo", "--quick", "--sizes", "6:4", "--solvers", "resource-dp", "--out", "{tmp}/demo"], "6:4"),  # before the work
@@ -134,7 +135,10 @@ def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, example: Path
                                                    message: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n")
-    args = [a.format(missing=tmp_path / "none.json", bad=bad, example=example, tmp=tmp_path) for a in args]
+    accuracy = tmp_path / "accuracy.json"  # an evaluate --json-out file without a rate: plot raised a KeyError
+    accuracy.write_text('{"systems": {"a": {"f1": 0.5}}}')
+    args = [a.format(missing=tmp_path / "none.json", bad=bad, example=example, tmp=tmp_path, accuracy=accuracy)
+            for a in args]
     result = run(*args)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and message in result.stderr

@@ -369,13 +369,16 @@ def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = 
     ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0).  Runs read
     ``together`` must not hold two instances under one id (their answers would be judged against each other's
     reference, and one run's results dropped)."""
-    from ..harness.plots import read_accuracy
+    from ..harness.plots import malformed_accuracy, read_accuracy
     from ..harness.runfiles import check_run_file, read_records
 
     solvers: set[str] = set()
     hashes: dict[str, tuple[str, str]] = {}  # instance id -> (content hash, the run that holds it)
     for run in runs:
-        if accuracy and Path(run).is_file() and read_accuracy(run) is not None:
+        if accuracy and Path(run).is_file() and (data := read_accuracy(run)) is not None:
+            bad = malformed_accuracy(data)
+            if bad:
+                raise UsageError(f"{run}: {bad} (an evaluation file of compbench evaluate --json-out)")
             continue
         with run_file_errors():
             note = check_run_file(run)

@@ -498,6 +498,28 @@ def read_accuracy(path: str | os.PathLike) -> dict | None:
     return data if isinstance(data, dict) and isinstance(data.get("systems"), dict) else None
 
 
+ACCURACY_NUMBERS = ("f1", "compression_rate", "answered_f1", "answered_compression_rate", "answered_sentences",
+                    "sentences", "seconds_per_solve")  # what plot_accuracy reads of a system's row
+
+
+def malformed_accuracy(data: dict) -> str | None:
+    """What a ``compbench evaluate`` record holds that :func:`plot_accuracy` cannot read (field and why), or None:
+    each system an object whose figures are numbers, and a compression rate wherever there is an F1.
+
+    >>> print(malformed_accuracy({"systems": {"a": {"f1": 0.5}}}))
+    systems.a.compression_rate: expected a number beside f1, got None
+    """
+    for name, row in data["systems"].items():
+        if not isinstance(row, dict):
+            return f"systems.{name}: expected an object, got {row!r}"[:200]
+        for key in ACCURACY_NUMBERS:
+            if row.get(key) is not None and not is_finite_number(row[key]):
+                return f"systems.{name}.{key}: expected a number, got {row[key]!r}"[:200]
+        if row.get("f1") is not None and row.get("compression_rate") is None:
+            return f"systems.{name}.compression_rate: expected a number beside f1, got None"
+    return None
+
+
 def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
     """F1 vs compression rate and F1 vs time per sentence, one colour per evaluate record (corpus and length)."""
     fig, (rate_ax, time_ax) = new_figure("token F1 against human compressions (test split)\n(hollow: an inexact "
