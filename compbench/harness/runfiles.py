@@ -246,11 +246,12 @@ MAX_RECORD_SECONDS = 1e9  # about 32 years: a time or limit beyond it is damage 
 
 def malformed_result(record: dict[str, Any]) -> str | None:
     """What a result record lacks that the statistics read (field and why), or None: its instance, solver, a known
-    status, a size n >= 0, its times (finite, not negative; an answer other than an error has ``seconds.total`` or
-    ``.wall``), a number or nothing for objective and bound, and a positive time limit or none.
+    status, a size n >= 0, its times (in 0..1e9 s; an answer other than an error has ``seconds.total`` or
+    ``.wall``), a number or nothing for objective and bound, a tree of integers, a string kind and hash, memory in
+    MiB, and a positive time limit or none.
 
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {"total": -1}}))
-    seconds.total: expected a number of seconds (finite, >= 0), got -1
+    seconds.total: expected a number of seconds in 0..1e+09, got -1
     >>> print(malformed_result({"instance": "a", "solver": "s", "n": 3, "status": "optimal", "seconds": {}}))
     seconds.total: missing (a solve that answered records its time)
     """
