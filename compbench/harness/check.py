@@ -42,20 +42,30 @@ COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error
 
 
 def agreement_matrix(results: Iterable[dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Solvers, and for each pair the number of instances where both claimed ``optimal`` and how many agreed."""
-    by_instance: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    """Solvers, and for each pair the number of instances where both claimed ``optimal`` and on how many every claim
+    of the one agreed with every claim of the other (repeats included: on the diagonal, a solver's repeats that
+    disagree with each other).
+
+    >>> claim = lambda solver, value, repeat=0: {"instance": "x", "solver": solver, "status": "optimal",
+    ...                                          "objective": value, "repeat": repeat}
+    >>> solvers, both, agree = agreement_matrix([claim("a", 4.0), claim("a", 5.0, 1), claim("b", 5.0)])
+    >>> both.tolist(), agree.tolist()
+    ([[1, 1], [1, 1]], [[0, 0], [0, 1]])
+    """
+    by_instance: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     for r in results:
         if r.get("type", "result") == "result" and r.get("status") == "optimal" and r.get("objective") is not None:
-            by_instance[r["instance"]][r["solver"]] = float(r["objective"]), recorded_error(r)
+            by_instance[r["instance"]][r["solver"]].append((float(r["objective"]), recorded_error(r)))
     solvers = sorted({s for claims in by_instance.values() for s in claims})
     index = {s: i for i, s in enumerate(solvers)}
     both = np.zeros((len(solvers), len(solvers)), dtype=int)
     agree = np.zeros_like(both)
     for claims in by_instance.values():
-        for a, (va, ea) in claims.items():
-            for b, (vb, eb) in claims.items():
+        for a, of_a in claims.items():
+            for b, of_b in claims.items():
                 both[index[a], index[b]] += 1
-                agree[index[a], index[b]] += objectives_agree(va, vb, slack=ea + eb)
+                agree[index[a], index[b]] += all(objectives_agree(va, vb, slack=ea + eb)
+                                                 for va, ea in of_a for vb, eb in of_b)
     return solvers, both, agree
 
 

@@ -26,7 +26,8 @@ import numpy as np
 
 from compbench.files import atomic_output
 
-from .plots import certificate_stats, plot_runs, solver_infos, speedup_baseline, theory
+from .check import agreement_matrix
+from .plots import certificate_stats, objective_gaps, plot_runs, solver_infos, speedup_baseline, theory
 from .runfiles import load_runs, read_records
 from .stats import LEFT_OUT, annotate, judged, runtime, summary_by_kind
 
@@ -56,14 +57,33 @@ CAPTIONS = {
     "gap": "Relative objective gap (optimum - value) / max(1, |optimum|) of the answers not proven optimal, against "
            "the best optimum an exact solver proved: mean per size (line) and largest (hollow marker).",
     "agreement": "For each pair of solvers, the share of the instances where both claimed optimal on which the "
-                 "objectives agree.",
+                 "objectives agree (every claim, repeats included: the diagonal is a solver's repeats against each "
+                 "other).",
 }
 NOT_DRAWN = {"speedup": "No exact solver besides the baseline has an instance the baseline solved: no speed-up to "
                         "plot.",
              "certificates": "No Lagrangian solver reported certificates or iterations in these runs.",
-             "gap": "Every answer with a known optimum was proven optimal or matched it: no gap to plot.",
-             "agreement": "Every optimal claim agrees with every other on the instances they share: no heat map "
-                          "to draw."}
+             }
+
+
+def not_drawn(name: str, answers: list[dict], infos: dict[str, dict]) -> str:
+    """Why the figure ``name`` was not drawn, as checked in these runs' ``answers`` (every repeat)."""
+    if name == "agreement":
+        _, both, agree = agreement_matrix(answers)
+        shared = int(both.sum() - np.trace(both))
+        if not shared:
+            return ("No two solvers both claimed optimal on an instance: no optimal claims to compare, no heat map "
+                    "to draw.")
+        return (f"Every optimal claim agrees with every other on the instances they share ({shared // 2} pairs of "
+                "solvers' claims on one instance, repeats included): no heat map to draw.")
+    if name == "gap":
+        measured = sum(len(values) for sizes in objective_gaps(answers, infos).values() for values in sizes.values())
+        if not measured:
+            return ("No answer short of a proof has an optimum an exact solver claimed to measure it against: no gap "
+                    "to plot.")
+        return (f"Every answer short of a proof matched the optimum an exact solver claimed ({measured} answers): no "
+                "gap to plot.")
+    return NOT_DRAWN.get(name, "Nothing to draw in these runs.")
 
 
 def _cell(text: Any) -> str:
@@ -162,7 +182,7 @@ def ranking(summary: dict[str, Any]) -> tuple[list[str], list[str]]:
 def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The exact solvers' table (SGM, scaled, paired ratio, PAR-2) and the inexact solvers' one, for one summary."""
     rows, pairs = summary["solvers"], {p["solver"]: p for p in summary["pairs"]}
-    reference = summary["reference"]
+    reference = summary["reference"] or "none"  # no exact solver, not disqualified, with an SGM
     lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | unsupported | SGM | "
              f"SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -204,18 +224,21 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
 def statistics_lines(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The statistics section: how they are computed, then the tables (pooled, and per kind when there are several)."""
     limit = summary["time_limit"]
-    lines = [f"Solved: an `optimal` or `infeasible` answer that passed validation and agrees with its instance's "
+    lines = [f"Solved: an `optimal` or `infeasible` answer that passed validation, agrees with its instance's "
              f"reference optimum (certified beside the instance file, else computed by the resource-constrained DP "
-             f"in the run; see 'Reference optima' below).  A solver with any invalid or contradicted answer is "
+             f"in the run; see 'Reference optima' below) and was compared: against a proven reference, or beside "
+             f"another solver's proven answer that agrees (a proven answer nothing compared is 'unchecked', not "
+             f"solved).  A solver with any invalid or contradicted answer is "
              f"disqualified (the SAT competitions' rule): marked in the tables and figures, never ranked, scaled or "
              f"fastest.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of `seconds.total` with shift s = "
              f"{_seconds(summary['shift_seconds'])} (1/1000 of the time limit), an unsolved instance (timeout, "
              f"error, invalid or contradicted answer, no proof, or skipped) counted at its time limit "
              f"({_seconds(limit) if limit else 'none'}); only unsupported solves (outside what a solver declares) "
              f"are left out (column 'unsupported'; a solver's SGM is over the instances it supports).  Repeats of a "
-             f"solve (`bench --repeats`) count once, at their median time.  SGM / {summary['reference']}: scaled so "
+             f"solve (`bench --repeats`) count once: at their median time when every repeat solved it, else as "
+             f"the worst.  SGM / {summary['reference'] or 'none'}: scaled so "
              "that the fastest exact solver not disqualified among those that ran the most instances is 1.  Paired "
-             f"ratio: the SGM ratio solver / {summary['reference']} over the instances both ran, with a 95% "
+             f"ratio: the SGM ratio solver / {summary['reference'] or 'none'} over the instances both ran, with a 95% "
              f"bootstrap interval ({summary['bootstrap']['samples']} resamples of the instances, seed "
              f"{summary['bootstrap']['seed']}); compare solvers by it when they ran different instances.  PAR-2: "
              "mean time with unsolved instances at twice the limit."]
@@ -525,7 +548,7 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
             lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "", f"{what}  {scope}", "",
                       f"([SVG](plots/{name}.svg))", ""]
         else:
-            lines += [f"## {caption}", "", NOT_DRAWN.get(name, "Nothing to draw in these runs."), ""]
+            lines += [f"## {caption}", "", not_drawn(name, answers, infos), ""]
     lines += ["## Provenance", "", *provenance_lines(run_parts(runs), sorted({r["solver"] for r in results})), "",
               "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
     readme = out / "README.md"
