@@ -528,3 +528,18 @@ def test_check_resume_refuses_an_edited_instance_file(tmp_path: Path, capsys: py
     assert main([*check, "--resume"]) == 2
     assert f"instance {edited.id} there is another instance than here" in one_error_line(capsys)
     assert run.read_bytes() == before
+
+
+def test_report_does_not_write_over_a_readme_of_its_own_folder(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """report --out . in a project replaced the project's README.md; an earlier report's folder is rewritten."""
+    run, folder = tmp_path / "run.jsonl", tmp_path / "notes"
+    assert main(BENCH + ["--out", str(run)]) == 0
+    folder.mkdir()
+    (folder / "README.md").write_text("my notes\n")
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(folder)]) == 2
+    assert "README.md exists and is not an earlier report's" in one_error_line(capsys)
+    assert (folder / "README.md").read_text() == "my notes\n" and sorted(p.name for p in folder.iterdir()) == [
+        "README.md"]
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0  # its own earlier report

@@ -396,6 +396,23 @@ def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = 
                          f"{', '.join(sorted(map(str, solvers))) or 'none'})")
 
 
+def report_directory(path: str | os.PathLike, what: str = "report") -> Path:
+    """:func:`output_directory` for a report: a folder whose README.md is not an earlier report's (no summary.json
+    of a report beside it: a project's own README) is refused, and left as it is."""
+    import json
+
+    out = output_directory(path, what)
+    if (out / "README.md").is_file():
+        try:
+            summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            summary = None
+        if not (isinstance(summary, dict) and "solvers" in summary and "runs" in summary):
+            raise UsageError(f"{out / 'README.md'} exists and is not an earlier report's (no report's summary.json "
+                             "beside it): it is left as it is (choose another --out)")
+    return out
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from ..harness.plots import plot_runs
 
@@ -410,7 +427,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..harness.report import write_report
 
     _check_runs(args.runs, baseline=args.baseline)
-    output_directory(args.out, "report")
+    report_directory(args.out)
     try:
         readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
     except ValueError as exc:  # runs that cannot share one table
@@ -433,7 +450,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.instances, args.free, args.length_ratio, args.seed = None, False, 0.45, 0
     args.executor, args.scheduler, args.skip_larger_after = "local", None, 0.5
     problems = bench_problems(args)  # bad --sizes or --kinds: refused before the work
-    out = output_directory(args.out, "demo")
+    out = report_directory(args.out, "demo")
     runs = output_directory(out / "runs", "demo's run files")
     print(f"demo: writing the check, the sweep and the report to {out}{os.sep}", flush=True)
     started = time.perf_counter()
