@@ -226,6 +226,16 @@ def test_warm_up_fails_for_a_solver_that_cannot_answer() -> None:
     assert lines[-1].endswith(f"1 failed: {bad}")
 
 
+def test_warm_up_fails_for_an_answer_without_a_solution(tmp_path: Path) -> None:
+    """A program answering 'feasible' and nothing else passed the warm-up: it checks nothing."""
+    program = tmp_path / "feasible.sh"
+    program.write_text("#!/bin/sh\necho '{\"status\": \"feasible\"}'\n")
+    program.chmod(0o755)
+    result = run("warm-up", "--solvers", f"exec:{program}")
+    assert result.returncode == 1
+    assert "FAILED: feasible without a solution to a problem that has one" in result.stdout
+
+
 def test_certified_optima_stay_with_their_instance_file(tmp_path: Path) -> None:
     instances = tmp_path / "set.jsonl"
     assert run("generate", "--n", "5", "--count", "2", "--out", str(instances)).returncode == 0

@@ -208,7 +208,9 @@ def _warm_up(name: str) -> tuple[float, str | None]:
     problem = generate("gaussian", 4, seed=0, length=2 if "exact" in solver.supports.lengths else None)
     answer = solver.solve(problem, time_limit=60.0)
     if answer.status in (Status.ERROR, Status.UNSUPPORTED, Status.TIMEOUT):
-        return seconds, f"{answer.status.value}: {answer.message}"[:300]
+        return seconds, f"{answer.status.value}: {answer.message or '(no message)'}"[:300]
+    if not answer.has_solution:  # the problem has solutions: an answer without one checks nothing
+        return seconds, f"{answer.status.value} without a solution to a problem that has one"
     verdict = judge(problem, answer, load_solver("brute-force").solve(problem))
     return seconds, None if verdict == "ok" else verdict[:300]
 
