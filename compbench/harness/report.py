@@ -119,14 +119,16 @@ def size_table(results: list[dict]) -> list[str]:
         extra = [memory_growth(r) for r in records
                  if "peak_memory_mb" in r and "memory_before_mb" in r and r.get("peak_memory_scope") == "solve"]
         lines.append(
-            f"| {_cell(solver)} | " + (f"{kind} | " if several else "") + f"{n} | {len(records)} | "
+            f"| {_cell(solver)} | " + (f"{kind} | " if several else "") + f"{n} | "
+            f"{sum(r['outcome'] not in LEFT_OUT for r in records)} | "
             f"{_seconds(float(np.median(times))) if times else '-'} | {count('solved')} | {count('timeout')} | "
-            f"{count('skipped')} | {count('error', 'invalid', 'contradicted', 'unproven')} | "
+            f"{count('skipped')} | {count('error', 'invalid', 'contradicted', 'unproven', 'unchecked')} | "
             f"{f'{sum(cert)}/{len(cert)}' if cert else '-'} | "
             f"{f'{float(np.median(extra)):.1f}' if extra else '-'} |")
-    lines += ["", "Median time: setup + solve of the solved instances of that size.  Solved: `optimal` or "
-              "`infeasible`, validated and not contradicted by another answer.  Other unsolved: errors, invalid or "
-              "contradicted answers, answers without a proof.  Memory: median growth of the worker's peak resident "
+    lines += ["", "Instances: those the solver supports (unsupported ones left out).  "
+              "Median time: setup + solve of the solved instances of that size.  Solved: `optimal` or "
+              "`infeasible`, validated, not contradicted by another answer, and compared.  Other unsolved: errors, "
+              "invalid or contradicted answers, answers without a proof, proven answers nothing compared.  Memory: median growth of the worker's peak resident "
               "set during the solve over its resident set before it (MiB); the kernel's resident-set counters are "
               "approximate (kept in batches per thread or CPU), so a solve that allocates almost nothing can measure "
               "a fraction of a MiB below zero: shown as 0.0."]
@@ -183,9 +185,9 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
     """The exact solvers' table (SGM, scaled, paired ratio, PAR-2) and the inexact solvers' one, for one summary."""
     rows, pairs = summary["solvers"], {p["solver"]: p for p in summary["pairs"]}
     reference = summary["reference"] or "none"  # no exact solver, not disqualified, with an SGM
-    lines = ["| solver | instances | solved | timeouts | errors | invalid | contradicted | unsupported | SGM | "
-             f"SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| solver | instances | solved | unchecked | unproven | skipped | timeouts | errors | invalid | contradicted "
+             f"| unsupported | SGM | SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     exact, inexact = ranking(summary)
     fewer = False
     for solver in exact:
@@ -195,7 +197,8 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
             scaled = f"disqualified: {row['wrong']} wrong, first on {_cell(row['first_wrong'])}"
         if row["sgm_scaled"] is not None and reference and row["instances"] < rows[reference]["instances"]:
             scaled, fewer = scaled + " †", True
-        lines.append(f"| {_cell(solver)} | {row['instances']} | {row['solved']} | {row['timeouts']} | "
+        lines.append(f"| {_cell(solver)} | {row['instances']} | {row['solved']} | {row['unchecked']} | "
+                     f"{row['unproven']} | {row['skipped']} | {row['timeouts']} | "
                      f"{row['errors']} | {row['invalid']} | {row['contradicted']} | "
                      f"{row['unsupported']} | "
                      f"{_seconds(row['sgm_seconds']) if row['sgm_seconds'] is not None else '-'} | "
