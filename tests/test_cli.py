@@ -110,6 +110,8 @@ def test_solvers_lists_brute_force(capsys: pytest.CaptureFixture) -> None:
     (["check", "gen:gaussian:1-8:-2", "--solvers", "resource-dp"], "COUNT must be >= 1 and SEED >= 0"),
     (["check", "gen:gaussian:5:2:0:nan", "--solvers", "resource-dp"], "LENGTH is a ratio in 0..1"),
     (["plot", "{accuracy}", "--out", "{tmp}/p"], "accuracy.json: systems.a.compression_rate: expected a number"),
+    (["certify", "gen:gaussian:4:1"], "gen:gaussian:4:1: certify takes an instance file"),
+    (["report", "{bad}", "--shift", "0"], "argument --shift: must be a number in (0, 1e+06], got 0"),
     (["bench", "--instances", "{example}", "--sizes", "4", "--free", "--solvers", "resource-dp", "--out", "{tmp}/r"],
      "takes its instances as they are: --sizes, --free would be ignored"),
     (["demo", "--quick", "--sizes", "6:4", "--solvers", "resource-dp", "--out", "{tmp}/demo"], "6:4"),  # before the work

@@ -26,8 +26,9 @@ from typing import NoReturn, Sequence
 from .common import UsageError
 
 # Modules that add subcommands (each has register(subparsers)).
-COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.certify", "compbench.cli.export",
-                   "compbench.cli.compression", "compbench.cli.parser", "compbench.cli.accuracy_report")
+COMMAND_MODULES = ("compbench.cli.solve", "compbench.cli.harness", "compbench.cli.compare", "compbench.cli.certify",
+                   "compbench.cli.export", "compbench.cli.compression", "compbench.cli.parser",
+                   "compbench.cli.accuracy_report")
 
 QUIET_HELP = "no progress bars or stage lines on stderr (results and errors are still printed)"
 DESCRIPTION = ("Exact solvers for sentence compression as compressive dependency parsing, side by side: solve instance "
@@ -55,6 +56,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             break
     _add_quiet(parser, default=False)
     return parser
+
+
+def _has_results(path: str) -> bool:
+    """Whether the run file ``path`` holds a result record (what an interrupted bench can say it kept)."""
+    from ..harness.runfiles import read_records
+
+    try:
+        return any(r.get("type") == "result" for r in read_records(path))
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _command(argv: Sequence[str]) -> str | None:
@@ -116,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "out", None) and getattr(args, "resume", None) is not None:
             resume = (f"; finished results are kept in {args.out}: run the same command with --resume to continue"
                       if args.command == "bench" else "; run the same command with --resume to continue its sweep")
+            if args.command == "bench" and not _has_results(args.out):
+                resume = f"; no result was recorded yet in {args.out}"
         print(f"compbench: interrupted{resume}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `compbench solvers --json | head`: the reader left, end quietly

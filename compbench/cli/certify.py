@@ -28,6 +28,8 @@ def solu_target(path: str, out: str | None = None) -> Path:
     an existing file is replaced only when it holds certified optima."""
     from ..harness.references import solu_path
 
+    if path.startswith("gen:"):  # a spec names no file to certify beside (it wrote ./gen:....solu.json)
+        raise UsageError(f"{path}: certify takes an instance file (compbench generate writes one, with its optima)")
     target = Path(out or solu_path(path))
     if target.resolve() == Path(path).resolve():
         raise UsageError(f"{target}: is the instance file itself; choose another --out for its optima")

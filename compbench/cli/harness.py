@@ -1,4 +1,4 @@
-"""The harness subcommands: ``check``, ``bench``, ``plot``, ``report``, ``compare`` and ``demo``."""
+"""The harness subcommands: ``check``, ``bench``, ``plot``, ``report`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import progress
-from ..limits import GRACE_SECONDS, MIN_EFFECT, MIN_TIMED_INSTANCES, WARMUP_SECONDS
+from ..limits import GRACE_SECONDS, WARMUP_SECONDS
 from .common import (MAX_SECONDS, UsageError, add_memory_limit_option, load_solver, number_in, output_directory,
                      output_path, positive_seconds, shared_memory_limit, stdout_to_stderr, user_memory_limit)
 
@@ -300,70 +300,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if fails or why else 0
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    import json
-
-    from ..harness.runfiles import load_runs
-    from ..harness.stats import comparable, compare_runs
-
-    _check_runs([args.a, args.b], together=False)  # A and B are read apart: comparable() matches id and hash
-    runs = []
-    for path in (args.a, args.b):
-        results, _ = load_runs([path])
-        if not results:
-            raise UsageError(f"{path}: no result records (not a run file of bench, demo or check)")
-        runs.append(results)
-    why = comparable(*runs)
-    if why and not args.force:
-        raise UsageError(f"{args.a} and {args.b} cannot be compared: {why} (--force compares them anyway)")
-    comparison = compare_runs(*runs, shift=args.shift, min_effect=args.min_effect)
-    rows = comparison["solvers"]
-    if not rows:
-        raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
-    differ = [{"solver": solver, **d} for solver, row in rows.items() for d in row["objective_differs"]]
-    if args.json:
-        keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b",
-                "proven_both")
-        print(json.dumps({"a": args.a, "b": args.b, "solvers": [{k: row[k] for k in keys} for row in rows.values()],
-                          "unpaired": comparison["unpaired"], "objective_differs": differ,
-                          "threshold": comparison["threshold"],
-                          "noise": comparison["noise"], "min_effect": comparison["min_effect"],
-                          "shift_seconds": comparison["shift_seconds"], "forced": why}, allow_nan=False))
-        return 1 if differ else 0
-    noise = comparison["noise"]
-    print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
-          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit, a proven "
-          "answer nothing in its run contradicted at its time: the other run checks it), their "
-          "ratio B/A with a 95% bootstrap interval; faster/slower only when the whole interval lies beyond "
-          f"{comparison['threshold']:.3g}x (the larger of the minimum effect {comparison['min_effect']:g}x and the "
-          + (f"noise of the repeats, {noise:.3g}x)" if noise else "noise, not measured: no repeats)")
-          + f", over {MIN_TIMED_INSTANCES} instances at least (else too few)")
-    if why:
-        print(f"compare: forced: {why}")
-    print(f"{'solver':<28}{'instances':>10}{'SGM A':>11}{'SGM B':>11}{'B/A':>8}{'95% interval':>18}{'verdict':>9}"
-          f"{'solved A':>10}{'solved B':>10}")
-    for solver, row in rows.items():
-        interval = f"[{row['low']:.3g}, {row['high']:.3g}]"
-        sgm = lambda v: "-" if v is None else f"{v:.3g} s"
-        print(f"{solver:<28}{row['instances']:>10}{sgm(row['sgm_a']):>11}{sgm(row['sgm_b']):>11}{row['ratio']:>8.3g}"
-              f"{interval:>18}{row['verdict']:>9}{row['solved_a']:>10}{row['solved_b']:>10}")
-    for solver, row in rows.items():
-        for key, what in (("only_a", "solved in A only"), ("only_b", "solved in B only")):
-            if row[key]:
-                print(f"  {solver}: {what}: {', '.join(row[key][:8])}" + (" ..." if len(row[key]) > 8 else ""))
-    for solver, why in comparison["unpaired"].items():
-        print(f"  {solver}: not compared: {why}")
-    for d in differ:
-        print(f"DIFFERS {d['solver']} on {d['instance']}: proven answer {d['a']!r} in A, {d['b']!r} in B")
-    proven = sum(row["proven_both"] for row in rows.values())
-    print("compare: " + (f"{len(differ)} of {proven} proven answer(s) in both runs differ" if differ else
-                         f"every proven answer agrees ({proven} instance-solver pairs proven in both runs)" if proven
-                         else "no instance has a proven answer (optimal or infeasible) in both runs: no optimum was "
-                              "compared"))
-    return 1 if differ else 0
-
-
-def _check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None, together: bool = True) -> None:
+def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = None, together: bool = True) -> None:
     """Every file must be a run file (of bench, demo or check) with at least one result, or with ``accuracy`` (for
     ``plot``) a ``compbench evaluate --json-out`` file; a run whose last line a kill cut gets a note.  A
     ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0).  Runs read
@@ -416,7 +353,7 @@ def report_directory(path: str | os.PathLike, what: str = "report") -> Path:
 def cmd_plot(args: argparse.Namespace) -> int:
     from ..harness.plots import plot_runs
 
-    _check_runs(args.runs, accuracy=True, baseline=args.baseline)
+    check_runs(args.runs, accuracy=True, baseline=args.baseline)
     output_directory(args.out, "plots")
     written = plot_runs(args.runs, args.out, args.baseline)
     print(f"wrote {len(written)} plot files to {args.out}: " + ", ".join(Path(p).name for p in written))
@@ -426,7 +363,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from ..harness.report import write_report
 
-    _check_runs(args.runs, baseline=args.baseline)
+    check_runs(args.runs, baseline=args.baseline)
     report_directory(args.out)
     try:
         readme = write_report(args.runs, args.out, baseline=args.baseline, shift=args.shift)
@@ -499,8 +436,8 @@ def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address for --executor dask")
 
 
-def _add_shift_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--shift", type=positive_seconds, metavar="S",
+def add_shift_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shift", type=number_in(float, 0, MAX_SECONDS, open_low=True), metavar="S",
                         help="shift of the shifted geometric mean in seconds (default: 1/1000 of the time limit)")
 
 
@@ -551,28 +488,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     report = _add_run_reader(subparsers, "report", "write OUT/README.md: tables, plots, environment, how to reproduce",
                              REPORT_OUT)
-    _add_shift_option(report)
+    add_shift_option(report)
     report.set_defaults(func=cmd_report)
-
-    compare = subparsers.add_parser(
-        "compare", help="compare two run files solver by solver (exit 1 if an optimal objective differs)",
-        description="Per solver, over the instances both run files hold for it (same id and content hash): the "
-                    "shifted geometric mean time of each, their ratio B/A with a 95%% bootstrap interval and a "
-                    "verdict (faster or slower only when the whole interval lies beyond the minimum effect and the "
-                    "noise the runs' repeats measured, else same), the instances one run solved and the other did "
-                    "not, and any optimal objective that differs, with both values.  Exit status: 0; 1 if an optimal "
-                    "objective differs; 2 for a file that is missing or holds no results, or for runs with different "
-                    "time limits, instance sets or reference optima (unless --force).")
-    compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
-    compare.add_argument("b", metavar="B.jsonl", help="the second run")
-    _add_shift_option(compare)
-    compare.add_argument("--min-effect", type=number_in(float, 1), default=MIN_EFFECT, metavar="F",
-                         help=f"the smallest time ratio called faster or slower (default {MIN_EFFECT:g}; the noise "
-                              "the runs' repeats measured raises it)")
-    compare.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    compare.add_argument("--force", action="store_true",
-                         help="compare runs with different time limits, instance sets or reference optima")
-    compare.set_defaults(func=cmd_compare)
 
     demo = subparsers.add_parser("demo", help="the main job: check every solver, run a short sweep, write the report")
     _add_sweep_options(demo, demo=True)
