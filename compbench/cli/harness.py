@@ -293,8 +293,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                              f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "
                              f"{judged}; compared {compared} of {len(problems)} instances; results in {args.out}"]))
     if fails:
-        print(f"agreement: {len(fails)} failure(s): invalid or contradicted answers count as unsolved, and their "
-              "solvers are disqualified")
+        print(f"agreement: {len(fails)} wrong answer(s) (every repeat counted; the report counts instance-solver "
+              "pairs): invalid or contradicted answers count as unsolved, and their solvers are disqualified")
     if why:
         print(why)
     return 1 if fails or why else 0

@@ -430,7 +430,7 @@ def reference_lines(results: list[dict]) -> list[str]:
     return ["Every answer was judged against its instance's reference (`results.csv` has the verdict of each): "
             "a certified optimum (two independent exact methods agreed, `compbench certify`), else the optimum the "
             "resource-constrained DP computed in the run, else the best valid objective any answer reached (a lower "
-            "bound: a proven answer then counts as solved only beside a second one).", "",
+            "bound: a proven answer then counts as solved only beside a second one that agrees).", "",
             "| reference | instances |", "|---|---|",
             *(f"| {_cell(source)} | {len(instances)} |" for source, instances in sorted(sources.items()))]
 
