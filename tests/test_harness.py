@@ -278,6 +278,23 @@ def test_check_finds_wrong_solvers_and_writes_repro_files(plugins: Path, tmp_pat
     assert main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force", "--repro-dir", str(repro)]) == 0
 
 
+def test_a_wrong_in_run_reference_is_refuted_and_its_solver_blamed(plugins: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """The reference solver itself wrong (here wrong-optimum computes the references: a chain claimed optimal):
+    brute force's valid trees beat it, so the references are set aside and wrong-optimum is the one that fails
+    (brute force was blamed and disqualified before)."""
+    from compbench.harness import references
+
+    monkeypatch.setattr(references, "IN_RUN_METHOD", "wrong-optimum")
+    status = main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force,wrong-optimum,signature-dp",
+                   "--repro-dir", str(tmp_path / "repro"), "--time-limit", "30"])
+    out = capsys.readouterr().out
+    assert status == 1 and "FAIL wrong-optimum" in out and "FAIL brute-force" not in out
+    assert "FAIL signature-dp" not in out and "it refutes" in out
+    assert "the proven reference set aside" in out
+
+
 def test_hard_timeout_crash_and_size_skipping(plugins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run = tmp_path / "run.jsonl"
     monkeypatch.setenv("SLEEPER_PIDS", str(tmp_path / "pids"))

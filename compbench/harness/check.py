@@ -41,6 +41,16 @@ COLUMNS = ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error
            "compared")
 
 
+def _reference_kind(computed: Reference | None, used: Reference | None) -> str:
+    """What an instance's answers were judged against, for check's summary line: the proven reference computed or
+    certified for it, or the best valid answer, and why (none computed, or the proven one set aside)."""
+    if used is not None and used.proven:
+        return used.source
+    if computed is not None and computed.proven:
+        return "best valid answer (a lower bound): the proven reference set aside (refuted, or its solver wrong)"
+    return "none computed: best valid answer (a lower bound)"
+
+
 def agreement_matrix(results: Iterable[dict[str, Any]]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Solvers, and for each pair the number of instances where both claimed ``optimal`` and on how many every claim
     of the one agreed with every claim of the other (repeats included: on the diagonal, a solver's repeats that
@@ -233,10 +243,6 @@ def check(problems: list[Problem], solvers: list[str], *, time_limit: float | No
                 failure["repro_error"] = f"{repro_dir}: cannot write the repro file ({exc.strerror or exc})"
         report.failures.append(failure)
     report.compared = len(compared)
-    report.references = dict(Counter(
-        (ref.source if ref.proven else "best valid answer in the run (a lower bound)")
-        for ref in (references.get(p.id) for p in problems) if ref is not None))
-    missing = sum(p.id not in references for p in problems)
-    if missing:
-        report.references["none computed: best valid answer (a lower bound)"] = missing
+    used = {record["instance"]: judged.reference for record, judged in zip(records, judgements)}
+    report.references = dict(Counter(_reference_kind(references.get(p.id), used.get(p.id)) for p in problems))
     return report
