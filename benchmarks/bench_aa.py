@@ -68,7 +68,7 @@ print(answer)
 
 
 def rule_verdict(row: dict, noise: float | None, min_effect: float, times_noise: float) -> str:
-    """compbench.harness.stats.timing_verdict under threshold max(min_effect, times_noise * noise)."""
+    """compbench.harness.comparison.timing_verdict under threshold max(min_effect, times_noise * noise)."""
     threshold = max(min_effect, times_noise * (noise or 0.0))
     return "slower" if row["low"] > threshold else "faster" if row["high"] < 1.0 / threshold else "same"
 

@@ -18,7 +18,8 @@ import pytest
 
 from compbench.cli import main
 from compbench.harness.runfiles import load_runs
-from compbench.harness.stats import compare_runs, judged, judged_summary, noise_factor, timing_verdict
+from compbench.harness.comparison import compare_runs, noise_factor, timing_verdict
+from compbench.harness.stats import judged, judged_summary
 from compbench.limits import MIN_EFFECT
 
 DATA = Path(__file__).parent / "data" / "aa"
@@ -162,3 +163,21 @@ def test_a_run_with_repeats_counts_each_instance_and_solver_once(tmp_path: Path)
     counts, fails, _, _ = judged_summary(str(run))
     assert counts.startswith(f"solved {len(pairs) - 1}, contradicted 1 (")
     assert len(fails) == 1 and fails[0].startswith(f"FAIL resource-dp on {record['instance']} (repeat 1): disagrees")
+
+
+def test_an_unchecked_answer_is_timed_only_when_the_other_run_confirms_it() -> None:
+    """A solver alone in each run (nothing compares its answers within a run): an optimum the other run gives too
+    is timed by its time; one the other run's valid solution beats is a difference and timed at the limit (it
+    made a 'slower' verdict from a wrong answer)."""
+    def answer(instance: str, status: str, objective: float, seconds: float) -> dict:
+        return {"instance": instance, "solver": "s", "n": 3, "status": status, "objective": objective,
+                "kept": [1], "heads": [0], "seconds": {"total": seconds}, "time_limit": 10.0}
+
+    a = [answer(f"i{k}", "optimal", 5.0, 0.01) for k in range(5)]
+    same = [answer(f"i{k}", "optimal", 5.0, 0.03) for k in range(5)]
+    row = compare_runs(a, same, shift=0.01)["solvers"]["s"]  # SGMs 0.03 s over 0.01 s: their times, not 10 s
+    assert row["solved_a"] == row["solved_b"] == 0 and row["verdict"] == "slower" and row["ratio"] == pytest.approx(3)
+    beaten = [answer(f"i{k}", "timeout", 6.0, 10.0) for k in range(5)]
+    row = compare_runs(a, beaten, shift=0.01)["solvers"]["s"]
+    assert row["verdict"] == "unsolved" and row["sgm_a"] == pytest.approx(10.0)
+    assert row["objective_differs"][0] == {"instance": "i0", "a": 5.0, "b": "a solution of value 6.0"}

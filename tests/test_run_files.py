@@ -372,6 +372,12 @@ def test_runs_holding_other_instances_under_one_id_are_refused(tmp_path: Path, c
     assert main([command, str(a), str(b), "--out", str(tmp_path / "out")]) == 2
     assert f"{b} and {a} hold different instances under the id 'gaussian-n4-s0-0'" in one_error_line(capsys)
     assert main([command, str(a), str(a), "--out", str(tmp_path / "out")]) == 0  # the same instances: one set
+    records = [json.loads(line) for line in a.read_text().splitlines()]
+    b.write_text("".join(json.dumps({**r, "objective": r["objective"] + 1} if r["type"] == "reference" else r) + "\n"
+                         for r in records))  # the same instances, another reference optimum: the last file's won
+    capsys.readouterr()
+    assert main([command, str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    assert "hold different reference optima for 'gaussian-n4-s0-0'" in one_error_line(capsys)
 
 
 @pytest.mark.parametrize("change, says", [

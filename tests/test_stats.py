@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from compbench.harness.judging import judge_results, outcome, outcomes
-from compbench.harness.stats import bootstrap_ratio, par2, profile_fractions, profile_ratios, scaling_fit, sgm, summarize
+from compbench.harness.stats import (bootstrap_ratio, par2, profile_fractions, profile_ratios, scaling_fit, sgm,
+                                     summarize, summary_by_kind)
 
 
-def result(instance: str, solver: str, status: str, seconds: float, objective: float | None = 1.0,
-           validity: str = "ok", reference: float | None = 1.0) -> dict:
-    """A result record as a run file holds it, with its instance's recorded reference optimum (None: none)."""
+def result(instance: str, solver: str, status: str, seconds: float = 1.0, objective: float | None = 1.0,
+           validity: str = "ok", reference: float | dict | None = 1.0, **extra: Any) -> dict:
+    """A result record as a run file holds it, with its instance's recorded reference (an optimum, a reference
+    record's fields, or None: none)."""
     heads = {"kept": [1], "heads": [0]} if objective is not None else {}
-    recorded = {} if reference is None else {"reference": {"status": "optimal", "objective": reference,
-                                                          "source": "test"}}
+    recorded = {} if reference is None else {"reference": reference if isinstance(reference, dict) else {
+        "status": "optimal", "objective": reference, "source": "test"}}
     return {"type": "result", "instance": instance, "solver": solver, "n": 3, "kind": "gaussian", "status": status,
             "objective": objective, "bound": None, "seconds": {"total": seconds}, "time_limit": 10.0,
-            "validity": validity, **heads, **recorded}
+            "validity": validity, **heads, **recorded, **extra}
 
 
 def test_sgm_with_a_shift_and_par2() -> None:
@@ -142,3 +145,50 @@ def test_the_report_tables_show_no_negative_memory_and_explain_the_complexity_co
     solvers = solver_table(annotate(results), {"resource-dp": {"exact": True, "complexity": "O(n^3 d^2) time"}})
     assert "(5 (n^3 d^2))" in solvers[3] and solvers[-1].startswith("Complexity: ")
     assert "exponent k of n" in solvers[-1] and "`none`: a MIP" in solvers[-1]
+
+
+def test_a_set_aside_reference_stays_a_lower_bound() -> None:
+    """resource-dp is wrong on y, so its reference on x is set aside; its value, a validated tree's, still bounds
+    the optimum: a's claim below it stays contradicted (it was 'unchecked', and a's disqualification hidden)."""
+    dp = {"status": "optimal", "objective": 5.0, "source": "resource-dp in this run", "solver": "resource-dp"}
+    cert = {"status": "optimal", "objective": 3.0, "source": "certified"}
+    results = [result("x", "resource-dp", "timeout", objective=None, reference=dp),
+               result("x", "a", "optimal", objective=4.0, reference=dp),
+               result("y", "resource-dp", "optimal", objective=2.0, reference=cert),
+               result("z", "a", "optimal", objective=7.0, reference=None),
+               result("z", "b", "optimal", objective=7.0, reference=None)]
+    assert outcomes(results) == ["timeout", "contradicted", "contradicted", "solved", "unchecked"]  # z: b confirms
+    # a's answer; a, wrong elsewhere, is no second opinion for b's
+
+
+def test_verdicts_do_not_depend_on_the_order_of_the_records() -> None:
+    """Two best valid answers of one value but other float64 errors, and two runs' references of one optimum from
+    other sources: the same verdicts in any order (the first record's error, the last file's reference, won)."""
+    tied = [result("x", "a", "feasible", objective=5.0, reference=None, objective_error=0.5),
+            result("x", "b", "feasible", objective=5.0, reference=None),
+            result("x", "c", "optimal", objective=4.7, reference=None),
+            result("x", "d", "optimal", objective=4.7, reference=None)]
+    assert outcomes(tied) == outcomes([tied[1], tied[0], *tied[2:]]) == ["unproven", "unproven", "solved", "solved"]
+    cert = {"status": "optimal", "objective": 5.0, "source": "certified, x.solu.json"}
+    dp = {"status": "optimal", "objective": 5.0, "source": "resource-dp in this run", "solver": "resource-dp"}
+    runs = [result("x", "resource-dp", "optimal", objective=5.0, reference=cert),
+            result("x", "resource-dp", "optimal", objective=5.0, reference=dp, repeat=1)]
+    assert outcomes(runs) == outcomes(runs[::-1]) == ["solved", "solved"]  # against the certified optimum
+
+
+def test_an_unreadable_tree_is_no_best_valid_answer() -> None:
+    bad = result("x", "a", "feasible", objective=9.0, reference=None, kept=[7])  # beyond n = 3: invalid
+    agreeing = [result("x", "b", "optimal", objective=5.0, reference=None),
+                result("x", "c", "optimal", objective=5.0, reference=None)]
+    assert outcomes([bad, *agreeing]) == ["invalid", "solved", "solved"]
+
+
+def test_each_kinds_table_is_judged_with_every_answer() -> None:
+    """a is wrong on a gaussian instance: in the uniform table too it is disqualified, and its answer there is no
+    second opinion for b (judging the kind alone made b solved and a clean)."""
+    cert = {"status": "optimal", "objective": 5.0, "source": "certified"}
+    results = [result("x", "a", "optimal", objective=4.0, reference=cert),
+               {**result("y", "a", "optimal", objective=7.0, reference=None), "kind": "uniform"},
+               {**result("y", "b", "optimal", objective=7.0, reference=None), "kind": "uniform"}]
+    uniform = summary_by_kind(results, {}, shift=1.0)["by_kind"]["uniform"]["solvers"]
+    assert uniform["a"]["disqualified"] and uniform["b"]["solved"] == 0 and uniform["b"]["unchecked"] == 1

@@ -14,7 +14,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     import json
 
     from ..harness.runfiles import load_runs
-    from ..harness.stats import comparable, compare_runs
+    from ..harness.comparison import comparable, compare_runs
 
     check_runs([args.a, args.b], together=False)  # A and B are read apart: comparable() matches id and hash
     runs = []
@@ -42,8 +42,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 1 if differ else 0
     noise = comparison["noise"]
     print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
-          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit, a proven "
-          "answer nothing in its run contradicted at its time: the other run checks it), their "
+          f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit; a proven "
+          "answer nothing in its run compared at its time when the other run gives the same), their "
           "ratio B/A with a 95% bootstrap interval; faster/slower only when the whole interval lies beyond "
           f"{comparison['threshold']:.3g}x (the larger of the minimum effect {comparison['min_effect']:g}x and the "
           + (f"noise of the repeats, {noise:.3g}x)" if noise else "noise, not measured: no repeats)")

@@ -311,6 +311,7 @@ def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = N
 
     solvers: set[str] = set()
     hashes: dict[str, tuple[str, str]] = {}  # instance id -> (content hash, the run that holds it)
+    optima: dict[str, tuple[tuple, str]] = {}  # instance id -> ((status, objective) of its reference, the run)
     for run in runs:
         if accuracy and Path(run).is_file() and (data := read_accuracy(run)) is not None:
             bad = malformed_accuracy(data)
@@ -321,13 +322,21 @@ def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = N
             note = check_run_file(run)
         if note:
             print(f"compbench: note: {note}", file=sys.stderr)
-        records = [r for r in read_records(run) if r.get("type") == "result"]
+        everything = read_records(run)
+        records = [r for r in everything if r.get("type") == "result"]
         solvers |= {r.get("solver") for r in records}
         for r in records if together else ():
             first = hashes.setdefault(r["instance"], (r.get("hash"), run))
             if first[0] != r.get("hash"):
                 raise UsageError(f"{run} and {first[1]} hold different instances under the id {r['instance']!r} "
                                  f"(content hash {r.get('hash')} against {first[0]}): read them apart")
+        for r in everything if together else ():
+            if r.get("type") == "reference":  # the same instance: its answers judged against one optimum
+                optimum = (r.get("status"), r.get("objective"))
+                first = optima.setdefault(r["instance"], (optimum, run))
+                if first[0] != optimum:
+                    raise UsageError(f"{run} and {first[1]} hold different reference optima for {r['instance']!r} "
+                                     f"({optimum} against {first[0]}): read them apart")
     if baseline is not None and baseline not in solvers:
         raise UsageError(f"--baseline {baseline}: no result of it in the run files (their solvers: "
                          f"{', '.join(sorted(map(str, solvers))) or 'none'})")

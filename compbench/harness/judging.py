@@ -38,22 +38,6 @@ def recorded_reference(record: dict) -> Reference | None:
         return None
 
 
-def fallback_reference(records: list[dict], note: str = "") -> Reference | None:
-    """The best valid objective among an instance's answers (a lower bound on its optimum), or ``infeasible`` when
-    no answer has a solution and one claims infeasibility; None when there is nothing.  ``note`` ends its source
-    (why a proven reference was set aside)."""
-    valid = [r for r in records if r.get("heads") is not None and r.get("validity", "ok") == "ok"
-             and r.get("objective") is not None]
-    if valid:
-        best = max(valid, key=lambda r: float(decode_number(r["objective"])))
-        return Reference(Status.OPTIMAL, float(decode_number(best["objective"])),
-                         f"best valid answer in the run, {best['solver']}'s{note}", proven=False,
-                         error=recorded_error(best))
-    if any(r.get("status") == "infeasible" for r in records):
-        return Reference(Status.INFEASIBLE, None, f"an infeasible claim in the run{note}", proven=False)
-    return None
-
-
 def _recorded_answer(record: dict) -> tuple[Solution, str]:
     """(solution, validity) of a result record; a record whose tree cannot be read is an invalid answer."""
     try:
@@ -62,20 +46,42 @@ def _recorded_answer(record: dict) -> tuple[Solution, str]:
         return record_solution({"status": record.get("status")}, 0), f"invalid: {exc}"
 
 
+def fallback_reference(records: list[dict], answers: list[tuple[Solution, str]] | None = None, note: str = "",
+                       floor: Reference | None = None) -> Reference | None:
+    """The best valid objective among an instance's answers (a lower bound on its optimum), or ``infeasible`` when
+    no answer has a solution and one claims infeasibility; None when there is nothing.  ``answers``: the records'
+    (solution, validity) (:func:`_recorded_answer`: a tree that cannot be read is no valid answer); ``note`` ends
+    its source (why a proven reference was set aside); ``floor``: that reference, whose value, a validated tree's,
+    stays a lower bound.  Ties go to the larger float64 error, then the solver's name (the same on any order)."""
+    answers = answers if answers is not None else [_recorded_answer(r) for r in records]
+    bounds = [(solution.objective, recorded_error(r), r["solver"]) for r, (solution, validity) in zip(records, answers)
+              if validity == "ok" and solution.has_solution and solution.objective is not None]
+    if floor is not None and floor.status == Status.OPTIMAL and floor.objective is not None:
+        bounds.append((floor.objective, floor.error, f"the set-aside reference ({floor.source})"))
+    if bounds:
+        value, error, whose = max(bounds)
+        owner = whose if whose.startswith("the set-aside") else f"{whose}'s"
+        return Reference(Status.OPTIMAL, value, f"best valid answer in the run, {owner}{note}", proven=False,
+                         error=error)
+    if any(r.get("status") == "infeasible" for r in records):
+        return Reference(Status.INFEASIBLE, None, f"an infeasible claim in the run{note}", proven=False)
+    return None
+
+
 def _instance_reference(records: list[dict], answers: list[tuple[Solution, str]], reference: Reference | None,
                         disqualified: set[str]) -> Reference | None:
     """The reference an instance's answers are judged against: ``reference`` (certified, or computed in the run),
     else the best valid answer (:func:`fallback_reference`); a reference that a valid answer refutes
-    (:func:`compbench.agreement.refutes`), or whose solver is ``disqualified`` (wrong elsewhere), is set aside for
-    the best valid answer, which says so."""
+    (:func:`compbench.agreement.refutes`), or whose solver is ``disqualified`` (wrong elsewhere: its value, a
+    validated tree's, stays a lower bound), is set aside for the best valid answer, which says so."""
     if reference is None:
-        return fallback_reference(records)
+        return fallback_reference(records, answers)
     for r, (solution, validity) in zip(records, answers):
         if refutes(solution, validity, reference, recorded_error(r)):
-            return fallback_reference(records, f"; it refutes {reference.describe()}")
+            return fallback_reference(records, answers, f"; it refutes {reference.describe()}")
     if reference.solver is not None and base_name(reference.solver) in disqualified:
-        return fallback_reference(records, f"; {reference.describe()} set aside: {reference.solver} is "
-                                           "disqualified (a wrong answer elsewhere)")
+        return fallback_reference(records, answers, f"; {reference.describe()} set aside: {reference.solver} is "
+                                                    "disqualified (a wrong answer elsewhere)", floor=reference)
     return reference
 
 
@@ -111,8 +117,14 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
 
 def judge_results(results: list[dict]) -> list[Judgement]:
     """The judgement of each result, in order: against the reference it carries (its run file's), else the best
-    valid answer on its instance (:func:`judge_records`)."""
-    references = {r["instance"]: ref for r in results if (ref := recorded_reference(r)) is not None}
+    valid answer on its instance (:func:`judge_records`).  Results of several runs may carry other references of
+    the same value: a certified one goes first, then the first source in order (the same on any order of files)."""
+    references: dict[str, Reference] = {}
+    for r in results:
+        ref, old = recorded_reference(r), references.get(r["instance"])
+        if ref is not None and (old is None or (ref.solver is not None, ref.source) < (old.solver is not None,
+                                                                                        old.source)):
+            references[r["instance"]] = ref
     return judge_records(results, references)
 
 

@@ -24,7 +24,7 @@ from compbench.problem import is_finite_number
 
 from .check import agreement_matrix
 from .stats import (FIT_MIN_PER_SIZE, disqualified, judged, is_exact, left_out_reason, profile_fractions,
-                    profile_ratios, scaling_fit, reference_solver, summarize, time_limit_of)
+                    profile_ratios, scaling_fit, reference_solver, summarize_judged, time_limit_of)
 from .runfiles import load_runs
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
                      labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
@@ -101,11 +101,12 @@ def plot_runtime(results: list[dict], infos: dict[str, dict], out: Path, styles:
     shared in a kind); the fastest exact solver of each panel (see ``stats.reference_solver``) bold."""
     panels: dict[str, list] = {}
     dropped = []
+    wrong = disqualified(results)  # over every kind and family: a panel's solvers are never judged alone
     for kind in _kinds(results):
         of_kind = [r for r in results if r.get("kind", "file") == kind]
         for fam in FAMILY_STYLE:
             mine = [r for r in of_kind if family(r["solver"]) == fam]
-            rows = summarize(mine, infos)["solvers"] if mine else {}
+            rows = summarize_judged(mine, infos, wrong=wrong)["solvers"] if mine else {}
             lines, missing = {}, []
             for solver in sorted(rows):
                 records = [r for r in mine if r["solver"] == solver]
@@ -283,7 +284,7 @@ def _finish_panel(ax: Any, title: str, left: list[str], what: str, xlabel: str) 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
     """The default speed-up baseline: the fastest exact ILP (see ``stats.reference_solver``); without an ILP, the
     exact solver not disqualified with the highest SGM."""
-    rows = summarize(results, infos)["solvers"]
+    rows = summarize_judged(results, infos)["solvers"]
     ilp = reference_solver({s: row for s, row in rows.items() if family(s) in ("ilp", "ilp-dp")})
     if ilp is not None:
         return ilp

@@ -26,11 +26,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.limits import MIN_EFFECT, MIN_TIMED_INSTANCES
-from compbench.records import decode_number, encode_number, recorded_error
+from compbench.records import encode_number
 from compbench.registry import base_name
 
-from .judging import judge_results, outcome, recorded_reference
+from .judging import judge_results, outcome
 
 LEFT_OUT = ("unsupported",)
 # outcome of one result: solved, or why not (unchecked: a proven answer with nothing to judge it against)
@@ -167,25 +166,27 @@ def disqualified(results: list[dict], kinds: list[str] | None = None) -> dict[st
     return out
 
 
-def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool) -> dict[str, Any]:
-    """The statistics of one solver's results (``kinds``: their outcomes); the same keys for every solver."""
+def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool,
+               wrong: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The statistics of one solver's results (``kinds``: their outcomes; ``wrong``: its entry of
+    :func:`disqualified` over every run, None when it gave no wrong answer); the same keys for every solver."""
     counts = {k: kinds.count(k) for k in OUTCOMES}
     seconds, solved = counted_times(records, kinds)
     ran = ~np.isnan(seconds)
     limits = np.array([float(r["time_limit"]) if r.get("time_limit") is not None else seconds[i]
                        for i, r in enumerate(records)])
-    wrong = disqualified(records, kinds).get(records[0]["solver"]) if records else None
     return {"exact": exact, "disqualified": wrong is not None, "wrong": wrong["wrong"] if wrong else 0,
             "first_wrong": wrong["first"] if wrong else None,
             "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
             "errors": counts["error"], "invalid": counts["invalid"], "contradicted": counts["contradicted"],
             "unproven": counts["unproven"], "unchecked": counts["unchecked"], "unsupported": counts["unsupported"],
             "skipped": counts["skipped"],
-            "sgm_seconds": _finite(sgm(seconds[ran], shift)), "shift_seconds": shift, "sgm_scaled": None,
-            "par2_seconds": _finite(par2(seconds[ran], solved[ran], limits[ran]))}
+            "sgm_seconds": finite_or_none(sgm(seconds[ran], shift)), "shift_seconds": shift, "sgm_scaled": None,
+            "par2_seconds": finite_or_none(par2(seconds[ran], solved[ran], limits[ran]))}
 
 
-def _finite(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """``value``, or None when it is not finite (JSON has no infinity)."""
     return value if math.isfinite(value) else None
 
 
@@ -218,12 +219,23 @@ def summarize(results: list[dict], infos: dict[str, dict], shift: float | None =
     once, at their median time (:func:`judged`).
     """
     shift = default_shift(results) if shift is None else shift
-    results = judged(results)
+    return summarize_judged(judged(results), infos, shift)
+
+
+def summarize_judged(results: list[dict], infos: dict[str, dict], shift: float | None = None,
+                     wrong: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """:func:`summarize` of records :func:`judged` already (judged with every other answer of their runs: a subset,
+    one kind or one solver family, is never judged alone, which would lose its second opinions and the
+    disqualifications found elsewhere).  ``wrong``: the disqualified solvers of the whole (:func:`disqualified`;
+    default: those of ``results``)."""
+    shift = default_shift(results) if shift is None else shift
     kinds = [r["outcome"] for r in results]
+    wrong = disqualified(results, kinds) if wrong is None else wrong
     by_solver: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
         by_solver[r["solver"]].append(i)
-    rows = {s: solver_row([results[i] for i in idx], [kinds[i] for i in idx], shift, is_exact(s, infos))
+    rows = {s: solver_row([results[i] for i in idx], [kinds[i] for i in idx], shift, is_exact(s, infos),
+                          wrong.get(s))
             for s, idx in sorted(by_solver.items())}
     reference = reference_solver(rows)
     pairs = []
@@ -247,10 +259,12 @@ def summary_by_kind(results: list[dict], infos: dict[str, dict], shift: float | 
     """``summarize`` of all results (``kinds`` says which are pooled) and, when there are several kinds, of each kind
     under ``by_kind`` (the same shift everywhere)."""
     shift = default_shift(results) if shift is None else shift
-    summary = summarize(results, infos, shift)
-    if len(summary["kinds"]) > 1:
-        summary["by_kind"] = {kind: summarize([r for r in results if r.get("kind", "file") == kind], infos, shift)
-                              for kind in summary["kinds"]}
+    records = judged(results)
+    summary = summarize_judged(records, infos, shift)
+    wrong = disqualified(records)
+    if len(summary["kinds"]) > 1:  # each kind's table, judged with every answer (a solver wrong elsewhere stays so)
+        summary["by_kind"] = {kind: summarize_judged([r for r in records if r.get("kind", "file") == kind], infos,
+                                                     shift, wrong) for kind in summary["kinds"]}
     return summary
 
 
@@ -356,122 +370,6 @@ def merge_repeats(annotated: list[dict], timed: tuple[str, ...] = TIMED) -> list
             median = worst["counted"]
         out.append({**worst, "seconds": {"total": median}, "counted": median, "repeat_seconds": times})
     return out
-
-
-def noise_factor(records: Iterable[dict], timed: tuple[str, ...] = TIMED) -> float | None:
-    """The timing noise of judged records with repeats: exp of the median, over the (instance, solver) pairs timed
-    by their own time (``timed``: solved) with at least two repeats, of log(slowest / fastest repeat); None
-    without repeats.
-
-    >>> noise_factor([{"outcome": "solved", "repeat_seconds": [1.0, 1.2, 1.1]}])
-    1.2
-    """
-    spreads = [math.log(max(t) / min(t)) for r in records if r["outcome"] in timed
-               and len(t := r.get("repeat_seconds") or []) >= 2 and min(t) > 0]
-    return round(math.exp(float(np.median(spreads))), 12) if spreads else None
-
-
-def timing_verdict(low: float, high: float, threshold: float, instances: int = MIN_TIMED_INSTANCES) -> str:
-    """``slower`` when the whole interval of B/A lies above ``threshold``, ``faster`` when below 1/threshold, else
-    ``same``; ``too few`` over fewer than :data:`~compbench.limits.MIN_TIMED_INSTANCES` ``instances`` (the
-    bootstrap interval of one instance is a point, of two three points).  (:func:`compare_runs` says ``unsolved``
-    when neither run timed any of them: both at the limit says nothing.)
-
-    >>> timing_verdict(1.05, 1.63, 1.25), timing_verdict(1.3, 1.6, 1.25), timing_verdict(0.5, 0.7, 1.25)
-    ('same', 'slower', 'faster')
-    >>> timing_verdict(1.3, 1.3, 1.25, instances=1)
-    'too few'
-    """
-    if instances < MIN_TIMED_INSTANCES:
-        return "too few"
-    return "slower" if low > threshold else "faster" if high < 1.0 / threshold else "same"
-
-
-# compare times a proven answer that nothing in its own run contradicted or compared (a solver run alone) by its own
-# time too: the other run checks it (an optimum that differs between the runs is reported, exit 1)
-COMPARE_TIMED = ("solved", "unchecked")
-
-
-def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
-                 min_effect: float = MIN_EFFECT) -> dict[str, Any]:
-    """Run ``b`` against run ``a``, per solver over the instances both runs hold for it (the same id and content
-    hash; neither left out): the SGM of each and their ratio b / a with its bootstrap interval, a ``verdict``
-    (:func:`timing_verdict` against the larger of ``min_effect`` and the noise the runs' repeats measured), the
-    instances one solved and the other did not, how many have a proven answer in both (``proven_both``), and every
-    instance whose proven answers differ (``optimal`` in both with other objectives, or optimal in one and
-    infeasible in the other; neither invalid), with both values.  Returns ``{"threshold", "noise", "min_effect",
-    "shift_seconds", "solvers": {solver: row}, "unpaired": {solver: why}}`` (``unpaired``: the solvers with no
-    instance timed in both runs).
-
-    >>> run = lambda t, obj: [{"instance": "x", "solver": "s", "n": 3, "status": "optimal", "objective": obj,
-    ...                        "seconds": {"total": t}, "time_limit": 10.0,
-    ...                        "reference": {"status": "optimal", "objective": obj, "source": "certified"}}]
-    >>> row = compare_runs(run(1.0, 2.0), run(2.0, 2.5), shift=0.0)["solvers"]["s"]
-    >>> row["ratio"], row["objective_differs"], row["verdict"]
-    (2.0, [{'instance': 'x', 'a': 2.0, 'b': 2.5}], 'too few')
-    """
-    from compbench.agreement import objectives_agree
-
-    shift = default_shift(a + b) if shift is None else shift
-    first, second = judged(a, COMPARE_TIMED), judged(b, COMPARE_TIMED)
-    noises = [x for x in (noise_factor(first, COMPARE_TIMED), noise_factor(second, COMPARE_TIMED)) if x is not None]
-    noise = max(noises) if noises else None
-    threshold = max(min_effect, noise or 0.0)
-    index = lambda rs: {(r["solver"], r["instance"], r.get("hash")): r for r in rs if r["counted"] is not None}
-    ia, ib = index(first), index(second)
-    rows: dict[str, dict[str, Any]] = {}
-    unpaired: dict[str, str] = {}
-    in_a, in_b = {r["solver"] for r in first}, {r["solver"] for r in second}
-    for solver in sorted(in_a ^ in_b):
-        unpaired[solver] = f"in {'A' if solver in in_a else 'B'} only"
-    for solver in sorted(in_a & in_b):
-        common = sorted(key for key in ia if key[0] == solver and key in ib)
-        if not common:
-            unpaired[solver] = "no instance timed in both runs (unsupported or left out in one)"
-            continue
-        ra, rb = [ia[key] for key in common], [ib[key] for key in common]
-        ta, tb = np.array([r["counted"] for r in ra]), np.array([r["counted"] for r in rb])
-        ratio, low, high = bootstrap_ratio(ta, tb, shift)
-        names = [key[1] for key in common]
-        proven = [(i, x, y) for i, x, y in zip(names, ra, rb) if {x["status"], y["status"]} <= {"optimal", "infeasible"}
-                  and "invalid" not in (x["outcome"], y["outcome"])]
-        claim = lambda r: "infeasible" if r["status"] == "infeasible" else decode_number(r["objective"])  # noqa: E731
-        differs = [{"instance": i, "a": claim(x), "b": claim(y)} for i, x, y in proven
-                   if x["status"] != y["status"] or x["status"] == "optimal" and not objectives_agree(
-                       float(claim(x)), float(claim(y)), slack=recorded_error(x) + recorded_error(y))]
-        rows[solver] = {"solver": solver, "instances": len(common), "sgm_a": _finite(sgm(ta, shift)),
-                        "sgm_b": _finite(sgm(tb, shift)), "ratio": ratio, "low": low, "high": high,
-                        "verdict": timing_verdict(low, high, threshold, len(common)) if any(
-                            r["outcome"] in COMPARE_TIMED for r in ra + rb) else "unsolved",
-                        "proven_both": len(proven),
-                        "solved_a": sum(r["outcome"] == "solved" for r in ra),
-                        "solved_b": sum(r["outcome"] == "solved" for r in rb),
-                        "only_a": [i for i, x, y in zip(names, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
-                        "only_b": [i for i, x, y in zip(names, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
-                        "objective_differs": differs}
-    return {"threshold": threshold, "noise": noise, "min_effect": min_effect, "shift_seconds": shift,
-            "solvers": rows, "unpaired": unpaired}
-
-
-def comparable(a: list[dict], b: list[dict]) -> str | None:
-    """Why two runs cannot be compared (different time limits, instance sets or reference optima), or None."""
-    limits = [sorted({r.get("time_limit") for r in rs}, key=str) for rs in (a, b)]
-    if limits[0] != limits[1]:
-        return f"different time limits ({limits[0]} against {limits[1]})"
-    instances = [{(r["instance"], r.get("hash")) for r in rs} for rs in (a, b)]
-    if instances[0] != instances[1]:
-        only = sorted(f"{i}" for i, _ in instances[0] ^ instances[1])
-        return (f"different instance sets ({len(instances[0] ^ instances[1])} instances, by id and content hash, in "
-                f"one run only, e.g. {only[0]})")
-    refs = [{r["instance"]: recorded_reference(r) for r in rs} for rs in (a, b)]
-    for instance, ref in refs[0].items():
-        other = refs[1].get(instance)
-        if (ref is None) != (other is None):  # the answers of one run are judged against a reference, the other's not
-            return (f"a reference optimum for {instance} in {'A' if other is None else 'B'} only "
-                    f"({(ref or other).describe()})")
-        if ref is not None and (ref.status, ref.objective) != (other.status, other.objective):
-            return f"different reference optima on {instance} ({ref.describe()} against {other.describe()})"
-    return None
 
 
 def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
