@@ -481,6 +481,10 @@ def test_a_cut_last_line_is_named_and_a_directory_is_no_run_file(tmp_path: Path,
     assert f"{run}: its last line is cut short" in one_error_line(capsys)
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "report")]) == 2
     assert f"{tmp_path}: is a directory, expected a run file" in one_error_line(capsys)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)  # it said "no such run file"
+    assert main(["report", str(fifo), "--out", str(tmp_path / "report")]) == 2
+    assert f"{fifo}: not a regular file (a pipe or a device)" in one_error_line(capsys)
 
 
 def test_an_error_answer_without_times_is_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -374,6 +374,8 @@ def check_run_file(path: str | os.PathLike) -> str | None:
     path = Path(path)
     if path.is_dir():
         raise RunFileError(f"{path}: is a directory, expected a run file")
+    if path.exists() and not path.is_file():
+        raise RunFileError(f"{path}: not a regular file (a pipe or a device), expected a run file")
     if not path.is_file():
         raise RunFileError(f"no such run file: {path}")
     try:
