@@ -79,10 +79,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Per solver, over the instances both run files hold for it (same id and content hash): the "
                     "shifted geometric mean time of each, their ratio B/A with a 95%% bootstrap interval and a "
                     "verdict (faster or slower only when the whole interval lies beyond the minimum effect and the "
-                    "noise the runs' repeats measured, else same), the instances one run solved and the other did "
-                    "not, and any proven answer that differs (optimal objectives apart, or optimal against infeasible), "
-                    "with both values.  Exit status: 0; 1 if a proven answer differs; 2 for a file that is missing or holds no results, or for runs with different "
-                    "time limits, instance sets or reference optima (unless --force).")
+                    "noise the runs' repeats measured, else same; too few under %d instances, unsolved when neither "
+                    "run timed any), the instances one run solved and the other did not, and any proven answer "
+                    "that differs (optimal objectives apart, optimal against infeasible, or beaten by the other "
+                    "run's valid solution), with both values.  Exit status: 0; 1 if a proven answer differs; 2 for "
+                    "a file that is missing or holds no results, or for runs with different time limits, instance "
+                    "sets or reference optima (unless --force)." % MIN_TIMED_INSTANCES)
     compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
     compare.add_argument("b", metavar="B.jsonl", help="the second run")
     add_shift_option(compare)
