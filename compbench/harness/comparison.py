@@ -15,12 +15,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.agreement import objectives_agree
+from compbench.agreement import Reference, answers_agree, refutes
 from compbench.limits import MIN_EFFECT, MIN_TIMED_INSTANCES
+from compbench.problem import Status
 from compbench.records import decode_number, recorded_error
 
-from .judging import recorded_reference
-from .stats import TIMED, bootstrap_ratio, default_shift, finite_or_none, judged, sgm
+from .judging import recorded_answer, recorded_reference
+from .stats import TIMED, annotate, bootstrap_ratio, counted_times, default_shift, finite_or_none, merge_repeats, sgm
 
 PROVEN = ("optimal", "infeasible")
 COMPARE_TIMED = ("solved", "unchecked")  # the outcomes compare can time by their own time (see the module's doc)
@@ -63,34 +64,35 @@ def _claim(r: dict) -> Any:
     return value if r["status"] == "optimal" else f"a solution of value {value!r}"
 
 
-def _valid_solution(r: dict) -> bool:
-    return r.get("heads") is not None and r.get("objective") is not None and r["outcome"] != "invalid"
-
-
 def _same_proven(x: dict, y: dict) -> bool:
-    """Both proven, valid, and saying the same."""
-    if x["status"] not in PROVEN or x["status"] != y["status"] or "invalid" in (x["outcome"], y["outcome"]):
-        return False
-    return x["status"] == "infeasible" or objectives_agree(float(decode_number(x["objective"])),
-                                                           float(decode_number(y["objective"])),
-                                                           slack=recorded_error(x) + recorded_error(y))
+    """Both valid and proven, saying the same (:func:`compbench.agreement.answers_agree`)."""
+    return "invalid" not in (x["outcome"], y["outcome"]) and answers_agree(
+        recorded_answer(x)[0], recorded_answer(y)[0], recorded_error(x) + recorded_error(y))
 
 
 def _differ(x: dict, y: dict) -> bool:
     """Do the two runs' answers on one instance contradict each other: both proven and not the same, or a valid
-    solution of one that beats the other's optimum or exists where it claims infeasible?"""
+    solution of one that refutes the other's proven claim (:func:`compbench.agreement.refutes`)?"""
     if "invalid" in (x["outcome"], y["outcome"]):
         return False
     if x["status"] in PROVEN and y["status"] in PROVEN:
         return not _same_proven(x, y)
     for claim, other in ((x, y), (y, x)):
-        if claim["status"] in PROVEN and _valid_solution(other) and (claim["status"] == "infeasible" or (
-                float(decode_number(other["objective"])) > float(decode_number(claim["objective"]))
-                and not objectives_agree(float(decode_number(other["objective"])),
-                                         float(decode_number(claim["objective"])),
-                                         slack=recorded_error(claim) + recorded_error(other)))):
-            return True
+        if claim["status"] in PROVEN:
+            said = Reference(Status(claim["status"]), decode_number(claim["objective"]), "the other run",
+                             error=recorded_error(claim))
+            if refutes(recorded_answer(other)[0], "ok", said, recorded_error(other)):
+                return True
     return False
+
+
+def _judged_both_ways(results: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The run judged once (:func:`.stats.annotate`), its repeats merged twice: with an unchecked answer timed by
+    its own time (:data:`COMPARE_TIMED`) and at the limit (the statistics' rule)."""
+    answers = annotate(results)
+    seconds, _ = counted_times(results, [r["outcome"] for r in answers], COMPARE_TIMED)
+    timed = [{**r, "counted": None if np.isnan(t) else float(t)} for r, t in zip(answers, seconds)]
+    return merge_repeats(timed, COMPARE_TIMED), merge_repeats(answers)
 
 
 def _times(own: dict, strict: dict, other: dict) -> float:
@@ -119,13 +121,13 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
     (2.0, [{'instance': 'x', 'a': 2.0, 'b': 2.5}], 'too few')
     """
     shift = default_shift(a + b) if shift is None else shift
-    first, second = judged(a, COMPARE_TIMED), judged(b, COMPARE_TIMED)
+    (first, strict_first), (second, strict_second) = _judged_both_ways(a), _judged_both_ways(b)
     noises = [x for x in (noise_factor(first, COMPARE_TIMED), noise_factor(second, COMPARE_TIMED)) if x is not None]
     noise = max(noises) if noises else None
     threshold = max(min_effect, noise or 0.0)
     index = lambda rs: {(r["solver"], r["instance"], r.get("hash")): r for r in rs if r["counted"] is not None}
     ia, ib = index(first), index(second)
-    strict_a, strict_b = index(judged(a)), index(judged(b))  # unchecked answers at the limit
+    strict_a, strict_b = index(strict_first), index(strict_second)  # unchecked answers at the limit
     rows: dict[str, dict[str, Any]] = {}
     unpaired: dict[str, str] = {}
     in_a, in_b = {r["solver"] for r in first}, {r["solver"] for r in second}

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from compbench.agreement import Judgement, Reference, Verdict, answers_agree, refutes, verdict
+from compbench.agreement import WRONG, Judgement, Reference, Verdict, answers_agree, refutes, verdict
 from compbench.problem import Solution, Status
 from compbench.records import decode_number, record_solution, recorded_error
 from compbench.registry import base_name
-
-WRONG = ("invalid", "contradicted")  # the verdicts that disqualify a solver (compbench.agreement.WRONG)
-
 
 IN_RUN = " in this run"  # the end of the source of a reference an exact solver computed in the run
 
@@ -38,7 +35,7 @@ def recorded_reference(record: dict) -> Reference | None:
         return None
 
 
-def _recorded_answer(record: dict) -> tuple[Solution, str]:
+def recorded_answer(record: dict) -> tuple[Solution, str]:
     """(solution, validity) of a result record; a record whose tree cannot be read is an invalid answer."""
     try:
         return record_solution(record, int(record["n"])), record.get("validity", "ok")
@@ -46,14 +43,13 @@ def _recorded_answer(record: dict) -> tuple[Solution, str]:
         return record_solution({"status": record.get("status")}, 0), f"invalid: {exc}"
 
 
-def fallback_reference(records: list[dict], answers: list[tuple[Solution, str]] | None = None, note: str = "",
+def fallback_reference(records: list[dict], answers: list[tuple[Solution, str]], note: str = "",
                        floor: Reference | None = None) -> Reference | None:
     """The best valid objective among an instance's answers (a lower bound on its optimum), or ``infeasible`` when
     no answer has a solution and one claims infeasibility; None when there is nothing.  ``answers``: the records'
-    (solution, validity) (:func:`_recorded_answer`: a tree that cannot be read is no valid answer); ``note`` ends
+    (solution, validity) (:func:`recorded_answer`: a tree that cannot be read is no valid answer); ``note`` ends
     its source (why a proven reference was set aside); ``floor``: that reference, whose value, a validated tree's,
     stays a lower bound.  Ties go to the larger float64 error, then the solver's name (the same on any order)."""
-    answers = answers if answers is not None else [_recorded_answer(r) for r in records]
     bounds = [(solution.objective, recorded_error(r), r["solver"]) for r, (solution, validity) in zip(records, answers)
               if validity == "ok" and solution.has_solution and solution.objective is not None]
     if floor is not None and floor.status == Status.OPTIMAL and floor.objective is not None:
@@ -94,7 +90,8 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
     by_instance: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
         by_instance[r["instance"]].append(i)
-    answers = [_recorded_answer(r) for r in results]
+    answers = [recorded_answer(r) for r in results]
+    errors = [recorded_error(r) for r in results]
     disqualified: set[str] = set()
     while True:
         out: list[Judgement | None] = [None] * len(results)
@@ -103,12 +100,12 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             mine = [answers[i] for i in indices]
             reference = _instance_reference(records, mine, references.get(instance), disqualified)
             for i, r, (solution, validity) in zip(indices, records, mine):
-                second = any(base_name(other["solver"]) not in (base_name(r["solver"]), *disqualified)
-                             and v == "ok" == validity
-                             and answers_agree(solution, s, recorded_error(r) + recorded_error(other))
-                             for other, (s, v) in zip(records, mine))  # one solver with other options is no second
+                second = any(base_name(results[k]["solver"]) not in (base_name(r["solver"]), *disqualified)
+                             and answers[k][1] == "ok" == validity
+                             and answers_agree(solution, answers[k][0], errors[i] + errors[k])
+                             for k in indices)  # one solver with other options is no second
                 out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
-                                 second_opinion=second, solver=r["solver"], error=recorded_error(r))
+                                 second_opinion=second, solver=r["solver"], error=errors[i])
         wrong = {base_name(r["solver"]) for r, j in zip(results, out) if j.verdict in WRONG}
         if wrong <= disqualified:
             return out  # type: ignore[return-value]
