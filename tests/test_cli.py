@@ -291,7 +291,7 @@ def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
     import numpy as np
 
     from compbench.cli.common import UsageError, model_info, output_path
-    from compbench.cli.compression import is_evaluation_file
+    from compbench.harness.plots import read_accuracy
     from compbench.cli.certify import solu_table
 
     model, parser, other = tmp_path / "model.npz", tmp_path / "parser.npz", tmp_path / "other.npz"
@@ -307,9 +307,9 @@ def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
             output_path(path, what="parser model", replaces=is_parser)
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"corpus": "google", "systems": {}}))
-    assert is_evaluation_file(results) and not is_evaluation_file(tmp_path / "missing.json")
+    assert read_accuracy(results) is not None and read_accuracy(tmp_path / "missing.json") is None
     results.write_text("[1, 2]")
-    assert not is_evaluation_file(results)
+    assert read_accuracy(results) is None
     solu = tmp_path / "set.solu.json"
     solu.write_text(json.dumps({"format": "compbench-solu/1", "optima": []}))
     assert solu_table(solu) is not None and solu_table(results) is None

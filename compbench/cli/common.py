@@ -85,9 +85,9 @@ def model_info(path: Path) -> dict[str, Any] | None:
     import numpy as np
 
     try:
-        with zipfile.ZipFile(path) as archive, archive.open("info.npy") as member:
-            info = json.loads(str(np.lib.format.read_array(member, allow_pickle=False)))
-    except (OSError, KeyError, zipfile.BadZipFile, ValueError):
+        with np.load(path) as data:  # an archive's members are read when asked for: only ``info``
+            info = json.loads(str(data["info"]))
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError, EOFError):
         return None
     return info if isinstance(info, dict) else None
 

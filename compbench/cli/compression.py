@@ -176,7 +176,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..compression.accuracy import System, evaluate_systems, format_table
     from ..compression.baselines import model_kind, systems_of
 
-    out = output_path(args.json_out, what="evaluation results", replaces=is_evaluation_file) if args.json_out else None
+    from ..harness.plots import read_accuracy
+
+    out = output_path(args.json_out, what="evaluation results",
+                      replaces=lambda path: read_accuracy(path) is not None) if args.json_out else None
     model = _load_model(args.model)  # before the corpus, which takes longer to read
     corpus = _corpus(args)
     length = _length(args.length)
@@ -218,15 +221,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             partial.write_text(json.dumps(record, indent=1))
         print(f"wrote {out}")
     return 0
-
-
-def is_evaluation_file(path: Path) -> bool:
-    """Whether ``path`` holds the results ``evaluate --json-out`` writes (a JSON object with ``systems``)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < 64 << 20 else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and "systems" in data
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

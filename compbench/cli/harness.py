@@ -307,7 +307,7 @@ def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = N
     ``together`` must not hold two instances under one id (their answers would be judged against each other's
     reference, and one run's results dropped)."""
     from ..harness.plots import malformed_accuracy, read_accuracy
-    from ..harness.runfiles import check_run_file, read_records
+    from ..harness.runfiles import check_run_file
 
     solvers: set[str] = set()
     hashes: dict[str, tuple[str, str]] = {}  # instance id -> (content hash, the run that holds it)
@@ -319,10 +319,9 @@ def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = N
                 raise UsageError(f"{run}: {bad} (an evaluation file of compbench evaluate --json-out)")
             continue
         with run_file_errors():
-            note = check_run_file(run)
+            everything, note = check_run_file(run)
         if note:
             print(f"compbench: note: {note}", file=sys.stderr)
-        everything = read_records(run)
         records = [r for r in everything if r.get("type") == "result"]
         solvers |= {r.get("solver") for r in records}
         for r in records if together else ():

@@ -235,7 +235,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return 0
     from .certify import certify_file
 
-    written, missing = certify_file(str(out))
+    written, missing, _ = certify_file(str(out))
     print("\n".join(missing + [f"wrote their certified optima to {written}"]))
     return 1 if missing else 0
 

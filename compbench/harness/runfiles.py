@@ -203,6 +203,11 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
+    return records_in(text)
+
+
+def records_in(text: str) -> list[dict[str, Any]]:
+    """The complete records of a run file's text."""
     return [record for line in text.splitlines() if (record := parsed_record(line)) is not None]
 
 
@@ -368,9 +373,10 @@ def checked_results(path: str | os.PathLike, records: list[dict[str, Any]]) -> l
     return [r for r in records if r["type"] == "result"]
 
 
-def check_run_file(path: str | os.PathLike) -> str | None:
-    """:class:`RunFileError` unless ``path`` is a run file (of bench, demo or check) with at least one result, every
-    one well formed; a note (else None) when its last line is cut short, a record a kill left half written."""
+def check_run_file(path: str | os.PathLike) -> tuple[list[dict[str, Any]], str | None]:
+    """The records of the run file ``path`` (read once), and a note (else None) when its last line is cut short, a
+    record a kill left half written; :class:`RunFileError` unless it is a run file (of bench, demo or check) with
+    at least one result, every one well formed."""
     path = Path(path)
     if path.is_dir():
         raise RunFileError(f"{path}: is a directory, expected a run file")
@@ -385,12 +391,16 @@ def check_run_file(path: str | os.PathLike) -> str | None:
     why = not_a_run_file(data)
     if why:
         raise RunFileError(f"{path}: not a run file ({why}; run files come from bench, demo or check --out)")
-    if not checked_results(path, read_records(path)):
+    try:
+        records = records_in(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:  # JSON in another encoding (UTF-16): the readers take UTF-8
+        raise RunFileError(f"{path}: not a run file (not UTF-8: {exc})") from None
+    if not checked_results(path, records):
         raise RunFileError(f"{path}: an empty run (no results recorded yet)")
     last = data.rpartition(b"\n")[2]
     if last and parsed_record(last) is None:
-        return f"{path}: its last line is cut short (a run killed while writing it); that record is left out"
-    return None
+        return records, f"{path}: its last line is cut short (a run killed while writing it); that record is left out"
+    return records, None
 
 
 def settings_mismatch(data: bytes, settings: dict[str, Any]) -> str | None:
