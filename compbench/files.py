@@ -61,7 +61,8 @@ def atomic_output(path: str | PathLike) -> Iterator[Path]:
 def staging_folder(parent: str | PathLike, prefix: str) -> Iterator[Path]:
     """A new folder ``prefix``PID-RANDOM in ``parent`` (on its file system: files move out of it in one rename), removed
     at exit whatever happens, an interrupt (Ctrl-C, SIGTERM) that lands while it is being removed included: the
-    removal finishes, then the interrupt goes on; a folder a killed run left (SIGKILL) is removed by the next.  (``tempfile.TemporaryDirectory`` leaves the rest of the folder
+    removal finishes, then the interrupt goes on; a folder a killed run left (SIGKILL) is removed by the next.
+    (``tempfile.TemporaryDirectory`` leaves the rest of the folder
     when an interrupt cuts its removal short.)"""
     remove_leftovers(Path(parent), prefix)  # the folders of earlier runs that were killed
     folder = Path(parent) / f"{prefix}{os.getpid()}-{secrets.token_hex(4)}"

@@ -128,10 +128,10 @@ def size_table(results: list[dict]) -> list[str]:
     lines += ["", "Instances: those the solver supports (unsupported ones left out).  "
               "Median time: setup + solve of the solved instances of that size.  Solved: `optimal` or "
               "`infeasible`, validated, not contradicted by another answer, and compared.  Other unsolved: errors, "
-              "invalid or contradicted answers, answers without a proof, proven answers nothing compared.  Memory: median growth of the worker's peak resident "
-              "set during the solve over its resident set before it (MiB); the kernel's resident-set counters are "
-              "approximate (kept in batches per thread or CPU), so a solve that allocates almost nothing can measure "
-              "a fraction of a MiB below zero: shown as 0.0."]
+              "invalid or contradicted answers, answers without a proof, proven answers nothing compared.  Memory: "
+              "median growth of the worker's peak resident set during the solve over its resident set before it "
+              "(MiB); the kernel's resident-set counters are approximate (kept in batches per thread or CPU), so a "
+              "solve that allocates almost nothing can measure a fraction of a MiB below zero: shown as 0.0."]
     return lines
 
 
@@ -184,9 +184,10 @@ def ranking(summary: dict[str, Any]) -> tuple[list[str], list[str]]:
 def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The exact solvers' table (SGM, scaled, paired ratio, PAR-2) and the inexact solvers' one, for one summary."""
     rows, pairs = summary["solvers"], {p["solver"]: p for p in summary["pairs"]}
-    reference = summary["reference"] or "none"  # no exact solver, not disqualified, with an SGM
-    lines = ["| solver | instances | solved | unchecked | unproven | skipped | timeouts | errors | invalid | contradicted "
-             f"| unsupported | SGM | SGM / {_cell(reference)} | paired ratio [95%] (instances) | PAR-2 |",
+    reference = summary["reference"]  # None: no exact solver, not disqualified, with an SGM
+    lines = ["| solver | instances | solved | unchecked | unproven | skipped | timeouts | errors | invalid | "
+             f"contradicted | unsupported | SGM | SGM / {_cell(reference or 'none')} | paired ratio [95%] (instances) "
+             "| PAR-2 |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     exact, inexact = ranking(summary)
     fewer = False
