@@ -33,8 +33,9 @@ def solu_target(path: str, out: str | None = None) -> Path:
     target = Path(out or solu_path(path))
     if target.resolve() == Path(path).resolve():
         raise UsageError(f"{target}: is the instance file itself; choose another --out for its optima")
-    target = output_path(target, what="reference optima", replaces=lambda file: solu_table(file) is not None)
-    owner = (solu_table(target) or {}).get("instances") if out is None and target.is_file() else None
+    existing = solu_table(target) if target.is_file() else None  # read once: whether it may be replaced, and whose
+    target = output_path(target, what="reference optima", replaces=lambda _: existing is not None)
+    owner = (existing or {}).get("instances") if out is None else None
     if isinstance(owner, str) and owner != Path(path).name:
         raise UsageError(f"{target}: holds the certified optima of {owner}, not of {Path(path).name} (write "
                          "them elsewhere with certify --out, or rename one of the files)")
