@@ -90,7 +90,8 @@ def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) 
     assert main(summarize) == 2  # nothing to summarize: no table of dashes
     assert "no evaluation results of google in it" in capsys.readouterr().err and not out.exists()
     out.mkdir()
-    (out / "google-test-gold-joint-parsed.json").write_text('{"systems": {"first-m": {"f1": 0.5}}}')
+    (out / "google-test-gold-joint-parsed.json").write_text(
+        '{"systems": {"first-m": {"f1": 0.5, "compression_rate": 0.4}}}')
     assert main(summarize) == 0
     text = (out / "README.md").read_text()
     assert report.BEGIN in text and "| first-m | 0.500 / - |" in text and (out / "f1-gold-length.png").exists()
@@ -104,12 +105,15 @@ def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) 
 
 @pytest.mark.parametrize("evaluation, runs, says", [
     ('{"systems": {"first-m": {"f1": "abc"}}}', None, "systems.first-m.f1: expected a number, got 'abc'"),
-    ('{"systems": {"first-m": {"f1": 0.5, "f1_per_sentence": [0.5, null]}}}', None,
+    ('{"systems": {"first-m": {"f1": 0.5, "compression_rate": 0.4, "f1_per_sentence": [0.5, null]}}}', None,
      "systems.first-m.f1_per_sentence: expected a list of numbers"),
     ('{"systems": {"first-m": {"f1": true}}}', None, "systems.first-m.f1: expected a number, got True"),
-    ('{"systems": {"first-m": {"f1": 0.5}}}', '{"google/bigram": {"seconds": 3}}', "runs.json: google/bigram: "
-                                                                                    "expected command"),
-    ('{"systems": {"first-m": {"f1": 0.5}}}', '[1, 2', "runs.json: cannot read the record of the steps"),
+    ('{"systems": {"first-m": {"f1": 0.5, "compression_rate": 0.4}}}', '{"google/bigram": {"seconds": 3}}',
+     "runs.json: google/bigram: expected command"),
+    ('{"systems": {"first-m": {"f1": 0.5, "compression_rate": 0.4}}}', '[1, 2',
+     "runs.json: cannot read the record of the steps"),
+    ('{"systems": {"first-m": {"f1": 0.5}}}', None, "systems.first-m.compression_rate: expected a number beside f1"),
+    ('[1, 2]', None, "not an evaluation file"),
 ])
 def test_a_damaged_result_is_one_line_naming_the_file_and_the_field(tmp_path: Path, capsys, evaluation: str,
                                                                      runs: str | None, says: str) -> None:

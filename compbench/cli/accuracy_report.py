@@ -202,23 +202,21 @@ def read_record(record: Path) -> dict[str, dict]:
 def result(out: Path, corpus: str, split: str, length: str, system: str, key: str):
     """One field of one system's record in the evaluation file that holds it (None when that file or the field is
     missing): a finite number, or for ``f1_per_sentence`` a list of them; :class:`UsageError` names the file and
-    the field of anything else."""
-    from ..problem import is_finite_number
+    the field of anything else (:func:`~compbench.harness.plots.malformed_accuracy`)."""
+    from ..harness.plots import malformed_accuracy, read_accuracy
 
     main = system if system in ("joint-crf", "joint-perceptron") else "joint-parsed"
     path = out / f"{corpus}-{split}-{length}-{main}.json"
     if not path.exists():
         return None
+    data = read_accuracy(path)
+    if data is None:
+        raise UsageError(f"{path}: not an evaluation file of compbench evaluate --json-out (no object of systems)")
+    bad = malformed_accuracy(data)
+    if bad:
+        raise UsageError(f"{path}: {bad}")
     name = next(n for s, _, n in SYSTEMS if s == system)
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))["systems"].get(name, {}).get(key)
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{path}: not an evaluation file of compbench evaluate --json-out ({exc!r})") from None
-    if value is not None and not (is_finite_number(value) if key != "f1_per_sentence" else
-                                  isinstance(value, list) and all(map(is_finite_number, value))):
-        raise UsageError(f"{path}: systems.{name}.{key}: expected "
-                         f"{'a list of numbers' if key == 'f1_per_sentence' else 'a number'}, got {value!r}"[:300])
-    return value
+    return data["systems"].get(name, {}).get(key)
 
 
 def f1_of(out: Path, corpus: str, split: str, length: str, system: str, key: str = "f1") -> float | None:

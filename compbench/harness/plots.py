@@ -505,7 +505,8 @@ ACCURACY_NUMBERS = ("f1", "compression_rate", "answered_f1", "answered_compressi
 
 def malformed_accuracy(data: dict) -> str | None:
     """What a ``compbench evaluate`` record holds that :func:`plot_accuracy` cannot read (field and why), or None:
-    each system an object whose figures are numbers, and a compression rate wherever there is an F1.
+    each system an object whose figures are numbers, a compression rate wherever there is an F1, and each
+    sentence's F1 (read by ``compbench accuracy-report``) a list of numbers.
 
     >>> print(malformed_accuracy({"systems": {"a": {"f1": 0.5}}}))
     systems.a.compression_rate: expected a number beside f1, got None
@@ -518,6 +519,10 @@ def malformed_accuracy(data: dict) -> str | None:
                 return f"systems.{name}.{key}: expected a number, got {row[key]!r}"[:200]
         if row.get("f1") is not None and row.get("compression_rate") is None:
             return f"systems.{name}.compression_rate: expected a number beside f1, got None"
+        per_sentence = row.get("f1_per_sentence")
+        if per_sentence is not None and not (isinstance(per_sentence, list) and all(map(is_finite_number,
+                                                                                          per_sentence))):
+            return f"systems.{name}.f1_per_sentence: expected a list of numbers, got {per_sentence!r}"[:200]
     return None
 
 
