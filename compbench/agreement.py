@@ -134,14 +134,14 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
         return Judgement(Verdict.SKIPPED, reference=reference)
     if validity == "ok" and solution.has_solution and solution.objective is None:  # a record that lost its value
         validity = "invalid: a solution without its objective"
-    if validity != "ok":
-        return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, True, proven)
-    why = contradiction(solution, reference, rtol, error)
     independent = reference is not None and reference.proven and (
         reference.solver is None or solver is None or base_name(reference.solver) != base_name(solver))
     compared = proven and reference is not None and (independent or second_opinion)
+    if validity != "ok":
+        return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, compared, proven)
+    why = contradiction(solution, reference, rtol, error)
     if why != "ok":
-        return Judgement(Verdict.CONTRADICTED, why.partition(": ")[2], reference, True, proven)
+        return Judgement(Verdict.CONTRADICTED, why.partition(": ")[2], reference, compared, proven)
     plain = {Status.TIMEOUT: Verdict.TIMEOUT, Status.ERROR: Verdict.ERROR, Status.UNSUPPORTED: Verdict.UNSUPPORTED}
     return Judgement(plain.get(solution.status, Verdict.OK), "", reference, compared, proven)
 

@@ -1001,7 +1001,8 @@ def test_a_lying_plugin_alone_is_caught_and_disqualified_in_every_view(plugins: 
 @pytest.mark.parametrize("argv, why", [
     (["instances/small-gaussian-n8.jsonl", "--solvers", "hook-dp"], "nothing was compared"),  # all unsupported
     (["gen:gaussian:5:2", "--solvers", "crasher"], "every answer of crasher is an error"),  # all errors
-])
+    (["gen:gaussian:5:2", "--solvers", "invalid-tree"], "compared: 0 of 2 instances"),  # unproven and invalid:
+])                                                                     # a failure, but no comparison
 def test_a_check_that_compared_nothing_fails(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
                                              argv: list[str], why: str) -> None:
     root = Path(__file__).resolve().parents[1]
