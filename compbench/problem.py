@@ -271,6 +271,27 @@ class Problem:
         return dataclasses.replace(self, **changes)
 
 
+SCORE_FIELDS = ("token_scores", "arc_scores", "bigram_scores", "sibling_scores")
+
+
+def changed_scores(problem: Problem, before: Problem) -> str | None:
+    """The first score array of ``problem`` that is no longer ``before``'s (a copy taken before a solver ran: a
+    solver that wrote into its input through a pointer or ``setflags``), or None when every score is as it was.
+
+    >>> import copy
+    >>> p = Problem(np.zeros(2), np.zeros((3, 3)), np.zeros((4, 4)))
+    >>> before = copy.deepcopy(p)
+    >>> p.arc_scores.setflags(write=True); p.arc_scores[0, 1] = 5.0
+    >>> changed_scores(p, before)
+    'arc_scores'
+    """
+    for name in SCORE_FIELDS:
+        now, then = getattr(problem, name), getattr(before, name)
+        if (now is None) != (then is None) or now is not None and not np.array_equal(now, then):
+            return name
+    return None
+
+
 @functools.cache
 def _lower(size: int) -> tuple[np.ndarray, np.ndarray]:
     """The indices on and below the diagonal of a size x size matrix (cached: a trusted problem's bigram mask)."""

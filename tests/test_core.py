@@ -103,6 +103,25 @@ def test_brute_force_passes_its_own_conformance_kit() -> None:
     compbench.testing.check_solver("brute-force", max_n=8, max_examples=60)
 
 
+def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None:
+    """Right answers on the scores as given, then the scores changed (a backend writing through a pointer): the
+    kit said 'reported objective differs from the recomputed', or nothing at all."""
+    from compbench import Capabilities, Solver
+
+    class Scribbler(Solver):
+        name, description, exact = "scribbler", "brute force, then arc scores raised", True
+        supports = Capabilities(all_lengths=True, second_order=True)
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            solution = compbench.get_solver("brute-force").solve(problem, all_lengths=all_lengths)
+            problem.arc_scores.setflags(write=True)
+            problem.arc_scores[np.isfinite(problem.arc_scores)] += 1.0
+            return solution
+
+    with pytest.raises(AssertionError, match="wrote into its input \\(arc_scores changed while it solved\\)"):
+        compbench.testing.check_solver(Scribbler(), max_n=4, max_examples=20, seed=0)
+
+
 @pytest.mark.parametrize("n", [0, 1])
 @pytest.mark.parametrize("single_root", [False, True])
 def test_tiny_problems(n: int, single_root: bool) -> None:

@@ -163,6 +163,16 @@ PLUGIN = textwrap.dedent('''
         return Solution(Status.FEASIBLE, heads=heads, objective=0.0)
 
 
+    def writes_input(problem):
+        """A chain whose arcs it scores 100 in the problem it was given (as a backend writing through a pointer)."""
+        heads = chain(problem)
+        problem.arc_scores.setflags(write=True)
+        for k in range(1, problem.n + 1):
+            if heads[k] >= 0:
+                problem.arc_scores[heads[k], k] = 100.0
+        return Solution(Status.FEASIBLE, heads=heads, objective=compbench.objective(problem, heads))
+
+
     def fractional_heads(problem):
         heads = chain(problem).astype(float)
         heads[2] = 0.6
@@ -177,6 +187,7 @@ PLUGIN = textwrap.dedent('''
 
     FAULTS = {
         "invalid-tree": invalid_tree,
+        "writes-input": writes_input,
         "fractional-heads": fractional_heads,
         "not-a-solution": lambda problem: {"status": "optimal"},
         "segfaults": lambda problem: os.kill(os.getpid(), signal.SIGSEGV),
@@ -224,7 +235,8 @@ PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObje
                   "escaper": "Escaper", "holder": "Holder",
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
-                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "fractional-heads", "not-a-solution",
+                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "writes-input", "fractional-heads",
+                                                                  "not-a-solution",
                                                                   "segfaults", "exits", "hard-exits", "interrupts", "allocates",
                                                                   "prints-to-stdout")}}
 
@@ -276,6 +288,16 @@ def test_check_finds_wrong_solvers_and_writes_repro_files(plugins: Path, tmp_pat
     # every wrong-objective answer is caught (4 instances); and brute force alone passes
     assert len([f for f in files if "wrong-objective" in f.name]) == 4
     assert main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force", "--repro-dir", str(repro)]) == 0
+
+
+def test_a_solver_writing_into_its_input_is_invalid_and_refutes_nothing(plugins: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """Its chain, valued on the scores it raised, beat the true optimum: the right solvers were blamed."""
+    status = main(["check", "gen:gaussian:5-6:2", "--solvers", "brute-force,signature-dp,writes-input",
+                   "--time-limit", "30", "--repro-dir", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert status == 1 and "FAIL brute-force" not in out and "FAIL signature-dp" not in out
+    assert out.count("FAIL writes-input") == 4 and "wrote into its input (arc_scores changed" in out
 
 
 def test_a_wrong_in_run_reference_is_refuted_and_its_solver_blamed(plugins: Path, tmp_path: Path,
