@@ -157,6 +157,10 @@ class Model:
         col_part = np.where(d > 0, d * self.col_upper, d * self.col_lower)
         return float(row_part.sum() + col_part.sum()), d
 
+    def scaled(self, factor: float) -> Model:
+        """The same model with every cost multiplied by ``factor`` (a power of two: exact)."""
+        return self if factor == 1.0 else dataclasses.replace(self, cost=self.cost * factor)
+
     def relaxed(self) -> Model:
         """The LP relaxation: the same model with no integer columns."""
         return dataclasses.replace(self, integrality=np.zeros_like(self.integrality))

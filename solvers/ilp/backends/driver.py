@@ -9,9 +9,11 @@ missing backend answers ``unsupported``); OR-Tools is imported before PuLP when 
 settings used are recorded in ``stats["settings"]``.  Every answer is decoded by the model (only from integral z / y
 in the joint model; the best derivation over the positive flows in the dp model), validated with
 :func:`compbench.evaluate` and re-scored with the float scores; an ``optimal`` whose decoded objective falls short of
-the backend's objective is downgraded to ``feasible``.  The backend gets the time left after the build minus a
-margin (10%, at most 1 s); ``stats["overrun"]`` records how far the whole solve went past ``time_limit``.  A
-backend's ``_run`` answers ``optimal`` only on a proof (each backend module says how it reads its solver's status).
+the backend's objective is downgraded to ``feasible``.  Costs all below 1 in magnitude are multiplied by a power of
+two first (:func:`cost_scale`, exact; ``stats["cost_scale"]``, in whose units the backend's own stats are), since the
+backends' absolute tolerances would swallow them; the bound is scaled back.  The backend gets the time left after
+the build minus a margin (10%, at most 1 s); ``stats["overrun"]`` records how far the whole solve went past
+``time_limit``.  A backend's ``_run`` answers ``optimal`` only on a proof (each backend module says how it reads its solver's status).
 
 LP relaxations (``lp-*``): the backend solves the model with no integer column.  The answer is ``optimal`` only
 when the decoded solution reaches the LP value (then the LP proves it); otherwise ``feasible`` with the LP value
@@ -22,6 +24,7 @@ rounding), without one otherwise.  ``stats["lp_integral"]`` says whether every c
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import time
 from typing import Any, Mapping
@@ -44,6 +47,19 @@ def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
         return None
     left = max(0.0, time_limit - spent)
     return max(0.01, left - min(1.0, 0.1 * left))
+
+
+def cost_scale(cost: np.ndarray) -> float:
+    """The power of two that brings the largest |cost| to [1, 2) when it is below 1, else 1: a floating-point MIP
+    solver's absolute tolerances (HiGHS's ``mip_abs_gap`` 1e-6, its feasibility tolerances 1e-7; CBC's and SCIP's
+    alike) are as large as scores near 1e-6, and it proved wrong optima there.  Multiplying by a power of two is
+    exact, so the scaled model has the same optimal columns.
+
+    >>> cost_scale(np.array([3e-7, -1e-6])), cost_scale(np.array([0.5, 4.0])), cost_scale(np.zeros(2))
+    (1048576.0, 1.0, 1.0)
+    """
+    largest = float(np.max(np.abs(cost), initial=0.0))
+    return 1.0 if largest == 0.0 or largest >= 1.0 else 2.0 ** -math.floor(math.log2(largest))
 
 
 Answer = tuple[Status, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
@@ -111,8 +127,9 @@ class ILPSolver(Solver):
         if too_big:
             raise ValueError(too_big)
         model = record.build(problem, **options)
-        write_model(model.relaxed() if self.relax else model, path, minimize=True)
-        return -1.0, 0.0
+        scale = cost_scale(model.cost)
+        write_model((model.relaxed() if self.relax else model).scaled(scale), path, minimize=True)
+        return -1.0 / scale, 0.0
 
     @staticmethod
     def _too_big(problem: Problem, formulation: str, record: Any, options: dict[str, Any]) -> str | None:
@@ -162,10 +179,12 @@ class ILPSolver(Solver):
         model = record.build(problem, **model_options)
         if self.relax:
             model = model.relaxed()
+        scale = cost_scale(model.cost)
+        model = model.scaled(scale)  # the backend sees scaled costs; its values and bound are scaled back below
         setup = time.perf_counter() - start
         settings = {**self.defaults.get(formulation, {}), **(settings or {})}
         stats: dict[str, Any] = {"model": model.stats(), "backend": self.backend, "threads": threads,
-                                 "settings": settings}
+                                 "settings": settings, **({"cost_scale": scale} if scale != 1.0 else {})}
         if trivially_infeasible(model):
             return Solution(Status.INFEASIBLE, seconds={"setup": setup, "solve": 0.0}, stats=stats)
         try:
@@ -174,6 +193,7 @@ class ILPSolver(Solver):
         except BackendLimit as exc:
             return Solution(Status.UNSUPPORTED, seconds={"setup": setup}, stats=stats, message=f"{self.name}: {exc}")
         solve = time.perf_counter() - start - setup
+        bound = None if bound is None else bound / scale
         stats.update(backend_stats)
         if time_limit is not None:
             stats["overrun"] = max(0.0, setup + solve - time_limit)
@@ -189,31 +209,31 @@ class ILPSolver(Solver):
                 stats["rejected"] = str(exc)
                 heads = None
         if self.relax:
-            return self._relaxation_answer(status, values, heads, objective, model, bound, seconds, stats)
+            return self._relaxation_answer(status, values, heads, objective, model, scale, bound, seconds, stats)
         if heads is None:
             if status == Status.OPTIMAL:
                 raise SolverError("the backend claimed optimality but returned no valid integral solution")
             return Solution(status, bound=bound, seconds=seconds, stats=stats,
                             message=f"{self.name}: no valid integral solution ({status})")
         final = status if status in (Status.OPTIMAL, Status.TIMEOUT) else Status.FEASIBLE
-        model_value = float(model.cost @ values)
-        if final == Status.OPTIMAL and objective < model_value - 1e-6 * (1.0 + abs(model_value)):
+        model_value = float(model.cost @ values) / scale
+        if final == Status.OPTIMAL and objective < model_value - 1e-6 * (1.0 / scale + abs(model_value)):
             final = Status.FEASIBLE
             stats["decoded_shortfall"] = model_value - objective
         if final == Status.OPTIMAL:
             bound = objective if bound is None else max(bound, objective)
         return Solution(final, heads=heads, objective=objective, bound=bound, seconds=seconds, stats=stats)
 
-    def _relaxation_answer(self, status, values, heads, objective, model, bound, seconds, stats) -> Solution:
+    def _relaxation_answer(self, status, values, heads, objective, model, scale, bound, seconds, stats) -> Solution:
         if status != Status.OPTIMAL:
             return Solution(status, seconds=seconds, stats=stats, message=f"{self.name}: LP not solved ({status})")
-        lp_value = float(model.cost @ values)
+        lp_value = float(model.cost @ values) / scale
         stats["lp_value"] = lp_value
         stats["lp_integral"] = bool(np.all(np.abs(values - np.round(values)) <= INTEGRALITY_TOLERANCE))
         bound = lp_value if bound is None else bound
         if heads is None:
             return Solution(Status.FEASIBLE, bound=bound, seconds=seconds, stats=stats,
                             message=f"{self.name}: the LP optimum is fractional and rounds to no valid solution")
-        proven = objective >= bound - 1e-7 * (1.0 + abs(bound))
+        proven = objective >= bound - 1e-7 * (1.0 / scale + abs(bound))  # the tolerance of the scaled costs
         return Solution(Status.OPTIMAL if proven else Status.FEASIBLE, heads=heads, objective=objective,
                         bound=max(bound, objective) if proven else bound, seconds=seconds, stats=stats)
