@@ -590,6 +590,9 @@ def test_solved_means_validated_in_bench_report_and_summary(plugins: Path, tmp_p
     csv_text = (tmp_path / "report" / "summary.csv").read_text()
     assert "\nclaims-infeasible,true,true,0,4," in csv_text and csv_text.endswith(",0,0,4\n")
     assert "claims-infeasible$^\\dagger$ & 0/4 &" in (tmp_path / "report" / "summary.tex").read_text()
+    # invalid trees have no gap (their cycles were drawn as gaps, or said to match the optimum)
+    assert not (tmp_path / "report" / "gap.png").exists()
+    assert "No valid answer short of a proof has a verified optimum" in readme
 
 
 def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

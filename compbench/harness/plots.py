@@ -23,8 +23,8 @@ import numpy as np
 from compbench.problem import is_finite_number
 
 from .check import agreement_matrix
-from .stats import (FIT_MIN_PER_SIZE, disqualified, judged, is_exact, left_out_reason, profile_fractions,
-                    profile_ratios, scaling_fit, reference_solver, summarize_judged, time_limit_of)
+from .stats import (FIT_MIN_PER_SIZE, WRONG, annotate, disqualified, judged, is_exact, left_out_reason,
+                    profile_fractions, profile_ratios, scaling_fit, reference_solver, summarize_judged, time_limit_of)
 from .runfiles import load_runs
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
                      labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
@@ -421,20 +421,22 @@ def plot_certificates(results: list[dict], out: Path, styles: dict[str, dict]) -
 
 
 def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dict[int, list[float]]]:
-    """Relative gap (optimum - value) / max(1, |optimum|) of results not proven optimal by an exact solver."""
+    """Relative gap (optimum - value) / max(1, |optimum|) of each valid tree short of a proof (``feasible``,
+    ``timeout``, an inexact solver's ``optimal``), against its instance's verified optimum: the best solved answer's
+    (proven, compared and agreeing, :func:`~compbench.harness.stats.annotate`).  An invalid or contradicted answer,
+    or one without a tree, has no gap."""
+    answers = annotate(results)
     optimum: dict[str, float] = {}
-    for r in results:
-        if r.get("status") == "optimal" and r.get("objective") is not None and infos.get(r["solver"], {}).get(
-                "exact", True) and r.get("validity", "ok") == "ok":
+    for r in answers:
+        if r["solved"] and r["status"] == "optimal":
             optimum[r["instance"]] = max(optimum.get(r["instance"], -math.inf), float(r["objective"]))
     gaps: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
+    for r in answers:
         exact = infos.get(r["solver"], {}).get("exact", True)
-        if r["instance"] not in optimum or r.get("objective") is None or (exact and r.get("status") == "optimal"):
+        if r["instance"] not in optimum or r.get("kept") is None or r["outcome"] in WRONG \
+                or r["status"] not in ("feasible", "timeout", "optimal") or (exact and r["status"] == "optimal"):
             continue
-        if r.get("status") not in ("feasible", "timeout", "optimal"):
-            continue
-        best = optimum[r["instance"]]
+        best = optimum[r["instance"]]  # a valid value above it would have refuted it: max() takes float noise
         gaps[r["solver"]][r["n"]].append(max(0.0, (best - float(r["objective"])) / max(1.0, abs(best))))
     return gaps
 

@@ -79,10 +79,10 @@ def not_drawn(name: str, answers: list[dict], infos: dict[str, dict]) -> str:
     if name == "gap":
         measured = sum(len(values) for sizes in objective_gaps(answers, infos).values() for values in sizes.values())
         if not measured:
-            return ("No answer short of a proof has an optimum an exact solver claimed to measure it against: no gap "
-                    "to plot.")
-        return (f"Every answer short of a proof matched the optimum an exact solver claimed ({measured} answers): no "
-                "gap to plot.")
+            return ("No valid answer short of a proof has a verified optimum (a solved answer's) to measure it "
+                    "against: no gap to plot.")
+        return (f"Every valid answer short of a proof matched its instance's verified optimum, a solved answer's "
+                f"({measured} answers): no gap to plot.")
     return NOT_DRAWN.get(name, "Nothing to draw in these runs.")
 
 
