@@ -392,7 +392,8 @@ class Solution:
         elif self.heads is not None:
             heads = np.asarray(self.heads)
             if heads.ndim != 1 or not (np.issubdtype(heads.dtype, np.integer) or (
-                    np.issubdtype(heads.dtype, np.floating) and np.all(heads == np.round(heads)))):
+                    np.issubdtype(heads.dtype, np.floating) and np.all(heads == np.round(heads))
+                    and np.all(np.abs(heads) < 2.0 ** 62))):  # inf and 1e30 are no index (cast, they wrapped)
                 raise ValueError(f"heads must be a vector of integers, got {heads.tolist()!r}"[:200])
             self.heads = heads.astype(np.int64)
         if self.objective is not None:

@@ -175,9 +175,7 @@ class Solver:
             solution = Solution(Status.ERROR, message=f"{self.name} raised {type(exc).__name__}: {exc}")
         except SystemExit as exc:  # sys.exit in a plug-in ends its answer, not the caller
             solution = Solution(Status.ERROR, message=f"{self.name} called sys.exit({exc.code!r})")
-        if not isinstance(solution, Solution):
-            solution = Solution(Status.ERROR, message=f"{self.name} returned {type(solution).__name__}, "
-                                                      "not a compbench.Solution")
+        solution = self._checked_answer(solution, problem, all_lengths)
         total = time.perf_counter() - start
         solution.seconds.setdefault("setup", 0.0)
         solution.seconds.setdefault("solve", max(0.0, total - solution.seconds["setup"]))
@@ -186,6 +184,24 @@ class Solver:
 
     def _solve(self, problem: Problem, *, time_limit: float | None, all_lengths: bool, **options: Any) -> Solution:
         raise NotImplementedError
+
+    def _checked_answer(self, solution: Any, problem: Problem, all_lengths: bool) -> Solution:
+        """``solution`` when it is an answer the caller can read, else an ``error`` answer saying why: a
+        :class:`Solution`, with ``all_lengths`` a curve of n + 1 of them; its messages made text that prints (a lone
+        surrogate becomes ``?``)."""
+        if not isinstance(solution, Solution):
+            return Solution(Status.ERROR, message=f"{self.name} returned {type(solution).__name__}, not a "
+                                                  "compbench.Solution")
+        curve = solution.by_length
+        if all_lengths and solution.status not in (Status.ERROR, Status.UNSUPPORTED) and not (
+                isinstance(curve, (list, tuple)) and len(curve) == problem.n + 1
+                and all(isinstance(s, Solution) for s in curve)):
+            kind = f"{len(curve)} entries" if isinstance(curve, (list, tuple)) else type(curve).__name__
+            return Solution(Status.ERROR, message=f"{self.name} returned a curve (by_length) of {kind}, not "
+                                                  f"{problem.n + 1} compbench.Solution (one per length 0..n)")
+        for answer in (solution, *(curve if all_lengths else ())):
+            answer.message = str(answer.message).encode("utf-8", "replace").decode("utf-8")
+        return solution
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Refuse an option outside :attr:`accepted_options` or a value it does not take (a :class:`SolverError`:

@@ -185,8 +185,22 @@ PLUGIN = textwrap.dedent('''
         return compbench.get_solver("brute-force").solve(problem)
 
 
+    def heads_long(problem):
+        heads = np.full(problem.n + 2, -1)  # one position too many, and a token n + 1 kept
+        heads[problem.n + 1] = 0
+        return Solution(Status.FEASIBLE, heads=heads, objective=0.0)
+
+
+    def surrogate_message(problem):
+        solution = compbench.get_solver("brute-force").solve(problem)
+        solution.message = "lone \\ud800 surrogate"
+        return solution
+
+
     FAULTS = {
         "invalid-tree": invalid_tree,
+        "heads-long": heads_long,
+        "surrogate-message": surrogate_message,
         "writes-input": writes_input,
         "fractional-heads": fractional_heads,
         "not-a-solution": lambda problem: {"status": "optimal"},
@@ -206,6 +220,30 @@ PLUGIN = textwrap.dedent('''
             if problem.n >= 5:
                 return FAULTS[self.name](problem)
             return compbench.get_solver("brute-force").solve(problem)
+
+
+    class CurveWrong(Solver):
+        name = "curve-wrong"
+        description = "brute force's curve, every point's objective reported 5 too high"
+        exact = True
+        supports = Capabilities(all_lengths=True)
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            solution = compbench.get_solver("brute-force").solve(problem, all_lengths=all_lengths)
+            for at_m in solution.by_length or ():
+                if at_m.objective is not None:
+                    at_m.objective += 5.0
+            return solution
+
+
+    class CurveJunk(CurveWrong):
+        name = "curve-junk"
+        description = "brute force's answer with a curve of None"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            solution = compbench.get_solver("brute-force").solve(problem)
+            solution.by_length = [None] * (problem.n + 1)
+            return solution
 
 
     class ClaimsInfeasible(Base):
@@ -235,7 +273,9 @@ PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObje
                   "escaper": "Escaper", "holder": "Holder",
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
-                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "writes-input", "fractional-heads",
+                  "curve-wrong": "CurveWrong", "curve-junk": "CurveJunk",
+                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "writes-input", "heads-long",
+                                                                  "surrogate-message", "fractional-heads",
                                                                   "not-a-solution",
                                                                   "segfaults", "exits", "hard-exits", "interrupts", "allocates",
                                                                   "prints-to-stdout")}}
@@ -298,6 +338,22 @@ def test_a_solver_writing_into_its_input_is_invalid_and_refutes_nothing(plugins:
     out = capsys.readouterr().out
     assert status == 1 and "FAIL brute-force" not in out and "FAIL signature-dp" not in out
     assert out.count("FAIL writes-input") == 4 and "wrote into its input (arc_scores changed" in out
+
+
+def test_solve_judges_every_answer_it_prints(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Each point of a curve is judged, a curve of non-answers is an error answer, a tree that cannot be read is an
+    error answer, a message that cannot be printed is printed readable: no traceback, no exit 0 for a wrong answer."""
+    instance = tmp_path / "i6.json"
+    compbench.write_instance(instance, compbench.generate("gaussian", n=6, seed=0, length=3))
+    assert main(["solve", str(instance), "--solver", "curve-wrong", "--all-lengths"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("compbench: curve-wrong on ") == 7 and ", length 0: invalid: reported objective" in err
+    assert main(["solve", str(instance), "--solver", "curve-junk", "--all-lengths"]) == 1
+    assert "curve-junk returned a curve (by_length) of 7 entries, not 7 compbench.Solution" in capsys.readouterr().out
+    assert main(["solve", str(instance), "--solver", "heads-long"]) == 1
+    assert "heads-long: its answer cannot be read" in capsys.readouterr().out
+    assert main(["solve", str(instance), "--solver", "surrogate-message"]) == 0
+    assert "lone ? surrogate" in capsys.readouterr().out
 
 
 def test_a_wrong_in_run_reference_is_refuted_and_its_solver_blamed(plugins: Path, tmp_path: Path,

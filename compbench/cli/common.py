@@ -217,10 +217,14 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
     ``memory_limit`` MiB; a worker that dies under the solve (even with exit status 0) is an ``error`` answer."""
     from ..harness.sweep import problem_reference
     from ..harness.worker import Task
+    from ..problem import Solution, Status
     from ..records import record_solution
 
     result = worker.run(Task(name, problem_reference(problem), time_limit, memory_limit))
-    return record_solution(result, problem.n)
+    try:
+        return record_solution(result, problem.n)
+    except (ValueError, TypeError) as exc:  # a tree that cannot be read (heads for n + 2 tokens): no answer
+        return Solution(Status.ERROR, message=f"{name}: its answer cannot be read ({exc})"[:300])
 
 
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:

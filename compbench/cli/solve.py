@@ -112,7 +112,7 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
     """Solve, judge (against its ``certified`` optimum, when the file has one) and print one instance; 1 when the
     answer does not hold up or is an error."""
     from ..agreement import judge
-    from ..problem import ProblemError, Status
+    from ..problem import Length, ProblemError, Status
 
     if length != "keep":
         try:
@@ -124,10 +124,13 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
         solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit, solve_memory_limit(args))
     else:
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
-    verdict = judge(problem, solution, certified)
+    verdicts = [("", judge(problem, solution, certified))]
+    for m, at_m in enumerate(solution.by_length or ()):  # each point of the curve is an answer too
+        verdicts.append((f", length {m}", judge(problem.replace(length=Length.exact(m)), at_m)))
+    wrong = [(where, verdict) for where, verdict in verdicts if verdict != "ok"]
     with progress.printing():
-        if verdict != "ok":
-            print(f"compbench: {args.solver} on {problem.id}: {verdict}", file=sys.stderr)
+        for where, verdict in wrong:
+            print(f"compbench: {args.solver} on {problem.id}{where}: {verdict}", file=sys.stderr)
         if args.json:
             record = _json_record(problem, args.solver, solution)
             if solution.by_length is not None:
@@ -135,7 +138,7 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
             print(json.dumps(record))
         else:
             _print_solution(problem, solution, args.solver, args.verbose)
-    return 0 if verdict == "ok" and solution.status != Status.ERROR else 1
+    return 0 if not wrong and solution.status != Status.ERROR else 1
 
 
 SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "
