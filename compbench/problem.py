@@ -238,8 +238,8 @@ class Problem:
             if array is not None:
                 array.setflags(write=False)
         fields = {"token_scores": token, "arc_scores": arc, "bigram_scores": bigram,
-                  "length": _check_length(length, n), "single_root": _check_flag("single_root", single_root), "tokens": None, "id": "",
-                  "extra": {}, "sibling_scores": sibling}
+                  "length": _check_length(length, n), "single_root": _check_flag("single_root", single_root),
+                  "tokens": None, "id": "", "extra": {}, "sibling_scores": sibling}
         for name, value in fields.items():
             object.__setattr__(problem, name, value)
         return problem

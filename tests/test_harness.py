@@ -274,11 +274,10 @@ PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObje
                   "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
                   "curve-wrong": "CurveWrong", "curve-junk": "CurveJunk",
-                  **{fault: fault.replace("-", "_") for fault in ("invalid-tree", "writes-input", "heads-long",
-                                                                  "surrogate-message", "fractional-heads",
-                                                                  "not-a-solution",
-                                                                  "segfaults", "exits", "hard-exits", "interrupts", "allocates",
-                                                                  "prints-to-stdout")}}
+                  **{fault: fault.replace("-", "_") for fault in (
+                      "invalid-tree", "writes-input", "heads-long", "surrogate-message", "fractional-heads",
+                      "not-a-solution", "segfaults", "exits", "hard-exits", "interrupts", "allocates",
+                      "prints-to-stdout")}}
 
 
 @pytest.fixture
@@ -500,8 +499,8 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert all(f"plots/{name}.png" in readme for name in names)
     # with nothing to show, a figure is not drawn and the report says why in one line
     agreeing = tmp_path / "agreeing.jsonl"
-    agreeing.write_text("".join(line for line in run.read_text().splitlines(keepends=True)
-                                if '"type": "environment"' in line or ('"greedy"' not in line and '"lagr"' not in line)))
+    agreeing.write_text("".join(line for line in run.read_text().splitlines(keepends=True) if '"type": "environment"'
+                                in line or ('"greedy"' not in line and '"lagr"' not in line)))
     assert main(["report", str(agreeing), "--out", str(tmp_path / "quiet")]) == 0
     quiet = (tmp_path / "quiet" / "README.md").read_text()
     assert "no heat map" in quiet and "No Lagrangian solver" in quiet  # the ILP's timeouts still have gaps
