@@ -365,8 +365,10 @@ def _solve_chunk(solver: Solver, problems: list[Problem], time_limit: float | No
 def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: float | None, jobs: int,
                         options: dict[str, Any]) -> list[Solution]:
     """The default batch over ``jobs`` processes, in contiguous chunks (answers in order).  A solver (or options)
-    that cannot be pickled is a TypeError that says so, never a quiet serial run."""
+    that cannot be pickled is a TypeError that says so, never a quiet serial run.  A problem on which a worker
+    process dies (a solver crashing its process) is an ``error`` answer, the others solved as usual."""
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     try:
         pickle.dumps((solver, options))
@@ -374,10 +376,29 @@ def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: flo
         raise TypeError(f"{solver.name or type(solver).__name__} cannot be sent to worker processes "
                         f"({type(exc).__name__}: {exc}); pass jobs=1 to solve in this process") from exc
     bounds = [round(len(problems) * w / jobs) for w in range(jobs + 1)]
+    chunks = [problems[a:b] for a, b in zip(bounds, bounds[1:])]
+    answers: list[Solution] = []
     with ProcessPoolExecutor(jobs) as pool:
-        chunks = pool.map(_solve_chunk, [solver] * jobs, [problems[a:b] for a, b in zip(bounds, bounds[1:])],
-                          [time_limit] * jobs, [options] * jobs)
-        return [solution for chunk in chunks for solution in chunk]
+        futures = [pool.submit(_solve_chunk, solver, chunk, time_limit, options) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            try:
+                answers += future.result()
+            except BrokenProcessPool:  # a worker died (a crash in the solver's own code): every unfinished chunk
+                answers += [_solve_alone(solver, problem, time_limit, options) for problem in chunk]
+    return answers
+
+
+def _solve_alone(solver: Solver, problem: Problem, time_limit: float | None, options: dict[str, Any]) -> Solution:
+    """One problem in a process of its own, after a worker died: an ``error`` answer when it dies on this one."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1) as pool:
+        try:
+            return pool.submit(_solve_chunk, solver, [problem], time_limit, options).result()[0]
+        except BrokenProcessPool:
+            return Solution(Status.ERROR, seconds={"setup": 0.0, "solve": 0.0, "total": 0.0},
+                            message=f"{solver.name}: the process solving it died (a crash in the solver's own code)")
 
 
 @functools.cache

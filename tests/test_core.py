@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 import math
+import os
 
 import numpy as np
 import pytest
@@ -338,6 +339,28 @@ def test_single_root_is_a_bool_never_a_value_read_as_one(value: object) -> None:
     with pytest.raises(compbench.ProblemError, match="single_root: expected true or false"):
         compbench.ProblemBatch.from_arrays(p.arc_scores[None], single_root=value)
     assert p.replace(single_root=np.True_).single_root is True
+
+
+class DiesAtFive(compbench.Solver):
+    """Brute force, but its process ends at n = 5 (as a plug-in's C code crashing it)."""
+
+    name, description, exact = "dies-at-five", "brute force; its process ends at n = 5", True
+
+    def _solve(self, problem, *, time_limit, all_lengths, **options):
+        if problem.n == 5:
+            os._exit(3)
+        return compbench.get_solver("brute-force").solve(problem)
+
+
+def test_solve_many_answers_error_where_a_worker_process_dies() -> None:
+    """One worker's death broke the whole pool: BrokenProcessPool, every answer lost (evaluate with a crashing
+    plug-in)."""
+    problems = [compbench.generate("gaussian", n=n, seed=0, length=2) for n in (4, 5, 6, 4)]
+    answers = DiesAtFive().solve_many(problems, jobs=2)
+    assert [a.status for a in answers] == [Status.OPTIMAL, Status.ERROR, Status.OPTIMAL, Status.OPTIMAL]
+    assert "the process solving it died" in answers[1].message
+    assert [a.objective for a in answers[2:]] == [compbench.get_solver("brute-force").solve(p).objective
+                                                  for p in problems[2:]]
 
 
 @pytest.mark.parametrize("name", ["brute-force", "hook-dp", "resource-dp", "bisection", "signature-dp", "ilp-highs"])
