@@ -94,6 +94,24 @@ def test_bigram_model_has_no_arc_features_and_learns_the_tiny_rule(tmp_path):
     assert isinstance(load_model(tmp_path / "bigram.npz"), BigramModel)
 
 
+class KeepsAll(compbench.Solver):
+    name, description, exact = "keeps-all", "every token in a chain", False
+
+    def _solve(self, problem, *, time_limit, all_lengths, **options):
+        heads = np.arange(-1, problem.n)  # token k under k - 1: projective, every token kept
+        value = compbench.objective(problem.replace(length=None), heads)  # its value, the length aside
+        return compbench.Solution(compbench.Status.FEASIBLE, heads=heads, objective=value)
+
+
+def test_an_answer_off_its_length_is_not_scored(tmp_path):
+    """A plug-in keeping every token whatever the length (a chain, valid but for its length) was scored at rate 1
+    with nothing failed: evaluate validates each answer, as the harness does."""
+    parts, joint = tiny_split_and_model(tmp_path)
+    summary = evaluate_systems(joint, parts["test"], [System("keeps-all", KeepsAll())])["keeps-all"]
+    assert summary["failed"] == summary["sentences"] == summary["statuses"]["invalid"] > 0
+    assert summary["compression_rate"] == 0.0 and summary["answered_sentences"] == 0
+
+
 # --- linear-chain CRF ------------------------------------------------------------------------------------------
 
 def random_potentials(rng, n):

@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..agreement import validate
 from ..corpora import Sentence
 from ..inference import marginals, marginals_many
 from ..problem import Length, Problem
@@ -145,11 +146,13 @@ class _Batch:
             self.problems = [mbr_problem(p, posterior.token) for p, posterior in zip(self.problems, posteriors)]
             share = (time.perf_counter() - start) / len(self.problems)
             self.seconds = [seconds + share for seconds in self.seconds]
-        for answer, before, solution in zip(self.answers, self.seconds,
-                                            solver.solve_many(self.problems, time_limit=time_limit)):
-            row["statuses"][solution.status.value] = row["statuses"].get(solution.status.value, 0) + 1
+        solutions = solver.solve_many(self.problems, time_limit=time_limit)
+        for problem, answer, before, solution in zip(self.problems, self.answers, self.seconds, solutions):
+            valid = not solution.has_solution or validate(problem, solution) == "ok"
+            status = solution.status.value if valid else "invalid"  # a tree off the length, or no tree: not scored
+            row["statuses"][status] = row["statuses"].get(status, 0) + 1
             row["batch_fallbacks"] += "batch_fallback" in solution.stats
-            answer.kept = solution.kept if solution.has_solution else None
+            answer.kept = solution.kept if solution.has_solution and valid else None
             row["seconds"].append(before + solution.seconds.get("total", 0.0))
 
 
