@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, _real_array, check_scores, expect_problem
+from .problem import Problem, ProblemError, _check_flag, _real_array, check_scores, expect_problem
 from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
@@ -120,7 +120,7 @@ def _batches(problems: Iterable[Problem] | ProblemBatch, device: str) -> list[tu
     and order (:meth:`ProblemBatch.grouped`), on the CPU of about one size as well (a GPU launch pads every sentence
     of a batch to the longest anyway)."""
     if isinstance(problems, ProblemBatch):
-        return [(np.arange(len(problems)), problems)]
+        return [(np.arange(len(problems)), problems)] if len(problems) else []  # no batch of none to lay out
     return ProblemBatch.grouped(list(problems), by_size=device == "cpu")
 
 
@@ -180,7 +180,8 @@ def tree_log_partition_many(arc_scores: Sequence[np.ndarray] | np.ndarray, singl
     array([12., 12.])
     """
     if device != "cpu":
-        return _device_provider(device).tree_many(arc_scores, single_root, False)[0]
+        provider = _device_provider(device)
+        return provider.tree_many(*_device_trees(provider, arc_scores, single_root, jobs), False)[0]
     return _trees(arc_scores, single_root, False, cores(jobs))[0]
 
 
@@ -196,7 +197,8 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
     [12, 12]
     """
     if device != "cpu":
-        log_z, arcs = _device_provider(device).tree_many(arc_scores, single_root, True)
+        provider = _device_provider(device)
+        log_z, arcs = provider.tree_many(*_device_trees(provider, arc_scores, single_root, jobs), True)
     else:
         log_z, arcs = _trees(arc_scores, single_root, True, cores(jobs))
     out = []
@@ -207,6 +209,35 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
         else:
             out.append(Marginals(value, np.ones(n), arc, _bigram_marginals(n)))
     return out
+
+
+def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -> tuple[Any, bool]:
+    """A device's tree input checked as the CPU path checks it: ``single_root`` a flag, ``jobs`` a valid count
+    (unused), numpy scores real and in range (one B x (n+1) x (n+1) array kept whole); an array the ``provider``
+    holds on its device (a GPU array) used in place, unchecked."""
+    single_root = _check_flag("single_root", single_root)
+    cores(jobs)
+    if provider.holds(arc_scores):
+        return arc_scores, single_root
+    if isinstance(arc_scores, np.ndarray) and arc_scores.ndim == 3 and arc_scores.dtype.kind in "iuf":
+        batch = arc_scores.astype(np.float64, copy=False)
+        if len(batch):
+            _arc_matrix("arc_scores[0]", batch[0])  # square, at least 1 x 1 (as every matrix is)
+        _check_matrices(batch, range(len(batch)))
+        return batch, single_root
+    arrays = [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
+    for k, arc in enumerate(arrays):
+        check_scores(f"arc_scores[{k}]", arc)
+    return arrays, single_root
+
+
+def _check_matrices(batch: np.ndarray, index: Iterable[int]) -> None:
+    """:func:`check_scores` of a stack of arc matrices at once; a bad one named by its ``index`` in the whole list."""
+    try:
+        check_scores("arc_scores", batch)
+    except ProblemError:
+        for k, matrix in zip(index, batch):
+            check_scores(f"arc_scores[{k}]", matrix)
 
 
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,
@@ -221,11 +252,7 @@ def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, wit
         sizes.setdefault(len(arc), []).append(k)
     for index in sizes.values():
         batch = np.stack([arrays[k] for k in index])
-        try:
-            check_scores("arc_scores", batch)
-        except ProblemError:  # a batch of one size: named by the matrix's index in the whole list
-            for k in index:
-                check_scores(f"arc_scores[{k}]", arrays[k])
+        _check_matrices(batch, index)
         values, margins = _provider().tree_many(batch, single_root, with_marginals, jobs)
         log_z[index] = values
         for k, arc in zip(index, margins):

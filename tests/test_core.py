@@ -352,6 +352,12 @@ class DiesAtFive(compbench.Solver):
         return compbench.get_solver("brute-force").solve(problem)
 
 
+def test_an_empty_batch_has_no_answers() -> None:
+    """An empty ProblemBatch raised 'max() arg is an empty sequence' on the CPU (a list of none gave [])."""
+    empty = compbench.ProblemBatch.from_arrays(np.zeros((0, 3, 3)))
+    assert len(compbench.log_partition_many(empty)) == 0 and compbench.marginals_many(empty) == []
+
+
 def test_solve_many_answers_error_where_a_worker_process_dies() -> None:
     """One worker's death broke the whole pool: BrokenProcessPool, every answer lost (evaluate with a crashing
     plug-in)."""

@@ -246,6 +246,27 @@ def test_placement_switch(monkeypatch):
     assert eisner.placement(26, 4) == (eisner.placement(26, 2)[0], 0) and eisner.placement(26, 2)[0] > 0
 
 
+@needs_kernels
+def test_numpy_input_is_checked_as_on_the_cpu():
+    """single_root="False" gave the single-root answer, strings, bools and complex numbers were converted, jobs=0
+    passed: numpy input is refused on the GPU path as on the CPU path, with the same one-line errors."""
+    bad = [({"arc_scores": np.zeros((1, 4, 4)), "single_root": "False"}, "single_root: expected true or false"),
+           ({"arc_scores": [np.array([["0", "5"], ["5", "0"]])]}, "arc_scores[0]"),
+           ({"arc_scores": np.zeros((1, 3, 3), bool)}, "arc_scores"),
+           ({"arc_scores": np.zeros((1, 3, 3), complex)}, "arc_scores"),
+           ({"arc_scores": np.full((1, 3, 3), np.nan)}, "arc_scores"),
+           ({"arc_scores": np.zeros((1, 3, 4))}, "arc_scores"),
+           ({"arc_scores": np.zeros((1, 3, 3)), "jobs": 0}, "jobs: expected None or an integer >= 1")]
+    for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
+        for kwargs, says in bad:
+            errors = []
+            for device in ("cpu", "cuda"):
+                with pytest.raises((ValueError, TypeError)) as error:
+                    call(**kwargs, device=device)
+                errors.append(f"{type(error.value).__name__}: {error.value}")
+            assert says in errors[1] and errors[0] == errors[1], (kwargs, errors)
+
+
 def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
     """device="cuda" without a GPU (nor the simulator): a RuntimeError whose one line is runtime.unavailable()'s."""
     reason = REASON or "no CUDA GPU is visible (a stand-in reason)"

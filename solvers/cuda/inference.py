@@ -46,6 +46,11 @@ def _padded(arc_scores: Sequence[np.ndarray] | np.ndarray) -> tuple[np.ndarray, 
     return batch, np.array([len(a) - 1 for a in arrays], np.int64)
 
 
+def holds(array: Any) -> bool:
+    """Whether ``array`` already lives on the GPU (used in place; compbench.inference checks anything else first)."""
+    return runtime.on_gpu(array)
+
+
 def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple[Any, list]:
     """log Z of B tree-CRFs and, with ``with_marginals``, their arc marginals, in one launch: ``(log_z, arcs)``.
 
