@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from compbench import files
@@ -55,3 +56,33 @@ def test_what_a_killed_write_left_is_removed_by_the_next(tmp_path: Path) -> None
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".out.json.partial-{alive}-0a1b2c3d.json",
                                                           f".staging-{alive}-0a1b2c3d", "out.json"]
+
+
+def test_a_damaged_compressed_model_is_one_line(tmp_path: Path) -> None:
+    """A flipped byte in a compressed member raised zlib.error with a traceback (evaluate, train --out)."""
+    import zlib
+
+    from compbench.cli.common import UsageError, read_model
+
+    path = tmp_path / "model.npz"
+    np.savez_compressed(path, info=np.array('{"kind": "x"}'), weights=np.random.default_rng(0).random(5000))
+    raw = path.read_bytes()
+
+    def load(p):
+        with np.load(p) as data:
+            return data["weights"].sum()
+
+    said = set()
+    for position in range(100, len(raw) - 100, 97):  # every kind of damage a flipped byte makes
+        damaged = bytearray(raw)
+        damaged[position] ^= 0xFF
+        path.write_bytes(bytes(damaged))
+        try:
+            load(path)
+        except zlib.error:
+            with pytest.raises(UsageError, match="not a model file"):
+                read_model(load, str(path), "model")
+            said.add("zlib")
+        except Exception:
+            pass
+    assert said == {"zlib"}

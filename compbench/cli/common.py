@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -78,6 +79,11 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
     return out
 
 
+# What reading a damaged or foreign .npz raises: EOFError an empty file, zlib.error a flipped byte in a compressed
+# member, NotImplementedError a zip feature (a version) numpy's zipfile does not read.
+DAMAGED_ARCHIVE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
+
+
 def model_info(path: Path) -> dict[str, Any] | None:
     """The ``info`` object of a model file compbench wrote (an ``.npz`` with an ``info`` member), or None."""
     import json
@@ -87,7 +93,7 @@ def model_info(path: Path) -> dict[str, Any] | None:
     try:
         with np.load(path) as data:  # an archive's members are read when asked for: only ``info``
             info = json.loads(str(data["info"]))
-    except (OSError, KeyError, zipfile.BadZipFile, ValueError, EOFError):
+    except DAMAGED_ARCHIVE:
         return None
     return info if isinstance(info, dict) else None
 
@@ -236,5 +242,5 @@ def read_model(load: Callable[[str], T], path: str, what: str) -> T:
         return load(path)
     except OutdatedModelError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:  # EOFError: an empty .npz
+    except DAMAGED_ARCHIVE as exc:
         raise UsageError(f"{path}: not a {what} file ({exc})") from None
