@@ -283,6 +283,44 @@ def test_train_kinds_and_evaluate_them_beside_the_joint_model(tmp_path, capsys):
                  "--second-order"]) == 2
 
 
+class ClaimsAllOptimal(KeepsAll):
+    name, exact = "claims-all-optimal", True
+
+    def _solve(self, problem, *, time_limit, all_lengths, **options):
+        answer = super()._solve(problem, time_limit=time_limit, all_lengths=all_lengths)
+        answer.status = compbench.Status.OPTIMAL
+        return answer
+
+
+def test_training_that_cannot_give_a_model_writes_none(tmp_path, capsys):
+    """A solver that takes no exact length or cannot run here, no example under --max-n, a solver whose optimal
+    claims are invalid trees: one line and exit 2, nothing written (a model 'chosen on dev' at F1 0, or learnt from
+    invalid trees, was written)."""
+    from compbench.compression.training import TrainingError, train_on_batches
+    from compbench.solver import SolverError
+
+    data = write_google(tmp_path / "google", count=40)
+    common = ["--corpus", "google", "--data", str(data)]
+    out = tmp_path / "x.npz"
+    for extra, says in ((["--solver", "hook-dp"], "train: solver hook-dp cannot decode compressions of a given "
+                                                  "length here: it takes no exact length"),
+                        (["--max-n", "1"], "train: no training example: no aligned sentence with a non-empty gold "
+                                           "compression of at most 1 tokens")):
+        assert main(["train", *common, "--out", str(out), "--epochs", "1", *extra]) == 2
+        assert says in capsys.readouterr().err and not out.exists()
+    model = tmp_path / "joint.npz"
+    assert main(["train", *common, "--out", str(model), "--objective", "perceptron", "--epochs", "1"]) == 0
+    assert main(["evaluate", *common, "--model", str(model), "--solvers", "resource-dp,hook-dp"]) == 2
+    assert "evaluate: solver hook-dp cannot decode" in capsys.readouterr().err
+    parts, joint = tiny_split_and_model(tmp_path / "tiny")
+    with pytest.raises(SolverError, match="claims-all-optimal gave an invalid: keeps"):
+        train_perceptron(joint, parts["train"], parts["dev"], ClaimsAllOptimal(), epochs=1, log=lambda line: None)
+    with pytest.raises(TrainingError, match="no dev sentence was decoded by joint"):  # every dev answer invalid
+        train_on_batches(joint, parts["train"], parts["dev"], System("joint", KeepsAll(), "joint"),
+                         lambda batches, lms: (joint.weights, {}, ""), epochs=1, batch_size=8, max_n=None, seed=0,
+                         progress=None, log=lambda line: None)
+
+
 def test_clarke_lapata_baselines_tag_with_their_own_tagger(tmp_path, capsys):
     data = write_clarke_lapata(tmp_path / "cl")
     google = write_google(tmp_path / "google", count=40)

@@ -177,6 +177,19 @@ def load_solver(name: str):
         raise UsageError(f"solver {name!r} cannot be loaded ({type(exc).__name__}: {exc})"[:500]) from None
 
 
+def length_decoder(name: str, command: str):
+    """:func:`load_solver` for a command that decodes compressions of a given length (``train``, ``evaluate``): a
+    solver that cannot run here, or takes no exact length, is refused before any work (every decode would fail:
+    a model chosen on a dev F1 of 0, a table of zeros)."""
+    solver = load_solver(name)
+    reason = solver.unavailable()
+    if reason is None and "exact" not in solver.supports.lengths:
+        reason = f"it takes no exact length (lengths: {', '.join(sorted(solver.supports.lengths))})"
+    if reason is not None:
+        raise UsageError(f"{command}: solver {name} cannot decode compressions of a given length here: {reason}")
+    return solver
+
+
 def run_solver(solver, problem: Problem, time_limit: float | None = None, all_lengths: bool = False) -> Solution:
     """Solve with backend noise kept off stdout."""
     with stdout_to_stderr():

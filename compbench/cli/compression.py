@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -10,8 +11,8 @@ from pathlib import Path
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, load_solver, model_info, number_in,
-                     output_path, positive_seconds, read_model, stdout_to_stderr)
+from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, length_decoder, load_solver, model_info,
+                     number_in, output_path, positive_seconds, read_model, stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
@@ -42,6 +43,19 @@ def _length(text: str) -> str | float:
     return ratio
 
 
+@contextlib.contextmanager
+def _training_errors():
+    """A training that cannot give a model (no example, no dev decode, a solver's unusable answer) ends in one line
+    (exit 2), nothing written."""
+    from ..compression.training import TrainingError
+    from ..solver import SolverError
+
+    try:
+        yield
+    except (TrainingError, SolverError) as exc:
+        raise UsageError(f"train: {exc}") from None
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from ..compression.baselines import (BigramModel, ChainCRFModel, ChainSolver, SubtreeModel, train_chain_crf,
                                          train_subtree)
@@ -59,7 +73,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     parts = split_corpus(corpus)
     for name in ("train", "dev"):  # the epoch is chosen on dev
         _aligned(parts[name], corpus, name, args.data)
-    solver = load_solver(args.solver)
+    solver = length_decoder(args.solver, "train") if args.model_kind == "joint" else load_solver(args.solver)
     tagger = None
     if args.tagger_data:
         progress.stage(f"reading the Google corpus in {args.tagger_data} for the POS tagger")
@@ -86,7 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "parser": Path(args.parser).name if args.parser else None})
     progress.stage(f"training the {kind} model: {args.epochs} epochs over {len(train)} sentences, the best on dev kept")
     start = time.perf_counter()
-    with stdout_to_stderr():
+    with stdout_to_stderr(), _training_errors():
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=progress.bar, log=progress.log)
         if kind == "subtree":
@@ -186,7 +200,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     systems = [System("first-m")]
     if model_kind(model) == "joint":
         names = args.solvers.split(",")
-        solvers = [load_solver(name) for name in names]
+        solvers = [length_decoder(name, "evaluate") for name in names]
         baseline = solvers[0]
         systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
                     System(f"tree-only ({names[0]})", baseline, "tree-only")]

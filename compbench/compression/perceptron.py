@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..agreement import validate
 from ..corpora import Sentence
 from ..learning.features import DIM
 from ..learning.training import AveragedWeights
@@ -32,26 +33,33 @@ def gold_sub_problem(problem: Problem, gold: np.ndarray) -> Problem:
                    problem.bigram_scores[np.ix_(ends, ends)], length=Length.exact(len(gold)), sibling_scores=sibling)
 
 
-def _gold_heads(solver: Solver, problem: Problem, gold: np.ndarray, solution: Solution) -> np.ndarray:
-    """The sub-problem's tree (:func:`gold_sub_problem`) as ``heads`` of the full problem."""
+def _optimal_tree(solver: Solver, problem: Problem, solution: Solution, what: str) -> np.ndarray:
+    """The heads of a proven, valid optimum (the perceptron learns from it), else a SolverError saying why."""
     if solution.status != Status.OPTIMAL:
-        raise SolverError(f"{solver.name} gave {solution.status.value} on the gold sub-problem of {problem.id}: "
-                          f"{solution.message}")
+        raise SolverError(f"{solver.name} gave {solution.status.value} on {what}: {solution.message}")
+    validity = validate(problem, solution)
+    if validity != "ok":
+        raise SolverError(f"{solver.name} gave an {validity} on {what}")
+    return solution.heads
+
+
+def _gold_heads(solver: Solver, problem: Problem, gold: np.ndarray, sub: Problem, solution: Solution) -> np.ndarray:
+    """The tree of ``sub`` (:func:`gold_sub_problem`), solved, as ``heads`` of the full problem."""
+    sub_heads = _optimal_tree(solver, sub, solution, f"the gold sub-problem of {problem.id}")
     index = np.concatenate([[0], gold])
     heads = np.full(problem.n + 1, -1, dtype=np.int64)
-    heads[gold] = index[solution.heads[1:]]
+    heads[gold] = index[sub_heads[1:]]
     return heads
 
 
 def latent_gold_heads(solver: Solver, problem: Problem, gold: np.ndarray) -> np.ndarray:
     """The best tree over exactly the gold kept tokens: ``heads`` of the full problem."""
-    return _gold_heads(solver, problem, gold, solver.solve(gold_sub_problem(problem, gold)))
+    sub = gold_sub_problem(problem, gold)
+    return _gold_heads(solver, problem, gold, sub, solver.solve(sub))
 
 
 def _predicted(solver: Solver, problem: Problem, solution: Solution) -> np.ndarray:
-    if solution.status != Status.OPTIMAL:
-        raise SolverError(f"{solver.name} gave {solution.status.value} on {problem.id}: {solution.message}")
-    return solution.heads
+    return _optimal_tree(solver, problem, solution, problem.id)
 
 
 def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[Sentence], solver: Solver, *,
@@ -70,12 +78,13 @@ def train_perceptron(model: CompressionModel, train: list[Sentence], dev: list[S
             problems = [model.problem(sentence, Length.exact(len(gold)), f, weights.current)
                         for (sentence, gold), f in zip(batch, features)]
             best = solver.solve_many(problems, jobs=1)
-            latent = solver.solve_many([gold_sub_problem(p, gold) for p, (_, gold) in zip(problems, batch)], jobs=1)
-            for (sentence, gold), features_k, problem, solution, gold_solution in zip(batch, features, problems, best,
-                                                                                       latent):
+            subs = [gold_sub_problem(p, gold) for p, (_, gold) in zip(problems, batch)]
+            latent = solver.solve_many(subs, jobs=1)
+            for (sentence, gold), features_k, problem, solution, sub, gold_solution in zip(batch, features, problems,
+                                                                                            best, subs, latent):
                 examples += 1
                 predicted = _predicted(solver, problem, solution)
-                target = _gold_heads(solver, problem, gold, gold_solution)
+                target = _gold_heads(solver, problem, gold, sub, gold_solution)
                 if np.array_equal(predicted, target):
                     continue
                 mistakes += 1

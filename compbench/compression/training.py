@@ -13,6 +13,10 @@ from .accuracy import System, evaluate_systems
 from .features import BigramLM
 from .model import CompressionModel
 
+class TrainingError(Exception):
+    """Training cannot give a model: no example to learn from, or no dev sentence decoded to choose an epoch by."""
+
+
 Batch = list[tuple[Sentence, np.ndarray]]
 EpochOfBatches = Callable[[list[Batch], dict[str, BigramLM]], tuple[np.ndarray, dict, str]]
 
@@ -48,6 +52,9 @@ def train_on_batches(model: CompressionModel, train: list[Sentence], dev: list[S
     longer than ``max_n`` are left out of training and of the dev score used to pick the epoch.
     """
     examples = training_examples(train, max_n)
+    if not examples:
+        raise TrainingError("no training example: no aligned sentence with a non-empty gold compression"
+                            + (f" of at most {max_n} tokens (--max-n)" if max_n is not None else ""))
     lms = jackknife_lms(train)
     dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
     model.parse_all([sentence for sentence, _ in examples] + dev, progress)  # a parse-feature model's parses, batched
@@ -57,7 +64,13 @@ def train_on_batches(model: CompressionModel, train: list[Sentence], dev: list[S
         return train_epoch(progress(batches, desc=f"epoch {epoch}") if progress else batches, lms)
 
     def dev_f1() -> float | None:
-        return evaluate_systems(model, dev, [dev_system])[dev_system.label]["f1"] if dev else None
+        if not dev:
+            return None
+        row = evaluate_systems(model, dev, [dev_system])[dev_system.label]
+        if not row["answered_sentences"]:  # an F1 of 0 that says nothing of the weights
+            raise TrainingError(f"no dev sentence was decoded by {dev_system.label} (its answers: "
+                                f"{row['statuses']}): no epoch can be chosen")
+        return row["f1"]
 
     return train_by_epochs(model, examples, epoch_of_batches, dev_f1, epochs=epochs, seed=seed, score_name="dev_f1",
                            show_score=lambda f1: f"F1 {f1 if f1 is None else round(f1, 4)}", log=log)
