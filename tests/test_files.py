@@ -86,3 +86,34 @@ def test_a_damaged_compressed_model_is_one_line(tmp_path: Path) -> None:
         except Exception:
             pass
     assert said == {"zlib"}
+
+
+def test_a_model_file_is_read_whole_or_refused(tmp_path: Path) -> None:
+    """A member lost to damage (its name's byte flipped) was read as 'not there': a parser without its tagger scored
+    with gold tags; negative weight indices wrapped around; an info that is a list crashed."""
+    import zipfile
+
+    from compbench.compression.baselines import load_model
+    from compbench.learning.model_file import save_arrays
+    from tests.test_corpora import tiny_split_and_model
+
+    _, model = tiny_split_and_model(tmp_path)
+    path = tmp_path / "model.npz"
+    model.save(path)
+    assert np.array_equal(load_model(path).weights, model.weights)
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files if name != "members"}
+    lost = tmp_path / "lost.npz"
+    with zipfile.ZipFile(path) as whole, zipfile.ZipFile(lost, "w") as damaged:
+        for item in whole.infolist():
+            name = item.filename.replace("weight_value", "weight_vAlue")
+            damaged.writestr(name, whole.read(item))
+    with pytest.raises(ValueError, match="damaged: members weight_value missing; members weight_vAlue not its own"):
+        load_model(lost)
+    for change, says in (({"weight_index": np.array([-1]), "weight_value": np.array([1.0])},
+                          "weight_index: expected"),
+                         ({"weight_index": np.array([0]), "weight_value": np.array([np.nan])}, "weight_value: expected"),
+                         ({"info": np.array("[1, 2]")}, "info: expected a JSON object, got list")):
+        save_arrays(tmp_path / "changed.npz", {**arrays, **change})
+        with pytest.raises(ValueError, match=says):
+            load_model(tmp_path / "changed.npz")

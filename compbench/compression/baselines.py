@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Callable
@@ -27,6 +26,7 @@ import numpy as np
 
 from ..corpora import Sentence
 from ..learning.features import DIM, code, mix
+from ..learning.model_file import read_info
 from ..learning.training import AdaGrad, AveragedWeights
 from ..problem import Length, Problem, Solution, Status
 from ..solver import Capabilities, Solver, SolverError
@@ -530,7 +530,7 @@ def systems_of(model: CompressionModel, main: bool, label: str = "") -> list[Sys
 def load_model(path: str | PathLike) -> CompressionModel:
     """A model file of any kind (``info["kind"]``; files without it are joint models)."""
     with np.load(path) as data:
-        kind = json.loads(str(data["info"])).get("kind", "joint")
+        kind = read_info(data).get("kind", "joint")
     cls = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel,
            "subtree": SubtreeModel}.get(kind)
     if cls is None:

@@ -22,6 +22,7 @@ import numpy as np
 from ..corpora import Sentence
 from ..evaluate import sibling_pairs
 from ..learning.features import DIM
+from ..learning.model_file import check_members, read_info, save_arrays, sparse_weights
 from ..learning.tagger import OutdatedModelError, PosTagger, load_tagger
 from ..parser import ParserModel
 from ..problem import Length, Problem
@@ -141,17 +142,17 @@ class CompressionModel:
                 self.parser.save(Path(scratch) / "parser.npz")
                 arrays["parser_npz"] = np.frombuffer((Path(scratch) / "parser.npz").read_bytes(), np.uint8)
         arrays["info"] = np.array(json.dumps(self.info))
-        with open(path, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        save_arrays(path, arrays)
 
     @classmethod
     def load(cls, path: str | PathLike) -> CompressionModel:
         with np.load(path) as data:
-            weights = np.zeros(DIM + 1)
-            weights[data["weight_index"]] = data["weight_value"]
+            check_members(data)
+            info = read_info(data)
+            weights = sparse_weights(data, DIM)
             tagger = load_tagger(data) if "tagger_weights" in data else None
             try:
                 parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
             except OutdatedModelError as exc:
                 raise OutdatedModelError(f"the parser it embeds: {exc}") from None
-            return cls(weights, BigramLM.from_arrays(data), tagger, json.loads(str(data["info"])), parser=parser)
+            return cls(weights, BigramLM.from_arrays(data), tagger, info, parser=parser)

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..learning.model_file import check_members, read_info, save_arrays, sparse_weights
 from ..learning.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import get_solver
@@ -169,13 +170,13 @@ class ParserModel:
             arrays.update(self.tagger.arrays())
         if self.labeler is not None:
             arrays.update(self.labeler.arrays())
-        with open(path, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
+        save_arrays(path, arrays)
 
     @classmethod
     def load(cls, path: str | PathLike) -> ParserModel:
         with np.load(path) as data:
-            info = json.loads(str(data["info"])) if "info" in data else {}
+            check_members(data)
+            info = read_info(data) if "info" in data else {}
             if info.get("kind") != "parser":
                 raise ValueError("not a parser model")
             info.setdefault("features", 1)  # a model from before the feature set had a number
@@ -183,8 +184,7 @@ class ParserModel:
                 raise OutdatedModelError(f"a parser model of feature set {info['features']!r}, which this version "
                                          f"of compbench does not read (it reads 1 to {FEATURES}; a newer version "
                                          f"wrote it?)")
-            weights = np.zeros(SIZE + 1)
-            weights[data["weight_index"]] = data["weight_value"]
+            weights = sparse_weights(data, SIZE)
             tagger = load_tagger(data) if "tagger_weights" in data else None
             vocabulary = data["vocabulary"] if "vocabulary" in data else None
             labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None

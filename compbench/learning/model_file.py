@@ -1,0 +1,69 @@
+"""A model's ``.npz`` file, for every kind (compression models, parser models): its members listed in it, its
+``info`` object and its sparse weights, read back whole or refused with a ValueError naming the part.
+
+A damaged zip can lose a member without failing to open (a flipped byte in its name): a loader that asks ``"tagger"
+in data`` then reads a model without its tagger, and scores with gold tags.  So a file lists what it holds
+(``members``) and a loader checks the list; files written before the list are read as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+MEMBERS = "members"
+
+
+def save_arrays(path: str | PathLike, arrays: dict[str, np.ndarray]) -> None:
+    """``arrays`` as one compressed ``.npz`` at ``path``, with the list of its members."""
+    with open(path, "wb") as handle:
+        np.savez_compressed(handle, **arrays, **{MEMBERS: np.array(sorted(arrays))})
+
+
+def check_members(data: Any) -> None:
+    """A ValueError when the file's members are not those it lists (one lost or renamed by damage).
+
+    >>> import io
+    >>> buffer = io.BytesIO(); np.savez(buffer, info=np.array("{}"), members=np.array(["info", "weights"]))
+    >>> check_members(np.load(io.BytesIO(buffer.getvalue())))
+    Traceback (most recent call last):
+    ...
+    ValueError: damaged: members weights missing
+    """
+    if MEMBERS not in data.files:
+        return
+    listed = set(data[MEMBERS].tolist()) | {MEMBERS}
+    missing, unknown = sorted(listed - set(data.files)), sorted(set(data.files) - listed)
+    if missing or unknown:
+        raise ValueError("damaged: " + "; ".join(part for part in (
+            f"members {', '.join(missing)} missing" if missing else "",
+            f"members {', '.join(unknown)} not its own" if unknown else "") if part))
+
+
+def read_info(data: Any) -> dict[str, Any]:
+    """The file's ``info`` object (a ValueError when it is not a JSON object)."""
+    info = json.loads(str(data["info"]))
+    if not isinstance(info, dict):
+        raise ValueError(f"info: expected a JSON object, got {type(info).__name__}")
+    return info
+
+
+def sparse_weights(data: Any, size: int) -> np.ndarray:
+    """The weights 0..size from the file's non-zero entries (``weight_index``, ``weight_value``): every index an
+    integer within 0..size (a negative one wrapped around), every value finite.
+
+    >>> sparse_weights({"weight_index": np.array([2]), "weight_value": np.array([0.5])}, 3).tolist()
+    [0.0, 0.0, 0.5, 0.0]
+    """
+    index, values = np.asarray(data["weight_index"]), np.asarray(data["weight_value"])
+    if index.ndim != 1 or values.shape != index.shape or not np.issubdtype(index.dtype, np.integer) or (
+            len(index) and (index.min() < 0 or index.max() > size)):
+        raise ValueError(f"weight_index: expected {len(values)} integer indices within 0..{size}")
+    if not np.issubdtype(values.dtype, np.floating) or not np.all(np.isfinite(values)):
+        raise ValueError("weight_value: expected finite numbers")
+    weights = np.zeros(size + 1)
+    weights[index] = values
+    return weights
