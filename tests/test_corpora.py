@@ -470,6 +470,7 @@ def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys)
     (b'{"id": "d.1", "text": ["a"], "summaries": ["a"]}', "line 1: expected a string id and text"),
     (b'{"id": "d.1", "text": "a b", "summaries": "a"}', "list of string summaries"),
     (b'{"id": "d.1", "text": "caf\xe9 au lait", "summaries": ["a"]}', "cannot read it as UTF-8 text"),
+    (b"[" * 100_000 + b"]" * 100_000, "RecursionError"),  # a RecursionError traceback
 ])
 def test_a_malformed_clarke_lapata_record_is_one_line_naming_the_file(tmp_path: Path, line: bytes,
                                                                        says: str) -> None:
@@ -477,6 +478,31 @@ def test_a_malformed_clarke_lapata_record_is_one_line_naming_the_file(tmp_path: 
     with pytest.raises(CorpusError, match=says) as raised:
         read_corpus("clarke-lapata-written", tmp_path)
     assert str(tmp_path / "bnc.jsonl") in str(raised.value)
+
+
+def test_corpus_lines_are_line_feeds_and_odd_records_are_read_as_they_are(tmp_path: Path) -> None:
+    """U+2028 in a JSON string (split as a line: 'Unterminated string'), a BOM (kept in Google's first token, or
+    refused), an empty sentence (scored F1 1 as a perfect compression: now unaligned), a CSV row short of its
+    compressed field (an AttributeError traceback), a superscript digit as a CoNLL-U HEAD (a ValueError
+    traceback)."""
+    from compbench.parser.conllu import parse_conllu
+
+    cl = tmp_path / "cl"
+    cl.mkdir()
+    records = [{"id": "d.1", "text": "a\u2028b c", "summaries": ["c"]}, {"id": "d.2", "text": "", "summaries": [""]}]
+    (cl / "bnc.jsonl").write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                              for r in records).encode())
+    first, empty = read_corpus("clarke-lapata-written", cl).sentences
+    assert first.tokens == ["a", "b", "c"] and first.aligned and not empty.aligned  # U+2028 is white space
+    google = write_google(tmp_path / "google", count=3)
+    words = google / "test_words.part.txt"
+    words.write_bytes(b"\xef\xbb\xbf" + words.read_bytes())
+    assert read_corpus("google", google).sentences[0].tokens[0][0] != "\ufeff"
+    (google / "eval_data.part.csv").write_text("original,compressed\nonly one field\n" * 1 + "a,b\n" * 2)
+    with pytest.raises(CorpusError, match="row 1: no 'compressed' field"):
+        read_corpus("google", google)
+    with pytest.raises(CorpusError, match="HEAD"):
+        parse_conllu("1\ta\t_\tNOUN\t_\t_\t\u00b2\tnsubj\t_\t_\n\n", "t.conllu")
 
 
 def test_training_needs_aligned_train_and_dev_sentences(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

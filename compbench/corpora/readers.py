@@ -93,14 +93,15 @@ def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
             try:
                 record = json.loads(line)
                 sid, text, summaries = record["id"], record["text"], record["summaries"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise CorpusError(f"{path}: line {number}: not an {{id, text, summaries}} record ({exc})") from None
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: [[[[... nested deep
+                raise CorpusError(f"{path}: line {number}: not an {{id, text, summaries}} record "
+                                  f"({type(exc).__name__}: {exc})"[:300]) from None
             if not (isinstance(sid, str) and isinstance(text, str) and isinstance(summaries, list)
                     and all(isinstance(summary, str) for summary in summaries)):
                 raise CorpusError(f"{path}: line {number}: expected a string id and text and a list of string "
                                   "summaries")
             tokens = text.split()
-            golds = [align_tokens(tokens, summary.split()) for summary in summaries]
+            golds = [align_tokens(tokens, summary.split()) if tokens else None for summary in summaries]
             sentence = Sentence(sid, sid.rsplit(".", 1)[0], tokens, golds)
             if not sentence.aligned:
                 unaligned.append(sid)
@@ -111,15 +112,27 @@ def read_clarke_lapata(directory: Path) -> tuple[list[Sentence], dict]:
 
 
 def _text(path: Path) -> str:
-    """A corpus file's text; one that cannot be read (not UTF-8, a directory) is a CorpusError naming it."""
+    """A corpus file's text, without a byte-order mark; one that cannot be read (not UTF-8, a directory) is a
+    CorpusError naming it."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
 
 
+def text_lines(text: str) -> list[str]:
+    r"""The lines of a corpus file's text: split at line feeds only, a CR before one dropped (``str.splitlines``
+    also splits at U+2028, U+0085, form feeds ..., which a JSON string or a token may hold).
+
+    >>> text_lines("a\u2028b\r\nc\n")
+    ['a\u2028b', 'c']
+    """
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
 def _lines(path: Path) -> list[str]:
-    return _text(path).splitlines()
+    return text_lines(_text(path))
 
 
 def read_google(directory: Path) -> tuple[list[Sentence], dict]:
@@ -138,7 +151,9 @@ def read_google(directory: Path) -> tuple[list[Sentence], dict]:
         if not len(tokens) == len(tags) == len(labels):
             raise CorpusError(f"{directory}: line {i + 1}: {len(tokens)} tokens, {len(tags)} tags, "
                               f"{len(labels)} labels")
-        aligned = align_text(tokens, row["compressed"])
+        if not isinstance(row.get("compressed"), str):  # a row of fewer fields than the header
+            raise CorpusError(f"{csv_path}: row {i + 1}: no 'compressed' field")
+        aligned = align_text(tokens, row["compressed"]) if tokens else None
         gold = None if aligned is None else aligned[0]
         if aligned is None:
             unaligned.append(i + 1)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpora import CorpusError
+from ..corpora.readers import text_lines
 
 COLUMNS = 10
 
@@ -127,15 +128,15 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
             continue
         if "-" in token_id:
             first, _, end = token_id.partition("-")
-            if not (first.isdigit() and end.isdigit() and int(first) == len(rows) + 1 and int(end) > int(first)
+            if not (_number(first) and _number(end) and int(first) == len(rows) + 1 and int(end) > int(first)
                     and int(first) not in ranges):
                 raise CorpusError(f"{where}: line {number}: bad multiword-token range {token_id!r}")
             ranges[int(first)] = line
             continue
-        if not token_id.isdigit() or int(token_id) != len(rows) + 1:
+        if not _number(token_id) or int(token_id) != len(rows) + 1:
             raise CorpusError(f"{where}: line {number}: expected word ID {len(rows) + 1}, got {token_id!r}")
         head = cols[6]
-        if head != "_" and not head.isdigit():
+        if head != "_" and not _number(head):
             raise CorpusError(f"{where}: line {number}: HEAD must be a word number or _, got {head!r}")
         if cols[1] == "" or any(ch.isspace() and ch != " " for ch in cols[1]):
             raise CorpusError(f"{where}: line {number}: bad FORM {cols[1]!r}")
@@ -144,6 +145,12 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
         if sentence.heads is not None and int(sentence.heads.max()) > sentence.n:
             raise CorpusError(f"{where}: sentence {sentence.id or '(no id)'}: a HEAD points past its last word")
     return sentences
+
+
+def _number(text: str) -> bool:
+    """Is ``text`` a CoNLL-U number: ASCII digits (``str.isdigit`` also takes ``²`` and ``٣``, which ``int``
+    refuses or reads as 3)?"""
+    return text.isascii() and text.isdigit()
 
 
 def read_conllu(path: str | PathLike) -> list[TreeSentence]:
@@ -158,7 +165,7 @@ def read_conllu(path: str | PathLike) -> list[TreeSentence]:
 def read_tokens(path: str | PathLike) -> list[TreeSentence]:
     """One tokenized sentence per line (words separated by spaces); empty lines are skipped."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = text_lines(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot be read ({exc})") from None
     return [plain_sentence(line.split()) for line in lines if line.strip()]
