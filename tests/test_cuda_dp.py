@@ -330,3 +330,12 @@ def test_capped_registers_give_the_same_answers(monkeypatch) -> None:
     assert_same_answers(got, ps)
     for a, b in zip(plain, (*eisner.tree_map(arcs), eisner.tree_log_partition(arcs))):
         np.testing.assert_array_equal(a, runtime.to_host(b))
+
+
+@needs_kernels
+def test_marginals_of_scores_near_the_limit_are_probabilities_on_the_gpu() -> None:
+    from tests.test_marginals import sure_problem
+
+    got = compbench.marginals_many([sure_problem()], device="cuda")[0]
+    for part in (got.token, got.arc, got.bigram):
+        assert np.all((0.0 <= part) & (part <= 1.0))

@@ -343,3 +343,21 @@ def test_one_tree_crf_refuses_a_matrix_that_is_not_one():
     for arcs in (np.zeros((0, 0)), np.zeros((3, 4)), 5):
         with pytest.raises(compbench.ProblemError, match=r"arc_scores: expected an \(n\+1\) x \(n\+1\) matrix"):
             compbench.tree_log_partition(arcs)
+
+
+def sure_problem() -> compbench.Problem:
+    """Scores near 1e12 (within compbench.limits.MAX_SCORE) whose every competitor is 1e10 worse: each posterior
+    is 0 or 1, and float64's rounding of the sums made sure tokens 1.00003."""
+    token = np.array([0.87, 0.28, -0.78]) * 1e12
+    arc = np.array([[0.1, 0.23, 0.56, 0.97], [0.55, 0.03, 0.5, -0.29], [-0.07, 0.07, -0.26, 0.96],
+                    [-0.43, 0.29, -0.54, 1.0]]) * 1e12
+    return compbench.Problem(token, arc, np.zeros((5, 5)))
+
+
+def test_marginals_of_scores_near_the_limit_are_probabilities() -> None:
+    p = sure_problem()
+    for m in (compbench.marginals(p), compbench.marginals_many([p])[0], compbench.tree_marginals(p.arc_scores),
+              compbench.tree_marginals_many([p.arc_scores])[0]):
+        for part in (m.token, m.arc, m.bigram):
+            assert np.all((0.0 <= part) & (part <= 1.0))
+    np.testing.assert_allclose(compbench.marginals(p).token, [1.0, 1.0, 1.0], rtol=1e-3)

@@ -13,7 +13,8 @@ does not depend on the batch it came in), second-order ones, and first-order one
 :class:`ScaledChart` (whose third underflow rule the kernel lacks).  The answer is kept when no value overflowed and
 what underflowed provably changes nothing (the rules above :data:`SAFE`); otherwise --
 
-**the log-space engine** answers (about ten times slower, exact at any temperature):
+**the log-space engine** answers (about ten times slower, at any temperature; its posteriors, rounded as float64 rounds
+sums as large as the scores, are clipped to 1):
 :func:`compbench_solvers.compressive.chart.hypergraph` lists every rule instance of the deduction system
 (``_derive_rules`` in EMIT mode), and the two passes below are the generic semiring algorithms over that list (Goodman
 1999) with ⊕ = log-sum-exp and ⊗ = +; the convolutions of count vectors run on numbers scaled per vector, in log space
@@ -220,8 +221,10 @@ def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndar
 
 
 def log_space_marginals(problem: Problem) -> Marginals:
-    """:func:`marginals` in log space over the listed hypergraph: exact at any temperature and length, about ten
-    times slower than the scaled chart."""
+    """:func:`marginals` in log space over the listed hypergraph: at any temperature and length, about ten times
+    slower than the scaled chart.  A posterior is exp(inside + outside - log Z) of sums as large as the scores:
+    float64 rounds them by up to 2^-52 of the largest (about 1e-4 at scores near 1e12), so each marginal is clipped
+    to 1 (a sure token read 1.00003)."""
     graph, adds, most, inside, log_z, lo, hi = _log_space_inside(problem)
     n = problem.n
     if log_z == -math.inf:
@@ -245,6 +248,9 @@ def log_space_marginals(problem: Problem) -> Marginals:
     sibling = None
     if problem.second_order:
         sibling = summed((heads * N + _previous_sibling(graph, attach)) * N + mods, mass, (N, N, N))
+    for part in (token, arc, bigram, sibling):
+        if part is not None:
+            np.minimum(part, 1.0, out=part)
     return Marginals(log_z, token, arc, bigram, sibling)
 
 

@@ -711,7 +711,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
                     pi = _at(RTRAP, h, m, positions, caps) if h < m else _at(LTRAP, m, h, positions, caps)
                     for c in range(cap + 1):
                         total += math.exp(O[pi + c] + V[pi + c] - z)
-                arc_out[b, h, m] = total
+                arc_out[b, h, m] = min(total, 1.0)  # float64's rounding of sums near 1e12: 1.00003 (CPU alike)
                 m += threads
         M = bigram_out.shape[1]
         for i in range(M):  # bigrams: (skip i j) is i and j+1 consecutive; O(skip i j) = O(rtri i j) by
@@ -722,7 +722,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
                     po = _at(RTRI, i, j1 - 1, positions, caps)
                     for c in range(cap + 1):
                         total += math.exp(O[po + c] + skip_axiom(bigram, b, i, j1 - 1, c, counting) - z)
-                bigram_out[b, i, j1] = total
+                bigram_out[b, i, j1] = min(total, 1.0)
                 j1 += threads
         cuda.syncthreads()
         m = tid + 1
@@ -731,7 +731,7 @@ def _infer_sentences(floats, no_ints, arc, token, bigram, params, order, single_
             if m <= n:
                 for h in range(n + 1):
                     total += arc_out[b, h, m]
-            token_out[b, m - 1] = total
+            token_out[b, m - 1] = min(total, 1.0)
             m += threads
         cuda.syncthreads()
 
