@@ -117,3 +117,23 @@ def test_a_model_file_is_read_whole_or_refused(tmp_path: Path) -> None:
         save_arrays(tmp_path / "changed.npz", {**arrays, **change})
         with pytest.raises(ValueError, match=says):
             load_model(tmp_path / "changed.npz")
+
+
+def test_a_crash_report_reads_only_the_end_of_a_flooded_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that wrote 1.5 GB to stderr before dying had all of it read into the parent's memory."""
+    import tempfile
+
+    from compbench.harness import worker
+
+    process = worker.SolveProcess()
+    flood = tempfile.TemporaryFile()
+    flood.write(b"noise\n" * 2_000_000 + b"the last words\n")
+    read_sizes = []
+    real_read = flood.read
+    monkeypatch.setattr(flood, "read", lambda *size: read_sizes.append(flood.seek(0, 1)) or real_read(*size),
+                        raising=False)
+    process._stderr, process._stderr_start = flood, 0
+    assert process._stderr_tail() == "the last words"
+    assert read_sizes[0] >= flood.seek(0, 2) - 1_000_000  # read from its last megabyte, not from its start
+    process._stderr = None
+    flood.close()

@@ -46,6 +46,7 @@ from compbench.processes import kill_process_tree
 WARMUP_N = 4
 MEMORY_SIGNALS = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)  # how running out of memory ends
 WARMUP_SOLVE_SECONDS = 10.0  # the warm-up solve's own time limit (at most the task's)
+STDERR_TAIL_BYTES = 64 * 1024  # what a crash report reads of the child's stderr: its end (as exec: programs' cap)
 # Worker processes run one solve each at a time: numerical libraries get one thread unless the user says otherwise.
 THREAD_DEFAULTS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                    "NUMBA_NUM_THREADS": "1"}
@@ -299,7 +300,8 @@ class SolveProcess:
         """The last line the child wrote to stderr since the current task started."""
         if self._stderr is None:
             return ""
-        self._stderr.seek(self._stderr_start)
+        end = self._stderr.seek(0, os.SEEK_END)
+        self._stderr.seek(max(self._stderr_start, end - STDERR_TAIL_BYTES))  # a solver may write gigabytes there
         lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln.strip()]
         return lines[-1].strip()[:300] if lines else ""
 
