@@ -123,6 +123,21 @@ def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None
         compbench.testing.check_solver(Scribbler(), max_n=4, max_examples=20, seed=0)
 
 
+def test_the_conformance_kit_fails_a_solver_that_never_answers() -> None:
+    """An inexact solver answering 'feasible' without a solution every time passed all 60 draws."""
+    from compbench import Capabilities, Solver
+
+    class Shrugs(Solver):
+        name, description, exact = "shrugs", "finds nothing, ever", False
+        supports = Capabilities(second_order=True)
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            return Solution(Status.FEASIBLE)
+
+    with pytest.raises(AssertionError, match="shrugs gave no solution on any of the"):
+        compbench.testing.check_solver(Shrugs(), max_n=4, max_examples=20, seed=0)
+
+
 @pytest.mark.parametrize("n", [0, 1])
 @pytest.mark.parametrize("single_root", [False, True])
 def test_tiny_problems(n: int, single_root: bool) -> None:
