@@ -209,6 +209,13 @@ class Problem:
             sibling.setflags(write=False)
             object.__setattr__(self, "sibling_scores", sibling)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled or copied problem's scores are read-only, as a built one's (pickle made them writable)."""
+        self.__dict__.update(state)
+        for name in SCORE_FIELDS:
+            if state.get(name) is not None:
+                state[name].setflags(write=False)
+
     @classmethod
     def trusted(cls, token_scores: np.ndarray, arc_scores: np.ndarray, bigram_scores: np.ndarray,
                 length: Length | int | None = None, single_root: bool = False,

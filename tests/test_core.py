@@ -123,6 +123,17 @@ def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None
         compbench.testing.check_solver(Scribbler(), max_n=4, max_examples=20, seed=0)
 
 
+def test_a_pickled_or_copied_problem_keeps_its_scores_read_only() -> None:
+    import copy
+    import pickle
+
+    p = compbench.generate("gaussian", n=5, seed=0, length=2, second_order=True)
+    for q in (pickle.loads(pickle.dumps(p)), copy.deepcopy(p)):
+        for name in compbench.problem.SCORE_FIELDS:
+            assert not getattr(q, name).flags.writeable and np.array_equal(getattr(q, name), getattr(p, name))
+        assert (q.n, q.length, q.id) == (p.n, p.length, p.id)
+
+
 def test_the_conformance_kit_fails_a_solver_that_never_answers() -> None:
     """An inexact solver answering 'feasible' without a solution every time passed all 60 draws."""
     from compbench import Capabilities, Solver
