@@ -136,8 +136,7 @@ def _score_array(name: str, values: Any, shape: tuple[int, ...] | None = None, n
     if array.shape != shape:
         source = "" if n is None else f" for n = {n} (scores.arc is {n + 1} x {n + 1})"
         raise ProblemError(name, f"expected shape {shape}{source}, got {array.shape}")
-    check_scores(name, array)
-    return np.ascontiguousarray(array)
+    return np.ascontiguousarray(array)  # its scores checked once the entries the contract ignores are -inf
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,7 +173,8 @@ class Problem:
         arc[:, 0] = NEG_INF
         np.fill_diagonal(arc, NEG_INF)
         bigram[np.tril_indices(n + 2)] = NEG_INF
-        for array in (token, arc, bigram):
+        for name, array in (("scores.token", token), ("scores.arc", arc), ("scores.bigram", bigram)):
+            check_scores(name, array)  # what is ignored is read as -inf (as ProblemBatch.from_arrays reads it)
             array.setflags(write=False)
         object.__setattr__(self, "token_scores", token)
         object.__setattr__(self, "arc_scores", arc)
@@ -206,6 +206,7 @@ class Problem:
         if self.sibling_scores is not None:
             sibling = _score_array("scores.sibling", self.sibling_scores, (n + 1, n + 1, n + 1), n)
             sibling[~sibling_triples(n)] = NEG_INF  # triples that cannot occur
+            check_scores("scores.sibling", sibling)
             sibling.setflags(write=False)
             object.__setattr__(self, "sibling_scores", sibling)
 

@@ -123,6 +123,23 @@ def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None
         compbench.testing.check_solver(Scribbler(), max_n=4, max_examples=20, seed=0)
 
 
+def test_ignored_entries_are_read_as_minus_inf_by_problem_and_batch_alike() -> None:
+    """Problem refused NaN, +inf or 1e300 on the diagonal, in column 0 or below the bigram diagonal, which
+    ProblemBatch.from_arrays (and the docs) read as -inf; a used entry is refused by both."""
+    arc = np.zeros((4, 4))
+    arc[1, 1], arc[2, 0], arc[0, 0] = np.nan, 1e300, np.inf
+    bigram = np.zeros((5, 5))
+    bigram[3, 1] = np.nan
+    p = Problem(np.zeros(3), arc, bigram)
+    assert p.arc_scores[1, 1] == p.arc_scores[2, 0] == p.bigram_scores[3, 1] == -np.inf
+    batch = compbench.ProblemBatch.from_arrays(arc[None], bigram_scores=bigram[None])
+    assert compbench.log_partition(p) == pytest.approx(compbench.log_partition_many(batch)[0], rel=1e-12)
+    arc[1, 2] = np.nan
+    for build in (lambda: Problem(np.zeros(3), arc, bigram), lambda: compbench.ProblemBatch.from_arrays(arc[None])):
+        with pytest.raises(compbench.ProblemError, match="NaN at index"):
+            build()
+
+
 def test_a_pickled_or_copied_problem_keeps_its_scores_read_only() -> None:
     import copy
     import pickle
