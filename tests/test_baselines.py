@@ -331,6 +331,15 @@ def test_clarke_lapata_baselines_tag_with_their_own_tagger(tmp_path, capsys):
     assert model.tagger is not None and model.info["pos"] == "tagger"
 
 
+def test_a_tagger_corpus_without_train_sentences_is_one_line(tmp_path, capsys):
+    """A Google corpus whose CSV holds its header only: argmax of an empty sequence, a traceback."""
+    data = write_clarke_lapata(tmp_path / "cl")
+    google = write_google(tmp_path / "google", count=0)
+    assert main(["train", "--corpus", "clarke-lapata-written", "--data", str(data), "--tagger-data", str(google),
+                 "--out", str(tmp_path / "x.npz"), "--epochs", "1"]) == 2
+    assert "no tagged sentence in the Google corpus's train split" in capsys.readouterr().err
+
+
 def test_subtree_deletion_model_trains_over_the_parse_and_keeps_subtrees(tmp_path, capsys):
     from compbench.corpora import read_corpus, split_corpus
     from compbench.parser import ParserModel

@@ -328,6 +328,8 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     assert main(["parser", "parse", "--model", str(model), str(conllu)]) == 0
     reparsed = parse_conllu(capsys.readouterr().out)
     assert [s.heads.tolist() for s in reparsed] == [s.heads.tolist() for s in read_conllu(conllu)]
+    assert main(["parser", "parse", "--model", str(model), str(treebank)]) == 2  # it said 'no such file'
+    assert "is a directory, expected a file" in capsys.readouterr().err
 
     assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(treebank), "--split", "test"]) == 0
     out = capsys.readouterr().out

@@ -24,8 +24,8 @@ def _corpus(args: argparse.Namespace):
     except CorpusError as exc:
         raise UsageError(str(exc)) from None
     report = corpus.report
-    print(f"{corpus.name}: {report['sentences']} sentences, {report['unaligned']} gold compressions could not be "
-          f"aligned (left out of training and scoring)"
+    print(f"{corpus.name}: {report['sentences']} sentences, {report['unaligned']} sentences with a gold "
+          f"compression that could not be aligned (left out of training and scoring)"
           + (f", {report['aligned_with_stray_punctuation']} aligned with stray punctuation skipped"
              if "aligned_with_stray_punctuation" in report else ""), file=sys.stderr)
     return corpus
@@ -78,7 +78,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.tagger_data:
         progress.stage(f"reading the Google corpus in {args.tagger_data} for the POS tagger")
         google = read_corpus("google", args.tagger_data)
-        tagged = [(s.tokens, s.pos) for s in split_corpus(google)["train"]]
+        tagged = [(s.tokens, s.pos) for s in split_corpus(google)["train"] if s.tokens]
+        if not tagged:
+            raise UsageError(f"--tagger-data {args.tagger_data}: no tagged sentence in the Google corpus's train "
+                             "split to train the POS tagger on")
         start = time.perf_counter()
         tagger = PosTagger.fit(tagged, epochs=args.tagger_epochs, progress=progress.bar)
         progress.log(f"POS tagger: trained on {len(tagged)} Google sentences in {time.perf_counter() - start:.1f} s")

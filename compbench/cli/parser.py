@@ -277,7 +277,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     model = _load_model(args.model)
     path = Path(args.file)
     if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: {'is a directory, expected a file' if path.is_dir() else 'no such file'}")
     try:
         conllu = _is_conllu(path) if args.format == "auto" else args.format == "conllu"
         sentences = read_conllu(path) if conllu else read_tokens(path)
