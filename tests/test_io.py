@@ -240,3 +240,12 @@ def test_a_misspelt_field_is_refused_not_kept_as_extra_data(tmp_path: Path, key:
     record["idx"] = 7  # an extra key unlike the fields is kept
     path.write_text(json.dumps(record))
     assert compbench.read_instance(path).extra["idx"] == 7
+
+
+def test_write_instance_with_its_arguments_swapped_says_so(tmp_path) -> None:
+    """It raised 'expected str, bytes or os.PathLike object, not Problem' from deep in pathlib."""
+    p = compbench.generate("gaussian", n=3, seed=0, length=2)
+    with pytest.raises(TypeError, match="path: expected a file name, got Problem \\(the path comes first"):
+        compbench.write_instance(p, tmp_path / "x.json")
+    with pytest.raises(compbench.io.InstanceError, match="^id \\(none\\): extra.x: nan"):
+        compbench.write_instance(tmp_path / "x.json", p.replace(id="", extra={"x": float("nan")}))
