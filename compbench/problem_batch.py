@@ -101,11 +101,11 @@ class ProblemBatch:
             size = np.asarray(sizes)
             if size.shape != (batch,) or size.dtype.kind not in "iu":
                 raise ProblemError("sizes", f"expected {batch} integers, got shape {size.shape} of {size.dtype}")
-            size = size.astype(np.int64)
-            bad = np.flatnonzero((size < 0) | (size > width))
+            bad = np.flatnonzero((size < 0) | (size > width))  # before the cast: a huge uint64 wrapped to -1
             if bad.size:
                 raise ProblemError(f"sizes[{bad[0]}]", f"{size[bad[0]]} is outside 0..{width} (arc_scores is "
                                                        f"{width + 1} x {width + 1} per sentence)")
+            size = size.astype(np.int64)
         token = (np.zeros((batch, width)) if token_scores is None
                  else _score_array_batch("scores.token", token_scores, (batch, width)))
         bigram = (np.zeros((batch, width + 2, width + 2)) if bigram_scores is None

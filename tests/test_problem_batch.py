@@ -159,3 +159,9 @@ def test_check_scores_names_the_first_bad_score_of_a_full_search(values: list[fl
     except ProblemError as exc:
         got = str(exc)
     assert got == expected
+
+
+def test_a_size_beyond_int64_is_named_as_given() -> None:
+    """A uint64 size of 2^64 - 1 was cast first and reported as -1."""
+    with pytest.raises(compbench.ProblemError, match="sizes\\[0\\]: 18446744073709551615 is outside 0..2"):
+        compbench.ProblemBatch.from_arrays(np.zeros((2, 3, 3)), sizes=np.array([2 ** 64 - 1, 1], np.uint64))
