@@ -211,12 +211,20 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
     return out
 
 
+def _not_one_matrix(arc_scores: Any) -> None:
+    """A ProblemError for one matrix given where a batch of them is expected (read as rows of vectors)."""
+    if getattr(arc_scores, "ndim", None) == 2:
+        raise ProblemError("arc_scores", f"expected a list of (n+1) x (n+1) matrices or a B x (n+1) x (n+1) array, "
+                                         f"got one matrix of shape {arc_scores.shape} (a batch of one: [matrix])")
+
+
 def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -> tuple[Any, bool]:
     """A device's tree input checked as the CPU path checks it: ``single_root`` a flag, ``jobs`` a valid count
     (unused), numpy scores real and in range (one B x (n+1) x (n+1) array kept whole); an array the ``provider``
     holds on its device (a GPU array) used in place, unchecked."""
     single_root = _check_flag("single_root", single_root)
     cores(jobs)
+    _not_one_matrix(arc_scores)
     if provider.holds(arc_scores):
         return arc_scores, single_root
     if isinstance(arc_scores, np.ndarray) and arc_scores.ndim == 3 and arc_scores.dtype.kind in "iuf":
@@ -243,6 +251,7 @@ def _check_matrices(batch: np.ndarray, index: Iterable[int]) -> None:
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,
            jobs: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """log Z (and arc marginals) of a batch of tree-CRFs, grouped by size for the provider's batch path."""
+    _not_one_matrix(arc_scores)
     if isinstance(arc_scores, np.ndarray) and arc_scores.dtype.kind in "iuf":  # one array: its matrices as views
         arc_scores = arc_scores.astype(np.float64, copy=False)
     arrays = [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]

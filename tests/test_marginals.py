@@ -361,3 +361,10 @@ def test_marginals_of_scores_near_the_limit_are_probabilities() -> None:
         for part in (m.token, m.arc, m.bigram):
             assert np.all((0.0 <= part) & (part <= 1.0))
     np.testing.assert_allclose(compbench.marginals(p).token, [1.0, 1.0, 1.0], rtol=1e-3)
+
+
+def test_one_matrix_where_a_batch_is_expected_says_so() -> None:
+    """It said 'arc_scores[0]: expected an (n+1) x (n+1) matrix, got shape (3,)'."""
+    for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
+        with pytest.raises(compbench.ProblemError, match="got one matrix of shape \\(3, 3\\)"):
+            call(np.zeros((3, 3)))
