@@ -254,6 +254,9 @@ def read_answer(run: Run, n: int) -> Solution:
     if bound is not None and (not isinstance(bound, (int, float)) or isinstance(bound, bool)
                               or not math.isfinite(bound)):
         raise SolverError(f"bound {bound!r} is not a finite number (null: no bound){note}")
+    objective = answer.get("objective")
+    if objective == "nan" or (isinstance(objective, float) and math.isnan(objective)):  # the NaN literal too
+        raise SolverError(f"objective {objective!r} is not a number{note}")
     record = {key: answer.get(key) for key in ("status", "objective", "bound", "kept", "heads")}
     try:
         solution = record_solution(record, n)

@@ -212,6 +212,8 @@ FAILURES = [  # (program body, status, what the message says)
     ("print(json.dumps({'status': 'optimal', 'objective': 1.0, 'kept': [1, 3], 'heads': [0, 2]}))", "error",
      "the head 2 of kept token 3 is neither the root (0) nor a kept token"),
     ("print('{\"status\": \"feasible\", \"bound\": NaN}')", "error", "bound nan is not a finite number"),
+    ("print('{\"status\": \"timeout\", \"objective\": NaN}')", "error", "objective nan is not a number"),
+    ("print('{\"status\": \"feasible\", \"objective\": \"nan\"}')", "error", "objective 'nan' is not a number"),
     ("print(json.dumps({'status': 'feasible', 'bound': float('inf')}))", "error", "bound inf is not a finite number"),
 ]
 
