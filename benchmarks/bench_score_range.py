@@ -9,6 +9,8 @@ the verdicts (compbench.evaluate.objective_error), in one run.
 2. Gaussian-rounded scores near 3e10 (as in tests/test_harness.py): the first instance whose resource-dp and
    signature-dp objectives differ beyond 1e-9, with both objectives and the float64 error of the tree's sum; and
    CP-SAT's median integer-scaling tolerance over the 40 instances there.
+3. Near ties: how many optimal claims of each floating-point backend are wrong where the choices differ by about
+   1e-6, with all scores that small (scaled by the driver) or beside one large score (not scaled).
 """
 
 from __future__ import annotations
@@ -67,6 +69,39 @@ def cancelling_sums() -> list[str]:
             f"{len(tolerances)} instances"]
 
 
+NEAR_TIE_BACKENDS = ("ilp-highs", "ilp-dp-highs", "ilp-pulp-highs", "ilp-pulp-cbc", "ilp-ortools-scip")
+
+
+def near_ties(draws: int = 40) -> list[str]:
+    """Wrong optimal claims (off resource-dp's optimum by more than 1e-9 relative) on problems whose choices differ
+    by about 1e-6: scores N(0, 1e-6), all of them (tiny: the driver scales such costs by a power of two) or beside a
+    sure token scoring 3 (mixed: the largest cost is 3, no scaling), n = 5; HiGHS also with its feasibility
+    tolerance at 1e-9."""
+    rng = np.random.default_rng(0)
+    runs = [(name, {}) for name in NEAR_TIE_BACKENDS] + [("ilp-highs", {"mip_feasibility_tolerance": 1e-9})]
+    wrong = {(kind, k): 0 for kind in ("tiny", "mixed") for k in range(len(runs))}
+    for draw in range(draws):
+        n = 5
+        token, arc, bigram = (rng.normal(size=shape) * 1e-6 for shape in ((n,), (n + 1, n + 1), (n + 2, n + 2)))
+        for kind in ("tiny", "mixed"):
+            if kind == "mixed":
+                token = token.copy()
+                token[0] = 3.0
+            p = compbench.Problem(token, arc, bigram, single_root=bool(draw % 2))
+            best = compbench.get_solver("resource-dp").solve(p).objective
+            for k, (name, settings) in enumerate(runs):
+                answer = compbench.get_solver(name).solve(p, settings=settings) if settings else \
+                    compbench.get_solver(name).solve(p)
+                if answer.status.value == "optimal" and not math.isclose(answer.objective, best, rel_tol=1e-9,
+                                                                         abs_tol=1e-12):
+                    wrong[kind, k] += 1
+    names = [name + (" (mip_feasibility_tolerance 1e-9)" if settings else "") for name, settings in runs]
+    lines = ["| scores | " + " | ".join(names) + " |", "|---" * (1 + len(runs)) + "|"]
+    for kind, label in (("tiny", "all near 1e-6"), ("mixed", "near 1e-6 beside a 3")):
+        lines.append(f"| {label} | " + " | ".join(f"{wrong[kind, k]} of {draws}" for k in range(len(runs))) + " |")
+    return lines
+
+
 def main() -> None:
     print(machine_line())
     print()
@@ -75,6 +110,10 @@ def main() -> None:
     print("\n".join(scales()))
     print()
     print("\n".join(cancelling_sums()))
+    print()
+    print("Near ties: wrong optimal claims where the choices differ by about 1e-6 (n = 5, 40 draws each):")
+    print()
+    print("\n".join(near_ties()))
 
 
 if __name__ == "__main__":
