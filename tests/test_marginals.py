@@ -354,6 +354,16 @@ def sure_problem() -> compbench.Problem:
     return compbench.Problem(token, arc, np.zeros((5, 5)))
 
 
+def test_log_space_marginals_of_nothing_attached_are_float_zeros() -> None:
+    """n = 0 in log space (a bigram of -800 leaves the scaled chart's range): the clip to 1 raised UFuncTypeError on
+    the integer zeros np.bincount gives for no entries."""
+    for bigram in (1e12, -1e12, -800.0):
+        p = compbench.Problem(np.zeros(0), np.zeros((1, 1)), np.array([[0, bigram], [0, 0]]), length=0)
+        for m in (compbench.marginals(p), compbench.marginals_many([p])[0]):
+            assert m.log_partition == bigram and m.arc.dtype == m.bigram.dtype == np.float64
+            assert m.bigram[0, 1] == 1.0
+
+
 def test_marginals_of_scores_near_the_limit_are_probabilities() -> None:
     p = sure_problem()
     for m in (compbench.marginals(p), compbench.marginals_many([p])[0], compbench.tree_marginals(p.arc_scores),

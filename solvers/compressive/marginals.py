@@ -237,8 +237,8 @@ def log_space_marginals(problem: Problem) -> Marginals:
     heads, mods, mass = graph.head[attach], graph.modifier[attach], posterior[attach]
     N = n + 1
 
-    def summed(index: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-        return np.bincount(index, weights, minlength=int(np.prod(shape))).reshape(shape)
+    def summed(index: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:  # float64, even empty
+        return np.bincount(index, weights, minlength=int(np.prod(shape))).astype(np.float64, copy=False).reshape(shape)
 
     token = summed(mods - 1, mass, (n,))
     arc = summed(heads * N + mods, mass, (N, N))
