@@ -506,6 +506,13 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert "no heat map" in quiet and "No Lagrangian solver" in quiet  # the ILP's timeouts still have gaps
     assert sorted(p.name for p in (tmp_path / "quiet" / "plots").glob("*.png")) == [
         "cactus.png", "gap.png", "profile.png", "runtime.png", "speedup.png"]
+    older = tmp_path / "older.jsonl"  # a run file of before 'kept': heads for all n + 1 positions, still a tree
+    older.write_text("".join(json.dumps({key: value for key, value in json.loads(line).items() if key != "kept"}
+                                        | ({"heads": [-1, 0] + [-1] * (json.loads(line)["n"] - 1)}
+                                           if '"heads"' in line else {})) + "\n"
+                             for line in agreeing.read_text().splitlines()))
+    assert main(["plot", str(older), "--out", str(tmp_path / "older")]) == 0
+    assert (tmp_path / "older" / "gap.png").exists()
     assert "| lagr | 10 | 3 | 100 ms | 2 | 0 | 0 | 1 | 2/3 | - |" in readme  # 2 of 3 certified
     assert "| greedy | yes" not in readme and "| greedy | no | - (?) | 12 | 0 | 0 | 0 | 0 | 1 | - |" in readme
     assert "| ilp-x | 40 | 3 | - | 0 | 3 |" in readme  # three timeouts, no median time

@@ -433,7 +433,8 @@ def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dic
     gaps: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in answers:
         exact = infos.get(r["solver"], {}).get("exact", True)
-        if r["instance"] not in optimum or r.get("kept") is None or r["outcome"] in WRONG \
+        tree = r.get("kept") is not None or r.get("heads") is not None  # older run files: heads only
+        if r["instance"] not in optimum or not tree or r["outcome"] in WRONG \
                 or r["status"] not in ("feasible", "timeout", "optimal") or (exact and r["status"] == "optimal"):
             continue
         best = optimum[r["instance"]]  # a valid value above it would have refuted it: max() takes float noise

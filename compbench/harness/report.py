@@ -54,8 +54,9 @@ CAPTIONS = {
                "be); a hollow marker shows where a line stops before the largest size.  Exact solvers only.",
     "certificates": "Per size, how many instances each Lagrangian solver certified (k/N beside each marker), and "
                     "its median number of iterations.",
-    "gap": "Relative objective gap (optimum - value) / max(1, |optimum|) of the answers not proven optimal, against "
-           "the best optimum an exact solver proved: mean per size (line) and largest (hollow marker).",
+    "gap": "Relative objective gap (optimum - value) / max(1, |optimum|) of the valid answers not proven optimal, "
+           "against the instance's verified optimum (the best solved answer's): mean per size (line) and largest "
+           "(hollow marker).",
     "agreement": "For each pair of solvers, the share of the instances where both claimed optimal on which the "
                  "objectives agree (every claim, repeats included: the diagonal is a solver's repeats against each "
                  "other).",
