@@ -169,14 +169,15 @@ def problem_to_dict(problem: Problem) -> dict[str, Any]:
                                     for h, s, k in np.argwhere(listed)]
     taken = sorted(_CORE_KEYS & set(problem.extra))
     if taken:  # it would replace the instance's own field: another problem would be read back
-        raise InstanceError(f"id {problem.id or '(none)'}: extra.{taken[0]}: a field of the instance format; extra data takes "
-                            "other keys")
+        raise InstanceError(f"id {problem.id or '(none)'}: extra.{taken[0]}: a field of the instance format; extra "
+                            "data takes other keys")
     for key, value in problem.extra.items():
         why = _not_json({key: value}, "extra")
         if not why and misspelt_field(key):
             why = f"extra.{key}: read back, it would be refused as a misspelling of {misspelt_field(key)}"
         if why:  # written anyway, it would be read back as another value, or not at all
-            raise InstanceError(f"id {problem.id or '(none)'}: {why} (extra data is written as JSON and read back as it was)")
+            raise InstanceError(f"id {problem.id or '(none)'}: {why} (extra data is written as JSON and read back "
+                                "as it was)")
     out.update(problem.extra)
     return out
 

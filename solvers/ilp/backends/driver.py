@@ -13,7 +13,8 @@ the backend's objective is downgraded to ``feasible``.  Costs all below 1 in mag
 two first (:func:`cost_scale`, exact; ``stats["cost_scale"]``, in whose units the backend's own stats are), since the
 backends' absolute tolerances would swallow them; the bound is scaled back.  The backend gets the time left after
 the build minus a margin (10%, at most 1 s); ``stats["overrun"]`` records how far the whole solve went past
-``time_limit``.  A backend's ``_run`` answers ``optimal`` only on a proof (each backend module says how it reads its solver's status).
+``time_limit``.  A backend's ``_run`` answers ``optimal`` only on a proof (each backend module says how it reads its
+solver's status).
 
 LP relaxations (``lp-*``): the backend solves the model with no integer column.  The answer is ``optimal`` only
 when the decoded solution reaches the LP value (then the LP proves it); otherwise ``feasible`` with the LP value
@@ -57,9 +58,13 @@ def cost_scale(cost: np.ndarray) -> float:
 
     >>> cost_scale(np.array([3e-7, -1e-6])), cost_scale(np.array([0.5, 4.0])), cost_scale(np.zeros(2))
     (1048576.0, 1.0, 1.0)
+    >>> cost_scale(np.array([1e-310])) == 2.0 ** 1023
+    True
     """
     largest = float(np.max(np.abs(cost), initial=0.0))
-    return 1.0 if largest == 0.0 or largest >= 1.0 else 2.0 ** -math.floor(math.log2(largest))
+    if largest == 0.0 or largest >= 1.0:
+        return 1.0
+    return 2.0 ** min(1023, -math.floor(math.log2(largest)))  # 2^1024 overflows: subnormal costs stay small
 
 
 Answer = tuple[Status, np.ndarray | None, float | None, dict[str, Any]]  # what a backend's ``_run`` returns
