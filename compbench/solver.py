@@ -384,21 +384,29 @@ def _solve_in_processes(solver: Solver, problems: list[Problem], time_limit: flo
             try:
                 answers += future.result()
             except BrokenProcessPool:  # a worker died (a crash in the solver's own code): every unfinished chunk
-                answers += [_solve_alone(solver, problem, time_limit, options) for problem in chunk]
+                answers += _solve_isolating(solver, chunk, time_limit, options)
     return answers
 
 
-def _solve_alone(solver: Solver, problem: Problem, time_limit: float | None, options: dict[str, Any]) -> Solution:
-    """One problem in a process of its own, after a worker died: an ``error`` answer when it dies on this one."""
+def _solve_isolating(solver: Solver, problems: list[Problem], time_limit: float | None,
+                     options: dict[str, Any]) -> list[Solution]:
+    """``problems`` in a process of their own, after a worker died; when this one dies too, each half in turn, down
+    to the problem it dies on, whose answer is ``error`` (a crash costs about 2 log2(len) processes, not one per
+    problem)."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(1) as pool:
         try:
-            return pool.submit(_solve_chunk, solver, [problem], time_limit, options).result()[0]
+            return pool.submit(_solve_chunk, solver, problems, time_limit, options).result()
         except BrokenProcessPool:
-            return Solution(Status.ERROR, seconds={"setup": 0.0, "solve": 0.0, "total": 0.0},
-                            message=f"{solver.name}: the process solving it died (a crash in the solver's own code)")
+            pass
+    if len(problems) == 1:
+        return [Solution(Status.ERROR, seconds={"setup": 0.0, "solve": 0.0, "total": 0.0},
+                         message=f"{solver.name}: the process solving it died (a crash in the solver's own code)")]
+    half = len(problems) // 2
+    return (_solve_isolating(solver, problems[:half], time_limit, options)
+            + _solve_isolating(solver, problems[half:], time_limit, options))
 
 
 @functools.cache
