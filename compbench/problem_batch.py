@@ -45,6 +45,13 @@ class ProblemBatch:
     single_root: bool = False
     sibling_scores: np.ndarray | None = None  # (B, N+1, N+1, N+1); None: first order
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """An unpickled or copied batch's arrays are read-only, as a built one's (pickle made them writable)."""
+        self.__dict__.update(state)
+        for value in state.values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
     def __post_init__(self) -> None:
         """Refuse arrays the kernels would read out of bounds: other shapes or types than the layout's, a size
         outside 0..N, lengths outside 0..size (a :class:`ProblemError` naming the field).  The scores themselves are

@@ -165,3 +165,14 @@ def test_a_size_beyond_int64_is_named_as_given() -> None:
     """A uint64 size of 2^64 - 1 was cast first and reported as -1."""
     with pytest.raises(compbench.ProblemError, match="sizes\\[0\\]: 18446744073709551615 is outside 0..2"):
         compbench.ProblemBatch.from_arrays(np.zeros((2, 3, 3)), sizes=np.array([2 ** 64 - 1, 1], np.uint64))
+
+
+def test_a_pickled_or_copied_batch_keeps_its_arrays_read_only() -> None:
+    import copy
+    import pickle
+
+    batch = compbench.ProblemBatch.from_arrays(np.zeros((2, 3, 3)), sizes=[2, 1])
+    for copied in (pickle.loads(pickle.dumps(batch)), copy.deepcopy(batch)):
+        arrays = [value for value in vars(copied).values() if isinstance(value, np.ndarray)]
+        assert len(arrays) == 7 and not any(array.flags.writeable for array in arrays)
+        assert copied.sizes.tolist() == [2, 1]
