@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import tokenize
 import zipfile
+import zlib
 from os import PathLike
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -423,8 +425,15 @@ def _check_npz_members(path: Path) -> None:
                                         f"than a quarter of the memory available ({budget * 4 / 2**30:.1f} GiB)")
     except InstanceError:
         raise
-    except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+    except DAMAGED_ARCHIVE as exc:
         raise InstanceError(f"{path}: not a readable NPZ archive ({exc})") from None
+
+
+# What reading a damaged or foreign .npz raises: EOFError an empty file, zlib.error a flipped byte in a compressed
+# member, NotImplementedError a zip feature (a version) numpy's zipfile does not read, tokenize.TokenError a damaged
+# .npy header.  Model files (compbench.cli.common) use the same list.
+DAMAGED_ARCHIVE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                   tokenize.TokenError)
 
 
 def _read_npz(path: Path) -> Iterator[Problem]:
@@ -433,7 +442,7 @@ def _read_npz(path: Path) -> Iterator[Problem]:
         with np.load(path, allow_pickle=False) as archive:
             meta = _parse_json(str(archive["meta"]))
             arrays = {key: archive[key] for key in archive.files if key != "meta"}
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+    except DAMAGED_ARCHIVE as exc:
         raise InstanceError(f"{path}: not a compbench NPZ file ({exc})") from None
     if not isinstance(meta, list):
         raise InstanceError(f"{path}: meta: expected a list of instance records")

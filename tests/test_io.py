@@ -249,3 +249,21 @@ def test_write_instance_with_its_arguments_swapped_says_so(tmp_path) -> None:
         compbench.write_instance(p, tmp_path / "x.json")
     with pytest.raises(compbench.io.InstanceError, match="^id \\(none\\): extra.x: nan"):
         compbench.write_instance(tmp_path / "x.json", p.replace(id="", extra={"x": float("nan")}))
+
+
+def test_a_damaged_instance_archive_is_one_error_naming_it(tmp_path) -> None:
+    """A flipped byte in an .npz instance file raised zlib.error or tokenize.TokenError with a traceback."""
+    path = tmp_path / "i.npz"
+    compbench.write_instances(path, [compbench.generate("gaussian", n=30, seed=k, length=5) for k in range(3)])
+    raw = path.read_bytes()
+    refused = 0
+    for position in range(100, len(raw) - 100, 37):
+        damaged = bytearray(raw)
+        damaged[position] ^= 0xFF
+        path.write_bytes(bytes(damaged))
+        try:
+            list(compbench.read_instances(path))
+        except compbench.io.InstanceError as exc:
+            assert str(path) in str(exc)
+            refused += 1
+    assert refused > 0

@@ -12,8 +12,6 @@ import importlib
 import math
 import os
 import sys
-import zipfile
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -79,16 +77,13 @@ def output_path(path: str | os.PathLike, *, force: bool = True, what: str = "out
     return out
 
 
-# What reading a damaged or foreign .npz raises: EOFError an empty file, zlib.error a flipped byte in a compressed
-# member, NotImplementedError a zip feature (a version) numpy's zipfile does not read.
-DAMAGED_ARCHIVE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError)
-
-
 def model_info(path: Path) -> dict[str, Any] | None:
     """The ``info`` object of a model file compbench wrote (an ``.npz`` with an ``info`` member), or None."""
     import json
 
     import numpy as np
+
+    from ..io import DAMAGED_ARCHIVE
 
     try:
         with np.load(path) as data:  # an archive's members are read when asked for: only ``info``
@@ -249,6 +244,7 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:
     """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
     else as not a ``what`` file."""
+    from ..io import DAMAGED_ARCHIVE
     from ..learning.tagger import OutdatedModelError
 
     try:
