@@ -399,7 +399,7 @@ class Solution:
             self.heads = self.heads.copy()  # the solvers' own answers: no checks to pay
         elif self.heads is not None:
             heads = np.asarray(self.heads)
-            if heads.ndim != 1 or not (np.issubdtype(heads.dtype, np.integer) or (
+            if heads.ndim != 1 or not ((np.issubdtype(heads.dtype, np.integer) and np.all(heads < 2 ** 62)) or (
                     np.issubdtype(heads.dtype, np.floating) and np.all(heads == np.round(heads))
                     and np.all(np.abs(heads) < 2.0 ** 62))):  # inf and 1e30 are no index (cast, they wrapped)
                 raise ValueError(f"heads must be a vector of integers, got {heads.tolist()!r}"[:200])

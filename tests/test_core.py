@@ -312,8 +312,9 @@ def test_faulty_solvers_are_classified_not_crashed():
     assert Faulty(raises).solve(p).message.endswith("raised ZeroDivisionError: boom")
     answer = Faulty(fractional_heads).solve(p)
     assert answer.status == Status.ERROR and "heads must be a vector of integers" in answer.message
-    for beyond in (1e30, np.inf):  # cast to int64, they had wrapped to -9223372036854775808
-        answer = Faulty(lambda: Solution(Status.FEASIBLE, np.array([-1, beyond, -1, -1, -1]), 0.0)).solve(p)
+    for beyond in (np.array([-1, 1e30, -1, -1, -1]), np.array([-1, np.inf, -1, -1, -1]),
+                   np.array([0, 2 ** 64 - 1, 0, 0, 0], np.uint64)):  # cast to int64, they had wrapped (to -1)
+        answer = Faulty(lambda: Solution(Status.FEASIBLE, beyond, 0.0)).solve(p)
         assert answer.status == Status.ERROR and "heads must be a vector of integers" in answer.message
     assert Faulty(not_a_solution).solve(p).status == Status.ERROR
     assert judge(p, Faulty(lambda: Solution(Status.OPTIMAL)).solve(p)) == "invalid: status optimal without a solution"

@@ -330,6 +330,10 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     assert [s.heads.tolist() for s in reparsed] == [s.heads.tolist() for s in read_conllu(conllu)]
     assert main(["parser", "parse", "--model", str(model), str(treebank)]) == 2  # it said 'no such file'
     assert "is a directory, expected a file" in capsys.readouterr().err
+    with_bom = tmp_path / "with-bom.txt"  # CoNLL-U under another suffix: a BOM made it read as tokens
+    with_bom.write_bytes(b"\xef\xbb\xbf" + conllu.read_bytes())
+    assert main(["parser", "parse", "--model", str(model), str(with_bom)]) == 0
+    assert [s.n for s in parse_conllu(capsys.readouterr().out)] == [s.n for s in read_conllu(conllu)]
 
     assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(treebank), "--split", "test"]) == 0
     out = capsys.readouterr().out

@@ -249,7 +249,7 @@ def _is_conllu(path: Path) -> bool:
     if path.suffix == ".conllu":
         return True
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:  # a byte-order mark is no part of the first line
             first = next((line for line in handle if line.strip()), "")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot be read ({exc})") from None
