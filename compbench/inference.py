@@ -63,7 +63,8 @@ def _device_provider(device: str) -> Any:
     """The provider that computes a batch on ``device``: "cpu" the hook-trick chart's (:func:`_provider`), any other
     the entry point of that name in the group (``cuda``: compbench_solvers.cuda.inference, the GPU kernels), looked
     up once per process.  Its functions raise a RuntimeError with a one-line reason when the device cannot be used
-    here."""
+    here.  A device's provider has ``log_partition_many``, ``marginals_many``, ``tree_many`` and ``holds(array)``
+    (whether an array already lives on the device: used in place, where anything else is checked first)."""
     if device == "cpu":
         return _provider()
     found = {ep.name: ep for ep in group_entry_points(GROUP) if ep.name != "hook-trick"}
@@ -214,8 +215,13 @@ def tree_marginals_many(arc_scores: Sequence[np.ndarray] | np.ndarray, single_ro
 def _not_one_matrix(arc_scores: Any) -> None:
     """A ProblemError for one matrix given where a batch of them is expected (read as rows of vectors)."""
     if getattr(arc_scores, "ndim", None) == 2:
-        raise ProblemError("arc_scores", f"expected a list of (n+1) x (n+1) matrices or a B x (n+1) x (n+1) array, "
-                                         f"got one matrix of shape {arc_scores.shape} (a batch of one: [matrix])")
+        shape = arc_scores.shape
+    elif isinstance(arc_scores, (list, tuple)) and arc_scores and np.ndim(arc_scores[0]) == 1:  # nested lists
+        shape = (len(arc_scores), len(arc_scores[0]))
+    else:
+        return
+    raise ProblemError("arc_scores", f"expected a list of (n+1) x (n+1) matrices or a B x (n+1) x (n+1) array, "
+                                     f"got one matrix of shape {shape} (a batch of one: [matrix])")
 
 
 def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -> tuple[Any, bool]:

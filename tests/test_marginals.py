@@ -376,5 +376,6 @@ def test_marginals_of_scores_near_the_limit_are_probabilities() -> None:
 def test_one_matrix_where_a_batch_is_expected_says_so() -> None:
     """It said 'arc_scores[0]: expected an (n+1) x (n+1) matrix, got shape (3,)'."""
     for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
-        with pytest.raises(compbench.ProblemError, match="got one matrix of shape \\(3, 3\\)"):
-            call(np.zeros((3, 3)))
+        for matrix in (np.zeros((3, 3)), np.zeros((3, 3)).tolist()):
+            with pytest.raises(compbench.ProblemError, match="got one matrix of shape \\(3, 3\\)"):
+                call(matrix)
