@@ -105,11 +105,7 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
     rows: list[tuple[int, list[str]]] = []
     comments: list[str] = []
     ranges: dict[int, str] = {}
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for number, line in enumerate(lines + [""], start=1):
-        line = line.rstrip("\r")
+    for number, line in enumerate(text_lines(text) + [""], start=1):
         if not line.strip():
             if rows:
                 sentences.append(_sentence(rows, comments, ranges, where))
