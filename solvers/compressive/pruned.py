@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
+from compbench.evaluate import objective_error
 from compbench.limits import memory_budget
 from compbench.solver import NUMBER, POSITIVE_NUMBER
 
@@ -70,7 +71,7 @@ from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_an
 from .batch import PARAMS, best_count, decode_one
 from .chart import (BOX, COUNTING, DROPPED, ITEMS, KEPT, LTRI, MAX_N, NEG, RTRI, SKIP, Chart, ChartScores, Pruning,
                     chart_bytes)
-from .lagrangian import Bracket, End, dual, reach, score_bound
+from .lagrangian import Bracket, End, dual, reach, score_bound, trusted_certificate
 
 
 @njit(cache=True)
@@ -302,9 +303,13 @@ class PrunedDP(ChartSolver):
                 primal = max(primal, float(chart.goal[0]) - lam * int(chart.kept[0]))
             return chart
 
-        def certified(chart: Chart) -> Solution:
+        def certified(chart: Chart, lam: float) -> Solution | None:
+            """The certificate's answer; None when float64 does not settle the relaxed optimum at ``lam`` (the
+            counted chart then decides)."""
             heads = chart.heads(0)
             value = objective(problem, heads)
+            if not trusted_certificate(n, lam, value, objective_error(problem, heads)):
+                return None
             stats.update(certificate=True, count_entries=0, entries_kept=0, pruned_share=1.0)
             return done(Solution(Status.OPTIMAL, heads, value, bound=value))
 
@@ -316,7 +321,7 @@ class PrunedDP(ChartSolver):
             return done(Solution(Status.INFEASIBLE, bound=-math.inf))
         k0 = int(first.kept[0])
         if lo <= k0 <= hi:
-            return certified(first)
+            return certified(first, 0.0)  # no bonus, nothing for it to round
         upward = k0 < lo
         target = lo if upward else hi
         sign = 1.0 if upward else -1.0
@@ -335,7 +340,10 @@ class PrunedDP(ChartSolver):
             chart = relaxed(lam)
             end = end_of(lam, chart)
             if end.kept == target:
-                return certified(chart)
+                found = certified(chart, lam)
+                if found is not None:
+                    return found
+                break  # a certificate float64 cannot settle: no bracket, the counted chart over every entry
             if (end.kept > target) == upward:
                 far = end
                 break
@@ -351,7 +359,10 @@ class PrunedDP(ChartSolver):
             chart = relaxed(lam)
             end = end_of(lam, chart)
             if end.kept == target:
-                return certified(chart)
+                found = certified(chart, lam)
+                if found is not None:
+                    return found
+                break
             on_lines = bracket.on_lines(float(chart.goal[0]), lam)
             bracket.narrow(end)
             if on_lines:  # the ends are adjacent vertices of the hull: lam is the dual's minimum

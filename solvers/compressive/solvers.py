@@ -9,6 +9,7 @@ from typing import Any, Callable, Generator, NamedTuple
 import numpy as np
 
 from compbench import Capabilities, Problem, ProblemBatch, Solution, Status, objective
+from compbench.evaluate import objective_error
 from compbench.limits import memory_budget
 from compbench.solver import POSITIVE_INT, POSITIVE_NUMBER, Option
 
@@ -16,7 +17,7 @@ from ..memory import refuse_if_too_big
 from .base import ChartSolver, answer_at, count_plan, decoded_answers, proven_answer
 from .batch import PARAMS, best_count, decode, decode_one
 from .chart import COUNTING, MAX_N, Chart, ChartScores, chart_bytes
-from .lagrangian import Bracket, End, dual, reach
+from .lagrangian import Bracket, End, bonus_rounding, dual, reach, trusted_certificate
 from .pruned import PrunedDP
 
 COUNTING_NAMES = {code: name for name, code in COUNTING.items()}
@@ -242,6 +243,10 @@ class Bisection(ChartSolver):
 
         def certified(chart: Relaxed, lam: float) -> Solution:
             value = objective(problem, chart.heads)
+            if not trusted_certificate(n, lam, value, objective_error(problem, chart.heads)):
+                return finish(Solution(Status.FEASIBLE, chart.heads, value, bound=value + bonus_rounding(n, lam),
+                                       message=f"{self.name}: no certificate: at lambda = {lam!r} float64 decides "
+                                               f"the relaxed optimum only to {bonus_rounding(n, lam):.2g}"), lam)
             stats["certificate"] = True
             return finish(Solution(Status.OPTIMAL, chart.heads, value, bound=value), lam)
 
