@@ -8,11 +8,13 @@ import time
 import numpy as np
 
 from compbench import Capabilities, Problem, Solution, Solver, Status, objective
+from compbench.evaluate import objective_error
 from compbench.limits import memory_budget
 from compbench.solver import POSITIVE_INT, POSITIVE_NUMBER
 
 from ..compressive.batch import best_count
 from ..compressive.chart import DROPPED
+from ..compressive.lagrangian import bonus_rounding, trusted_certificate
 from ..memory import refuse_if_too_big
 from .chart import Chart, chart_bytes
 
@@ -134,6 +136,10 @@ class QLSubgradient(Solver):
             if m is None or kept == m:  # certificate: the relaxed optimum satisfies the length
                 value = objective(problem, heads)
                 solution = Solution(Status.OPTIMAL, heads, value, bound=value)
+                if not trusted_certificate(n, lam, value, objective_error(problem, heads)):  # float64 cannot say
+                    solution = Solution(Status.FEASIBLE, heads, value, bound=best_bound, message=(
+                        f"{self.name}: no certificate: at lambda = {lam!r} float64 decides the relaxed optimum only "
+                        f"to {bonus_rounding(n, lam):.2g}"))
                 converged = True
                 break
             if dual > previous_dual:
