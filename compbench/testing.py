@@ -103,8 +103,8 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
                  length_modes: Iterable[str] = LENGTH_MODES, seed: int | None = None, **options: Any) -> None:
     """Run ``solver`` against brute force on ``max_examples`` random problems with up to ``max_n`` tokens.
 
-    A solver must also give a solution on at least one draw that has one.  ``all_lengths=None`` also checks the
-    all-lengths mode when the solver supports it; second-order problems
+    A solver must also give a solution on at least one draw of two or more tokens that has one.
+    ``all_lengths=None`` also checks the all-lengths mode when the solver supports it; second-order problems
     (sibling scores) are drawn half the time when the solver supports them; ``seed`` makes the draw reproducible.
     """
     solver = get_solver(solver) if isinstance(solver, str) else solver
@@ -119,11 +119,11 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
         all_lengths = check_curve and curve
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
         solution = assert_conforms(solver, problem, all_lengths=all_lengths, reference=reference, **options)
-        if solution.status != Status.UNSUPPORTED and reference.has_solution:
-            solvable.append(solution.has_solution)
+        if solution.status != Status.UNSUPPORTED and reference.has_solution and problem.n >= 2:
+            solvable.append(solution.has_solution)  # n >= 2: a choice to make (n = 0 has one solution, kept nothing)
 
-    solvable: list[bool] = []  # per draw with a solution that the solver took on: did it give one?
+    solvable: list[bool] = []  # per draw of n >= 2 with a solution that the solver took on: did it give one?
     (run if seed is None else hypothesis.seed(seed)(run))()
     assert not solvable or any(solvable), (f"{solver.name} gave no solution on any of the {len(solvable)} draws "
-                                           "that have one (an answer of none is valid, an inexact solver of none "
-                                           "is no solver)")
+                                           "of n >= 2 that have one (an answer of none is valid, an inexact solver "
+                                           "of none is no solver)")

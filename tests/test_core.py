@@ -152,14 +152,17 @@ def test_a_pickled_or_copied_problem_keeps_its_scores_read_only() -> None:
 
 
 def test_the_conformance_kit_fails_a_solver_that_never_answers() -> None:
-    """An inexact solver answering 'feasible' without a solution every time passed all 60 draws."""
+    """An inexact solver answering 'feasible' without a solution every time passed all 60 draws (and one answering
+    only the trivial draws, n = 0 and 1, passed the first version of this rule)."""
     from compbench import Capabilities, Solver
 
     class Shrugs(Solver):
-        name, description, exact = "shrugs", "finds nothing, ever", False
+        name, description, exact = "shrugs", "finds nothing but the trivial answers of n = 0 and 1", False
         supports = Capabilities(second_order=True)
 
         def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n < 2:
+                return compbench.get_solver("brute-force").solve(problem)
             return Solution(Status.FEASIBLE)
 
     with pytest.raises(AssertionError, match="shrugs gave no solution on any of the"):
