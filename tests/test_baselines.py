@@ -390,3 +390,31 @@ def test_a_baseline_reads_the_sentence_as_read_not_what_the_evaluated_model_adde
     assert all(s.heads is not None for s in test)  # the evaluated model parsed the sentences it was given
     assert {kind for kind, _, _ in seen} == {"problem", "decode"}
     assert all(heads is None and pos is not None for _, heads, pos in seen)  # the corpus's POS, no parse
+
+
+def test_an_interrupted_training_keeps_its_finished_epochs(tmp_path, capsys, monkeypatch):
+    """Ctrl-C after an epoch finished lost it (the old file stayed, nothing of the run was kept): the best finished
+    epoch is written, its info saying so, and the command ends as interrupted; before any epoch, nothing is."""
+    from compbench.compression import training
+
+    data = write_google(tmp_path / "google", count=40)
+    out = tmp_path / "m.npz"
+    real, calls = training.evaluate_systems, []
+
+    def interrupting(*args, **kwargs):  # the dev score after each epoch; Ctrl-C at the given one
+        calls.append(1)
+        if len(calls) == stop_at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "evaluate_systems", interrupting)
+    command = ["train", "--corpus", "google", "--data", str(data), "--out", str(out), "--epochs", "3",
+               "--objective", "perceptron"]
+    stop_at = 1
+    assert main(command) == 130 and not out.exists()
+    calls.clear()
+    stop_at = 2
+    assert main(command) == 130
+    assert "interrupted after epoch 1 of 3: wrote" in capsys.readouterr().err
+    model = load_model(out)
+    assert model.info["interrupted"] == "after epoch 1 of 3" and model.info["chosen_epoch"] == 1

@@ -241,6 +241,23 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
         return Solution(Status.ERROR, message=f"{name}: its answer cannot be read ({exc})"[:300])
 
 
+@contextlib.contextmanager
+def keeping_finished_epochs(model: Any, out: Path) -> Iterator[None]:
+    """Ctrl-C or SIGTERM during a training's epochs, after one finished: the best epoch so far is written to ``out``
+    (whole, ``info["interrupted"]`` saying so), then the command ends as interrupted (exit status 130)."""
+    from ..files import atomic_output
+    from ..learning.training import EpochsInterrupted
+
+    try:
+        yield
+    except EpochsInterrupted as stop:
+        with atomic_output(out) as partial:
+            model.save(partial)
+        print(f"compbench: {stop}: wrote {out} with epoch {model.info['chosen_epoch']}, the best so far on dev "
+              f"(its info says it was interrupted)", file=sys.stderr)
+        raise
+
+
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:
     """``load(path)``; a file it cannot read is refused in one line naming it: an outdated model as such, anything
     else as not a ``what`` file."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from .. import progress
 from ..files import atomic_output
-from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, length_decoder, load_solver, model_info,
-                     number_in, output_path, positive_seconds, read_model, stdout_to_stderr)
+from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, keeping_finished_epochs, length_decoder,
+                     load_solver, model_info, number_in, output_path, positive_seconds, read_model, stdout_to_stderr)
 
 
 def _corpus(args: argparse.Namespace):
@@ -103,7 +103,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         "parser": Path(args.parser).name if args.parser else None})
     progress.stage(f"training the {kind} model: {args.epochs} epochs over {len(train)} sentences, the best on dev kept")
     start = time.perf_counter()
-    with stdout_to_stderr(), _training_errors():
+    with stdout_to_stderr(), _training_errors(), keeping_finished_epochs(model, out):
         common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
                       progress=progress.bar, log=progress.log)
         if kind == "subtree":

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from .. import progress
 from ..parser.defaults import FEATURES, L2, LEARNING_RATE
 from ..files import atomic_output
-from .common import UsageError, model_info, number_in, output_path, read_model
+from .common import UsageError, keeping_finished_epochs, model_info, number_in, output_path, read_model
 
 if TYPE_CHECKING:
     from ..parser.conllu import TreeSentence
@@ -134,11 +134,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                    "best on dev kept")
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=progress.log, progress=progress.bar)
-    if args.objective == "crf":
-        train_crf(model, train, dev_tagged, learning_rate=learning_rate, l2=l2, **common)
-    else:
-        train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
-                     **common)
+    with keeping_finished_epochs(model, out):  # interrupted: the best epoch so far, without the arc labeler
+        if args.objective == "crf":
+            train_crf(model, train, dev_tagged, learning_rate=learning_rate, l2=l2, **common)
+        else:
+            train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
+                         **common)
     model.info["train_seconds"] = time.perf_counter() - start
     if args.label_epochs > 0:
         progress.stage(f"training the arc labeler: {args.label_epochs} epochs")

@@ -86,6 +86,15 @@ class Trainable(Protocol):
     info: dict
 
 
+class EpochsInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during :func:`train_by_epochs` after ``done`` of ``planned`` epochs finished: the model
+    holds the best of them, its ``info`` says it was interrupted; a command writes it before it ends."""
+
+    def __init__(self, done: int, planned: int):
+        super().__init__(f"interrupted after epoch {done} of {planned}")
+        self.done, self.planned = done, planned
+
+
 def train_by_epochs(model: Trainable, examples: Sequence[T],
                     train_epoch: Callable[[int, list[T]], tuple[np.ndarray, dict, str]],
                     dev_score: Callable[[], float | None], *, epochs: int, seed: int, score_name: str,
@@ -94,19 +103,27 @@ def train_by_epochs(model: Trainable, examples: Sequence[T],
     ``train_epoch(epoch, shuffled)`` make one pass (it returns the epoch's weights, a fresh array, its record fields
     and a log line), puts those weights in ``model`` and scores them by ``dev_score()`` (None: no dev sentences).
     ``model`` keeps the weights of the best-scoring epoch (the last one without a dev score), ``info`` its number
-    (``chosen_epoch``) and the records (``history``, one per epoch, the dev score under ``score_name``)."""
+    (``chosen_epoch``) and the records (``history``, one per epoch, the dev score under ``score_name``).  Interrupted
+    after an epoch finished, it raises :class:`EpochsInterrupted` with the model so made (``info["interrupted"]``)."""
     order = list(examples)
     rng = random.Random(seed)
     history, best = [], (-1.0, model.weights, 0)
-    for epoch in range(1, epochs + 1):
-        rng.shuffle(order)
-        weights, fields, summary = train_epoch(epoch, order)
-        model.weights = weights
-        score = dev_score()
-        history.append({"epoch": epoch, **fields, score_name: score})
-        log(f"epoch {epoch}: {summary}, dev {show_score(score)}")
-        if score is None or score > best[0]:
-            best = (-1.0 if score is None else score, weights, epoch)
+    try:
+        for epoch in range(1, epochs + 1):
+            rng.shuffle(order)
+            weights, fields, summary = train_epoch(epoch, order)
+            model.weights = weights
+            score = dev_score()
+            history.append({"epoch": epoch, **fields, score_name: score})
+            log(f"epoch {epoch}: {summary}, dev {show_score(score)}")
+            if score is None or score > best[0]:
+                best = (-1.0 if score is None else score, weights, epoch)
+    except KeyboardInterrupt:
+        if not history:
+            raise
+        model.weights = best[1]  # the finished epochs are not lost: the best of them, said to be interrupted
+        model.info.update(chosen_epoch=best[2], history=history, interrupted=f"after epoch {len(history)} of {epochs}")
+        raise EpochsInterrupted(len(history), epochs) from None
     model.weights = best[1]
     model.info.update(chosen_epoch=best[2], history=history)
     return history
