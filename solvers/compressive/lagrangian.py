@@ -48,22 +48,25 @@ def score_bound(problem: Problem) -> float:
 
 def bonus_rounding(n: int, lam: float) -> float:
     """How far float64 may take the relaxed optimum at ``lam`` from the true one: the bonus adds up to |lambda| (n+1)
-    to the chart's sums, and each of (4n + 2) additions rounds by 2^-53 of it, on both sides of a comparison.  A
-    certificate holds in float64 only when this stays within the agreement tolerance of its objective
-    (:func:`trusted_certificate`)."""
+    to the chart's sums, and each of (4n + 2) additions rounds by at most 2^-53 of it, on both sides of a comparison
+    (counted here at 2^-52 each: twice that, a margin).  A certificate holds in float64 only when this stays within
+    the agreement tolerance of its objective (:func:`trusted_certificate`)."""
     return 2.0 * (4 * n + 2) * float(np.finfo(float).eps) * abs(lam) * (n + 1)
 
 
-def trusted_certificate(n: int, lam: float, value: float, error: float) -> bool:
-    """Is a relaxed optimum at ``lam`` that keeps an allowed number of words a certificate in float64: its bonus
-    rounding (:func:`bonus_rounding`) within RTOL of its ``value`` and the tree's own float64 ``error``
-    (:func:`compbench.evaluate.objective_error`)?  At the far end, |lambda| = 2B + 1 with one score near 1e12,
-    ``bisection`` had certified a tree 0.02 short of the optimum.
+def trusted_certificate(n: int, lam: float, value: float, error: float, kept: int) -> bool:
+    """Is a relaxed optimum at ``lam`` that keeps ``kept`` (an allowed number of) words a certificate in float64:
+    its bonus rounding (:func:`bonus_rounding`) within RTOL of its ``value`` and the tree's own float64 ``error``
+    (:func:`compbench.evaluate.objective_error`)?  Keeping nothing needs no proof: the empty compression is the only
+    solution of 0 words.  At the far end, |lambda| = 2B + 1 with one score near 1e12, ``bisection`` had certified a
+    tree 0.02 short of the optimum.
 
-    >>> trusted_certificate(6, 3.0, -49.4, 0.0), trusted_certificate(6, 2.6e13, -49.4, 0.0)
+    >>> trusted_certificate(6, 3.0, -49.4, 0.0, 6), trusted_certificate(6, 2.6e13, -49.4, 0.0, 6)
     (True, False)
+    >>> trusted_certificate(6, -2.6e13, -4.1, 0.0, 0)
+    True
     """
-    return bonus_rounding(n, lam) <= RTOL * max(1.0, abs(value)) + error
+    return kept == 0 or bonus_rounding(n, lam) <= RTOL * max(1.0, abs(value)) + error
 
 
 def reach(problem: Problem) -> float:

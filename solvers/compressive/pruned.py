@@ -308,7 +308,7 @@ class PrunedDP(ChartSolver):
             counted chart then decides)."""
             heads = chart.heads(0)
             value = objective(problem, heads)
-            if not trusted_certificate(n, lam, value, objective_error(problem, heads)):
+            if not trusted_certificate(n, lam, value, objective_error(problem, heads), int(chart.kept[0])):
                 return None
             stats.update(certificate=True, count_entries=0, entries_kept=0, pruned_share=1.0)
             return done(Solution(Status.OPTIMAL, heads, value, bound=value))
@@ -343,7 +343,8 @@ class PrunedDP(ChartSolver):
                 found = certified(chart, lam)
                 if found is not None:
                     return found
-                break  # a certificate float64 cannot settle: no bracket, the counted chart over every entry
+                break  # a certificate float64 cannot settle: no bracket; the counted chart decides (its windows'
+                # tolerance, 1e-9 (1 + B + |lambda| n), is far above that rounding)
             if (end.kept > target) == upward:
                 far = end
                 break

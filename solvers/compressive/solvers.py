@@ -243,7 +243,7 @@ class Bisection(ChartSolver):
 
         def certified(chart: Relaxed, lam: float) -> Solution:
             value = objective(problem, chart.heads)
-            if not trusted_certificate(n, lam, value, objective_error(problem, chart.heads)):
+            if not trusted_certificate(n, lam, value, objective_error(problem, chart.heads), chart.kept):
                 return finish(Solution(Status.FEASIBLE, chart.heads, value, bound=value + bonus_rounding(n, lam),
                                        message=f"{self.name}: no certificate: at lambda = {lam!r} float64 decides "
                                                f"the relaxed optimum only to {bonus_rounding(n, lam):.2g}"), lam)

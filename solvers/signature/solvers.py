@@ -79,8 +79,9 @@ class QLSubgradient(Solver):
 
     Each iteration maximizes ``f(z) + lambda * (sum z - m)`` (an upper bound on the optimum) and updates
     ``lambda += alpha * (m - sum z)`` with ``alpha = step / (1 + number of times the dual went up)``
-    (Rush et al. 2010).  ``optimal`` only when the relaxed optimum keeps exactly m words (a certificate);
-    otherwise ``feasible`` without a solution, carrying the best bound.
+    (Rush et al. 2010).  ``optimal`` only when the relaxed optimum keeps exactly m words (a certificate) and float64
+    settles it at that lambda (:func:`compbench_solvers.compressive.lagrangian.trusted_certificate`; else
+    ``feasible`` with that tree); otherwise ``feasible`` without a solution, carrying the best bound.
 
     >>> import compbench
     >>> p = compbench.generate("gaussian", n=6, seed=0, length=3)
@@ -136,8 +137,9 @@ class QLSubgradient(Solver):
             if m is None or kept == m:  # certificate: the relaxed optimum satisfies the length
                 value = objective(problem, heads)
                 solution = Solution(Status.OPTIMAL, heads, value, bound=value)
-                if not trusted_certificate(n, lam, value, objective_error(problem, heads)):  # float64 cannot say
-                    solution = Solution(Status.FEASIBLE, heads, value, bound=best_bound, message=(
+                if not trusted_certificate(n, lam, value, objective_error(problem, heads), kept):  # float64 cannot
+                    # say; the dual at such a lambda is no bound either (its cancellation put it below the value)
+                    solution = Solution(Status.FEASIBLE, heads, value, bound=value + bonus_rounding(n, lam), message=(
                         f"{self.name}: no certificate: at lambda = {lam!r} float64 decides the relaxed optimum only "
                         f"to {bonus_rounding(n, lam):.2g}"))
                 converged = True
