@@ -418,3 +418,18 @@ def test_an_interrupted_training_keeps_its_finished_epochs(tmp_path, capsys, mon
     assert "interrupted after epoch 1 of 3: wrote" in capsys.readouterr().err
     model = load_model(out)
     assert model.info["interrupted"] == "after epoch 1 of 3" and model.info["chosen_epoch"] == 1
+    saves = []
+
+    def interrupted_save(self, path):  # Ctrl-C in the final write, after every epoch: the epochs are still kept
+        saves.append(path)
+        if len(saves) == 1:
+            raise KeyboardInterrupt
+        return real_save(self, path)
+
+    real_save = type(model).save
+    monkeypatch.setattr(type(model), "save", interrupted_save)
+    calls.clear()
+    stop_at = 0
+    assert main(command) == 130 and len(saves) == 2
+    assert "interrupted after its 3 epochs: wrote" in capsys.readouterr().err
+    assert load_model(out).info["interrupted"] == "after its 3 epochs"

@@ -243,19 +243,22 @@ def run_solver_with_hard_limit(worker, name: str, problem: Problem, time_limit: 
 
 @contextlib.contextmanager
 def keeping_finished_epochs(model: Any, out: Path) -> Iterator[None]:
-    """Ctrl-C or SIGTERM during a training's epochs, after one finished: the best epoch so far is written to ``out``
-    (whole, ``info["interrupted"]`` saying so), then the command ends as interrupted (exit status 130)."""
+    """Ctrl-C or SIGTERM during a training's epochs after one finished, or in what follows them (a parser's arc
+    labeler, the final write): the best epoch so far is written to ``out`` (whole, ``info["interrupted"]`` saying
+    when), then the command ends as interrupted (exit status 130)."""
     from ..files import atomic_output
-    from ..learning.training import EpochsInterrupted
 
     try:
         yield
-    except EpochsInterrupted as stop:
+    except KeyboardInterrupt as stop:
+        if "chosen_epoch" not in model.info:  # no epoch finished: nothing to keep
+            raise
+        when = model.info.setdefault("interrupted", f"after its {len(model.info['history'])} epochs")
         with atomic_output(out) as partial:
             model.save(partial)
-        print(f"compbench: {stop}: wrote {out} with epoch {model.info['chosen_epoch']}, the best so far on dev "
-              f"(its info says it was interrupted)", file=sys.stderr)
-        raise
+        print(f"compbench: interrupted {when}: wrote {out} with epoch {model.info['chosen_epoch']}, the best on "
+              f"dev (its info says it was interrupted)", file=sys.stderr)
+        raise stop
 
 
 def read_model(load: Callable[[str], T], path: str, what: str) -> T:

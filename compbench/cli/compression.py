@@ -103,28 +103,31 @@ def cmd_train(args: argparse.Namespace) -> int:
         "parser": Path(args.parser).name if args.parser else None})
     progress.stage(f"training the {kind} model: {args.epochs} epochs over {len(train)} sentences, the best on dev kept")
     start = time.perf_counter()
-    with stdout_to_stderr(), _training_errors(), keeping_finished_epochs(model, out):
-        common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
-                      progress=progress.bar, log=progress.log)
-        if kind == "subtree":
-            train_subtree(model, train, parts["dev"], **common)
-        elif kind == "chain-crf":
-            train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate,
-                            length=args.crf_length, **common)
-        elif kind == "bigram":
-            solver = ChainSolver()  # exact for zero arc scores, and the decoder evaluate uses for this kind
-            model.info["solver"] = solver.name
-            if args.objective == "crf":
-                train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
+    with keeping_finished_epochs(model, out):  # interrupted after an epoch: the best so far is written
+        with stdout_to_stderr(), _training_errors():
+            common = dict(epochs=args.epochs, batch_size=args.batch_size, max_n=args.max_n, seed=args.seed,
+                          progress=progress.bar, log=progress.log)
+            if kind == "subtree":
+                train_subtree(model, train, parts["dev"], **common)
+            elif kind == "chain-crf":
+                train_chain_crf(model, train, parts["dev"], l2=args.l2, learning_rate=args.learning_rate,
+                                length=args.crf_length, **common)
+            elif kind == "bigram":
+                solver = ChainSolver()  # exact for zero arc scores, and the decoder evaluate uses for this kind
+                model.info["solver"] = solver.name
+                if args.objective == "crf":
+                    train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate,
+                              **common)
+                else:
+                    train_perceptron(model, train, parts["dev"], solver, **common)
+            elif args.objective == "crf":
+                train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate,
+                          **common)
             else:
                 train_perceptron(model, train, parts["dev"], solver, **common)
-        elif args.objective == "crf":
-            train_crf(model, train, parts["dev"], solver, l2=args.l2, learning_rate=args.learning_rate, **common)
-        else:
-            train_perceptron(model, train, parts["dev"], solver, **common)
-    model.info["train_seconds"] = time.perf_counter() - start
-    with atomic_output(out) as partial:
-        model.save(partial)
+        model.info["train_seconds"] = time.perf_counter() - start
+        with atomic_output(out) as partial:
+            model.save(partial)
     print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev, trained in "
           f"{model.info['train_seconds']:.1f} s")
     return 0

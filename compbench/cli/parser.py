@@ -134,24 +134,24 @@ def cmd_train(args: argparse.Namespace) -> int:
                    "best on dev kept")
     start = time.perf_counter()
     common = dict(epochs=args.epochs, seed=args.seed, log=progress.log, progress=progress.bar)
-    with keeping_finished_epochs(model, out):  # interrupted: the best epoch so far, without the arc labeler
+    with keeping_finished_epochs(model, out):  # interrupted after an epoch: the best so far, written
         if args.objective == "crf":
             train_crf(model, train, dev_tagged, learning_rate=learning_rate, l2=l2, **common)
         else:
             train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
                          **common)
-    model.info["train_seconds"] = time.perf_counter() - start
-    if args.label_epochs > 0:
-        progress.stage(f"training the arc labeler: {args.label_epochs} epochs")
-        start = time.perf_counter()
-        model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
-        dev_labels = [model.labeler.label(s.words, t.xpos, s.heads) for s, t in zip(dev, dev_tagged)]
-        accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
-        model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
-        progress.log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold arcs "
-             f"{100 * accuracy:.2f}")
-    with atomic_output(out) as partial:
-        model.save(partial)
+        model.info["train_seconds"] = time.perf_counter() - start
+        if args.label_epochs > 0:
+            progress.stage(f"training the arc labeler: {args.label_epochs} epochs")
+            start = time.perf_counter()
+            model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
+            dev_labels = [model.labeler.label(s.words, t.xpos, s.heads) for s, t in zip(dev, dev_tagged)]
+            accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
+            model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
+            progress.log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold "
+                         f"arcs {100 * accuracy:.2f}")
+        with atomic_output(out) as partial:
+            model.save(partial)
     print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev (UAS "
           f"{100 * model.info['history'][model.info['chosen_epoch'] - 1]['dev_uas']:.2f} with predicted tags), "
           f"trained in {model.info['train_seconds']:.1f} s")
