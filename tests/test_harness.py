@@ -593,7 +593,7 @@ def test_report_tables_for_a_paper_and_provenance(tmp_path: Path) -> None:
     readme = (out / "README.md").read_text()
     assert "compbench bench --solvers 'a b'\n" + shlex.join(["compbench", "report", str(run), "--out", str(out),
                                                              "--shift", "0.01"]) in readme
-    assert ("compbench 0.1.0, commit `" + "a" * 40 + "` (dirty tree: uncommitted changes); machine: Test CPU, 8 "
+    assert ("compbench 0.1.0, commit `" + "a" * 40 + "` (dirty tree: uncommitted changes to the source); machine: Test CPU, 8 "
             "logical cores, 16.0 GiB memory; load average (1, 5, 15 min) 1.0, 2.0, 3.0 at the start, 0.5, 0.25, "
             "0.125 at the end (today)") in readme
     assert "| gr_e&e%d#y$\\|x | my-plugin | 2.0 |" in readme and "| ilp-x[t=1] | compbench | 0.1.0 |" in readme

@@ -331,7 +331,8 @@ def source(env: dict) -> str:
         return f"compbench {version}, commit not recorded"
     if not git:
         return f"compbench {version}, not run from a git checkout (no commit)"
-    tree = {True: "dirty tree: uncommitted changes", False: "clean tree"}.get(git.get("dirty"), "dirty or not: unknown")
+    tree = {True: "dirty tree: uncommitted changes to the source", False: "clean tree"}.get(git.get("dirty"),
+                                                                                            "dirty or not: unknown")
     return f"compbench {version}, commit `{git['commit']}` ({tree})"
 
 

@@ -51,9 +51,14 @@ class RunFileError(Exception):
     the file."""
 
 
+SOURCE_PATHS = ("compbench", "solvers", "pyproject.toml")  # what a run executes of the checkout
+
+
 def source_revision() -> dict[str, Any] | None:
     """``{"commit", "dirty"}`` of the git checkout compbench runs from (its package directory sits at the top of
-    one), or None: installed from a wheel, git absent, or git failing (quietly, within seconds)."""
+    one), or None: installed from a wheel, git absent, or git failing (quietly, within seconds).  ``dirty``: the
+    source that runs (:data:`SOURCE_PATHS`) has uncommitted changes; a report written into the checkout
+    (``demo --out reports``) does not make its own run dirty."""
     import compbench
 
     root = Path(compbench.__file__).resolve().parent.parent
@@ -62,8 +67,8 @@ def source_revision() -> dict[str, Any] | None:
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=5)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--",
+                                 *SOURCE_PATHS], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     if commit.returncode != 0:
