@@ -154,7 +154,11 @@ def _install() -> None:
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
         except Exception:  # any mismatch with this numba's internals: numba's own path, refresh included
-            return numba_load(self, sig, target_context)
+            try:
+                return numba_load(self, sig, target_context)
+            except Exception:  # an entry numba cannot load either: a miss, compiled again and the entry replaced
+                return None  # (one written under another module name, e.g. `solvers.compressive` imported from
+                # the repository root, named a module no other process can import: every chart solver failed)
 
     setattr(load_overload, MARK, True)
     caching.Cache.load_overload = load_overload

@@ -150,3 +150,23 @@ def test_the_cached_gpu_kernels_carry_the_stamp_of_every_module_they_compile_fro
     stamp = _kernel_sources(GPU_KERNEL_SOURCES)[1]
     kernels = [hook._decode_team, *hook.DECODERS[(True, True)].values(), *hook.INFERRERS[True].values()]
     assert [kernel._cache._cache_file._source_stamp for kernel in kernels] == [stamp] * len(kernels)
+
+
+def test_a_cache_entry_written_under_another_module_name_is_compiled_again(tmp_path):
+    """Kernels imported as a package's module (``pkg.kernels``, as pytest --doctest-modules imports
+    ``solvers.compressive.chart`` from the repository root) leave cache entries that name that module: loaded by a
+    process that imports the file under another name, numba's own loading raised ModuleNotFoundError too, and every
+    chart solver 'could not be loaded'.  Such an entry is a miss: compiled again."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    ours = KERNELS[:KERNELS.index("@numba.njit")] + KERNELS[KERNELS.index("print(total"):KERNELS.index("print(plain")]
+    (package / "kernels.py").write_text(ours)  # ours only: numba's own njit fails on such an entry as it always did
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    as_package = subprocess.run([sys.executable, "-c", "import pkg.kernels"], cwd=tmp_path, capture_output=True,
+                                text=True, env=env, timeout=300)
+    assert as_package.returncode == 0, as_package.stderr
+    alone = subprocess.run([sys.executable, "-c", "import kernels"], cwd=package, capture_output=True, text=True,
+                           env={**env, "PYTHONPATH": str(package)}, timeout=300)
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.splitlines()[0].startswith("6.0 [0.0, 0.5, 1.0]")
