@@ -239,10 +239,19 @@ def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -
             _arc_matrix("arc_scores[0]", batch[0])  # square, at least 1 x 1 (as every matrix is)
         _check_matrices(batch, range(len(batch)))
         return batch, single_root
-    arrays = [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
+    arrays = _arc_matrices(arc_scores)
     for k, arc in enumerate(arrays):
         check_scores(f"arc_scores[{k}]", arc)
     return arrays, single_root
+
+
+def _arc_matrices(arc_scores: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
+    """A batch's arc matrices, each square and real (:func:`_arc_matrix`; their range is checked later): one matrix
+    refused, a numeric B x (n+1) x (n+1) array read as float64 views of one array."""
+    _not_one_matrix(arc_scores)
+    if isinstance(arc_scores, np.ndarray) and arc_scores.dtype.kind in "iuf":
+        arc_scores = arc_scores.astype(np.float64, copy=False)
+    return [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
 
 
 def _check_matrices(batch: np.ndarray, index: Iterable[int]) -> None:
@@ -257,10 +266,7 @@ def _check_matrices(batch: np.ndarray, index: Iterable[int]) -> None:
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,
            jobs: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """log Z (and arc marginals) of a batch of tree-CRFs, grouped by size for the provider's batch path."""
-    _not_one_matrix(arc_scores)
-    if isinstance(arc_scores, np.ndarray) and arc_scores.dtype.kind in "iuf":  # one array: its matrices as views
-        arc_scores = arc_scores.astype(np.float64, copy=False)
-    arrays = [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
+    arrays = _arc_matrices(arc_scores)
     log_z, arcs = np.empty(len(arrays)), [np.zeros(0)] * len(arrays)
     sizes: dict[int, list[int]] = {}
     for k, arc in enumerate(arrays):

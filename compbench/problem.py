@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import numbers
 from dataclasses import dataclass, field
 from enum import Enum
@@ -282,22 +283,35 @@ class Problem:
 SCORE_FIELDS = ("token_scores", "arc_scores", "bigram_scores", "sibling_scores")
 
 
-def changed_scores(problem: Problem, before: Problem) -> str | None:
-    """The first score array of ``problem`` that is no longer ``before``'s (a copy taken before a solver ran: a
-    solver that wrote into its input through a pointer or ``setflags``), or None when every score is as it was.
+def score_digest(problem: Problem) -> dict[str, bytes | None]:
+    """A digest of each score array of ``problem`` (its shape, dtype and bytes; None where it has none): taken
+    before a solver runs, it tells whether the solver wrote into its input without holding a second copy."""
+    digests: dict[str, bytes | None] = {}
+    for name in SCORE_FIELDS:
+        scores = getattr(problem, name)
+        if scores is None:
+            digests[name] = None
+            continue
+        scores = np.ascontiguousarray(scores)
+        digest = hashlib.blake2b(repr((scores.shape, scores.dtype.str)).encode(), digest_size=32)
+        digest.update(memoryview(scores.reshape(-1)).cast("B"))
+        digests[name] = digest.digest()
+    return digests
 
-    >>> import copy
+
+def changed_scores(problem: Problem, before: dict[str, bytes | None]) -> str | None:
+    """The first score array of ``problem`` that no longer matches ``before``, its :func:`score_digest` taken before
+    a solver ran (a solver that wrote into its input through a pointer or ``setflags``), or None when every score is
+    as it was.
+
     >>> p = Problem(np.zeros(2), np.zeros((3, 3)), np.zeros((4, 4)))
-    >>> before = copy.deepcopy(p)
+    >>> before = score_digest(p)
     >>> p.arc_scores.setflags(write=True); p.arc_scores[0, 1] = 5.0
     >>> changed_scores(p, before)
     'arc_scores'
     """
-    for name in SCORE_FIELDS:
-        now, then = getattr(problem, name), getattr(before, name)
-        if (now is None) != (then is None) or now is not None and not np.array_equal(now, then):
-            return name
-    return None
+    now = score_digest(problem)
+    return next((name for name in SCORE_FIELDS if now[name] != before[name]), None)
 
 
 @functools.cache

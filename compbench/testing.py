@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .agreement import judge
-from .problem import Length, Problem, Solution, Status, changed_scores
+from .problem import Length, Problem, Solution, Status, changed_scores, score_digest
 from .registry import get_solver
 from .solver import Solver
 
@@ -75,10 +75,11 @@ def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = Fal
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
     given = problem
     problem = copy.deepcopy(given)  # judged on the scores as given
+    digest = score_digest(given)
     solution = solver.solve(given, all_lengths=all_lengths, **options)
     claimed = solver.supports.reason_unsupported(problem, all_lengths) is None
     context = f"{solver.name} on {problem.id} (n={problem.n}, length={problem.length}, single_root={problem.single_root})"
-    changed = changed_scores(given, problem)
+    changed = changed_scores(given, digest)
     assert changed is None, f"{context}: wrote into its input ({changed} changed while it solved)"
     if not claimed:
         assert solution.status == Status.UNSUPPORTED, f"{context}: should answer unsupported"

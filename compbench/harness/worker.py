@@ -20,7 +20,6 @@ by C libraries cannot corrupt it).
 from __future__ import annotations
 
 import concurrent.futures
-import copy
 import json
 import math
 import os
@@ -118,10 +117,10 @@ def solve_task(task: Task) -> dict[str, Any]:
     from compbench import get_solver
     from compbench.agreement import validate
     from compbench.evaluate import objective_error
-    from compbench.problem import changed_scores
+    from compbench.problem import changed_scores, score_digest
     from compbench.records import solution_record
     problem = task_problem(task.problem)
-    original = copy.deepcopy(problem)  # the answer is judged on the scores as given, whatever the solver wrote
+    given = score_digest(problem)  # the answer is judged on the scores as given, whatever the solver wrote
     solver = get_solver(task.solver)
     reset = _reset_peak_memory()
     before = _memory_mb("VmRSS")
@@ -135,12 +134,13 @@ def solve_task(task: Task) -> dict[str, Any]:
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",
         "message": solution.message + (_memory_limit_note(task) if "raised MemoryError" in solution.message else ""),
-        "validity": validate(original, solution),
     })
-    if (changed := changed_scores(problem, original)) is not None:
+    if (changed := changed_scores(problem, given)) is not None:
         out["validity"] = f"invalid: the solver wrote into its input ({changed} changed while it solved)"
+        return out
+    out["validity"] = validate(problem, solution)
     if out["validity"] == "ok" and solution.has_solution:
-        out["objective_error"] = objective_error(original, solution.heads)  # within it, two sums of its scores agree
+        out["objective_error"] = objective_error(problem, solution.heads)  # within it, two sums of its scores agree
     return out
 
 
