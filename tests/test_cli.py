@@ -250,6 +250,17 @@ def test_certified_optima_stay_with_their_instance_file(tmp_path: Path) -> None:
     assert not (tmp_path / "set.json").exists()
 
 
+def test_solve_judges_instances_of_one_id_each_by_its_own_certified_optimum(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "dup.jsonl"
+    compbench.write_instances(path, [compbench.generate("gaussian", 6, seed=s, length=3).replace(id="dup")
+                                     for s in range(2)])
+    assert main(["certify", str(path)]) == 0
+    assert main(["solve", str(path), "--solver", "brute-force"]) == 0  # each its own optimum, not the last one's
+    out = capsys.readouterr().out
+    assert "dup#0" in out and "dup#1" in out
+
+
 def test_a_failed_write_of_instances_leaves_the_file_that_was_there(tmp_path: Path) -> None:
     path = tmp_path / "set.jsonl"
     problem = compbench.generate("gaussian", 4, seed=1, length=2)

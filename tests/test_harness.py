@@ -135,6 +135,17 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class FreeCrasher(Base):
+        name = "free-crasher"
+        description = "takes free lengths only, and raises from n = 5 on"
+        supports = Capabilities(lengths=frozenset({"free"}))
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            if problem.n >= 5:
+                raise RuntimeError("boom")
+            return compbench.get_solver("brute-force").solve(problem)
+
+
     class WarmupCrasher(Base):
         name = "warmup-crasher"
         description = "exits at once on the warm-up's tiny problem (n = 4), after a line on stderr"
@@ -271,7 +282,7 @@ PLUGIN = textwrap.dedent('''
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
                   "escaper": "Escaper", "holder": "Holder",
-                  "crasher": "Crasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
+                  "crasher": "Crasher", "free-crasher": "FreeCrasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
                   "curve-wrong": "CurveWrong", "curve-junk": "CurveJunk",
                   **{fault: fault.replace("-", "_") for fault in (
@@ -1098,6 +1109,19 @@ def test_a_check_that_compared_nothing_fails(plugins: Path, tmp_path: Path, caps
     out = capsys.readouterr().out
     assert why in out and "nothing was compared" in out and "every answer holds up" not in out
     assert "agreement: every answer" not in out
+
+
+def test_a_solver_that_errs_on_every_problem_it_takes_on_fails_check_and_bench(
+        plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Declining the other problems (unsupported) is no answer that holds up: free-crasher errs on all it takes."""
+    assert main(["check", "gen:gaussian:5-6:2:0:mixed", "--solvers", "brute-force,free-crasher", "--time-limit",
+                 "30", "--repro-dir", str(tmp_path / "r")]) == 1
+    out = capsys.readouterr().out
+    assert "every answer of free-crasher is an error: 4 of 4 (and 4 unsupported)" in out
+    assert "agreement: every answer" not in out
+    assert main(["bench", "--instances", "gen:gaussian:5-6:2:0:mixed", "--solvers", "brute-force,free-crasher",
+                 "--time-limit", "30", "--out", str(tmp_path / "run.jsonl")]) == 1
+    assert "every answer of free-crasher is an error (or unsupported)" in capsys.readouterr().out
 
 
 def test_an_agreement_with_some_error_answers_names_them(plugins: Path, tmp_path: Path,

@@ -72,7 +72,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from ..io import read_instances
 
     length = _length_override(args)
-    problems = list(read_instances(args.file))
+    from ..harness.sweep import unique_ids
+
+    problems = unique_ids(read_instances(args.file))  # ids repeated in the file: ID#i, as check and bench name them
     if not problems:
         raise UsageError(f"{args.file}: no instances in the file")
     solver = load_solver(args.solver)

@@ -93,9 +93,9 @@ class CheckReport:
 
     @property
     def all_errors(self) -> list[str]:
-        """The solvers every answer of which is an error."""
+        """The solvers every answer of which is an error, but for the problems they declined (``unsupported``)."""
         return [s for s in self.solvers if self.table[s]["error"] and self.table[s]["error"] == sum(
-            self.table[s][c] for c in ("optimal", "infeasible", "feasible", "timeout", "unsupported", "error"))]
+            self.table[s][c] for c in ("optimal", "infeasible", "feasible", "timeout", "error"))]
 
     @property
     def nothing_compared(self) -> str | None:
@@ -118,8 +118,9 @@ class CheckReport:
         if self.nothing_compared:
             lines.append(self.nothing_compared)
         for solver in self.all_errors:
+            unsupported = self.table[solver]["unsupported"]
             lines.append(f"every answer of {solver} is an error: {self.table[solver]['error']} of "
-                         f"{self.table[solver]['error']}")
+                         f"{self.table[solver]['error']}" + (f" (and {unsupported} unsupported)" if unsupported else ""))
         if self.failures:
             lines.append(f"agreement: {len(self.failures)} failure(s)")
         elif not self.failed:

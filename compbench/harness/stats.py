@@ -391,9 +391,11 @@ def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
     why = None
     if not compared:
         why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
-    errors = sorted({r["solver"] for r in answers} - {r["solver"] for r in answers if r["outcome"] != "error"})
+    declined = ("error", "unsupported", "skipped")  # an answer of none: no solver that only declines has solved
+    errors = sorted({r["solver"] for r in answers if r["outcome"] == "error"}
+                    - {r["solver"] for r in answers if r["outcome"] not in declined})
     if errors:
-        why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error"]))
+        why = "; ".join(filter(None, [why, f"every answer of {', '.join(errors)} is an error (or unsupported)"]))
     counts = ", ".join(f"{o} {kinds.count(o)}" for o in OUTCOMES if kinds.count(o))
     if len(pairs) < len(answers):
         counts += (f" (instance-solver pairs, each the worst of its {max(r.get('repeat', 0) for r in answers) + 1}"
