@@ -63,6 +63,18 @@ def is_error_value(value: Any) -> bool:
     return is_finite_number(value) and value >= 0
 
 
+def runtime(record: dict[str, Any]) -> float | None:
+    """The time of a result: the larger of ``seconds.total`` (the solver's own clock) and ``seconds.wall`` (the
+    worker's clock around the solve: no solver reports itself faster than it ran), or None when it has neither.
+
+    >>> runtime({"seconds": {"total": 1e-6, "wall": 0.3}}), runtime({"seconds": {"total": 0.2}}), runtime({})
+    (0.3, 0.2, None)
+    """
+    seconds = record.get("seconds") or {}
+    times = [float(seconds[key]) for key in ("total", "wall") if seconds.get(key) is not None]
+    return max(times) if times else None
+
+
 def recorded_error(record: dict[str, Any]) -> float:
     """The float64 error a result or reference record gives its objective (``objective_error``; 0.0 when it gives
     none, as records of older run files do): see :func:`compbench.evaluate.objective_error`."""

@@ -135,6 +135,26 @@ PLUGIN = textwrap.dedent('''
             return compbench.get_solver("brute-force").solve(problem)
 
 
+    class Overrun(Base):
+        name = "overrun"
+        description = "answers right, 0.4 s after its time limit (in the grace before the kill)"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            time.sleep((time_limit or 0.0) + 0.4)
+            return compbench.get_solver("brute-force").solve(problem)
+
+
+    class TimeLiar(Base):
+        name = "time-liar"
+        description = "answers right after 0.3 s and reports a microsecond"
+
+        def solve(self, problem, time_limit=None, *, all_lengths=False, **options):
+            time.sleep(0.3)
+            solution = compbench.get_solver("brute-force").solve(problem)
+            solution.seconds = {"setup": 0.0, "solve": 1e-6, "total": 1e-6}
+            return solution
+
+
     class FreeCrasher(Base):
         name = "free-crasher"
         description = "takes free lengths only, and raises from n = 5 on"
@@ -282,7 +302,7 @@ PLUGIN = textwrap.dedent('''
 
 PLUGIN_SOLVERS = {"wrong-optimum": "WrongOptimum", "wrong-objective": "WrongObjective", "sleeper": "Sleeper",
                   "escaper": "Escaper", "holder": "Holder",
-                  "crasher": "Crasher", "free-crasher": "FreeCrasher", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
+                  "crasher": "Crasher", "free-crasher": "FreeCrasher", "overrun": "Overrun", "time-liar": "TimeLiar", "slow": "Slow", "warmup-crasher": "WarmupCrasher",
                   "warmup-hanger": "WarmupHanger", "claims-infeasible": "ClaimsInfeasible",
                   "curve-wrong": "CurveWrong", "curve-junk": "CurveJunk",
                   **{fault: fault.replace("-", "_") for fault in (
@@ -484,7 +504,7 @@ def synthetic_run(path: Path) -> None:
                           "source": "certified, synthetic.solu.json"})
             lines.append({**base, "solver": "dp", "status": "optimal", "objective": best,
                           "seconds": {"total": 1e-5 * n ** 3 * (1 + 0.1 * i)}})
-            ilp = {"status": "optimal", "objective": best, "seconds": {"total": 0.01 * n ** 2}}
+            ilp = {"status": "optimal", "objective": best, "seconds": {"total": 0.005 * n ** 2}}  # within 5 s
             if n == 40:
                 ilp = {"status": "timeout", "objective": best - 1, "seconds": {"wall": 5.0}}
             lines.append({**base, "solver": "ilp-x", **ilp})
@@ -532,7 +552,7 @@ def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureF
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert summary["reference"] == "dp" and summary["shift_seconds"] == pytest.approx(0.005)
     ilp = summary["solvers"]["ilp-x"]
-    times = [0.01 * n ** 2 for n in (10, 20, 30) for _ in range(3)] + [5.0] * 3
+    times = [0.005 * n ** 2 for n in (10, 20, 30) for _ in range(3)] + [5.0] * 3
     assert ilp["sgm_seconds"] == pytest.approx(np.exp(np.mean(np.log(np.array(times) + 0.005))) - 0.005)
     assert ilp["par2_seconds"] == pytest.approx((sum(times[:9]) + 3 * 10.0) / 12)
     assert "| greedy | 12 | 0 | 11 | 0 | 1 |" in readme  # its wrong optimal claim: contradicted, not proof
@@ -1122,6 +1142,22 @@ def test_a_solver_that_errs_on_every_problem_it_takes_on_fails_check_and_bench(
     assert main(["bench", "--instances", "gen:gaussian:5-6:2:0:mixed", "--solvers", "brute-force,free-crasher",
                  "--time-limit", "30", "--out", str(tmp_path / "run.jsonl")]) == 1
     assert "every answer of free-crasher is an error (or unsupported)" in capsys.readouterr().out
+
+
+def test_an_answer_after_the_limit_is_no_solve_and_no_solver_times_itself(plugins: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    from compbench.harness.stats import annotate
+
+    run = tmp_path / "run.jsonl"
+    assert main(["bench", "--instances", "gen:gaussian:5:2", "--solvers", "overrun,time-liar,brute-force",
+                 "--time-limit", "1", "--out", str(run)]) == 0
+    results, _ = load_runs([run])
+    judged = {(r["solver"], r["instance"]): r for r in annotate(results)}
+    overrun = [r for (solver, _), r in judged.items() if solver == "overrun"]
+    assert [(r["status"], r["outcome"], r["counted"] >= 1.4) for r in overrun] == [("optimal", "timeout", True)] * 2
+    liar = [r for (solver, _), r in judged.items() if solver == "time-liar"]
+    assert [r["outcome"] for r in liar] == ["solved"] * 2 and all(r["counted"] >= 0.3 for r in liar)
+    capsys.readouterr()
 
 
 def test_an_agreement_with_some_error_answers_names_them(plugins: Path, tmp_path: Path,

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from compbench.agreement import WRONG, Judgement, Reference, Verdict, answers_agree, refutes, verdict
 from compbench.problem import Solution, Status
-from compbench.records import decode_number, record_solution, recorded_error
+from compbench.records import decode_number, record_solution, recorded_error, runtime
 from compbench.registry import base_name
 
 IN_RUN = " in this run"  # the end of the source of a reference an exact solver computed in the run
@@ -125,15 +125,20 @@ def judge_results(results: list[dict]) -> list[Judgement]:
     return judge_records(results, references)
 
 
-def outcome(judged: Judgement) -> str:
-    """One of OUTCOMES: ``solved`` only for a validated proven answer that agrees with its reference.
+def outcome(judged: Judgement, seconds: float | None = None, time_limit: float | None = None) -> str:
+    """One of OUTCOMES: ``solved`` only for a validated proven answer that agrees with its reference, within its
+    ``time_limit`` (an answer that came later, in the grace before the kill, took ``seconds``: a ``timeout``).
 
     >>> ref = Reference(Status.OPTIMAL, 2.0, "certified")
     >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True)), outcome(Judgement(Verdict.OK))
     ('solved', 'unproven')
+    >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True), seconds=1.5, time_limit=1.0)
+    'timeout'
     """
     if judged.verdict != Verdict.OK:
         return judged.verdict.value
+    if seconds is not None and time_limit is not None and seconds > time_limit:
+        return "timeout"
     if judged.solved:
         return "solved"
     return "unchecked" if judged.proven else "unproven"
@@ -141,4 +146,4 @@ def outcome(judged: Judgement) -> str:
 
 def outcomes(results: list[dict]) -> list[str]:
     """The outcome of each result, in order (judged against its instance's reference)."""
-    return [outcome(j) for j in judge_results(results)]
+    return [outcome(j, runtime(r), r.get("time_limit")) for r, j in zip(results, judge_results(results))]

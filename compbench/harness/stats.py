@@ -6,7 +6,7 @@ and agrees with its instance's reference (:func:`compbench.agreement.verdict`, w
 recorded: a certified optimum or one the resource-constrained DP computed in the run, else the best valid objective
 any answer reached, see :mod:`.references`).  A solver with any invalid or contradicted answer is disqualified.
 
-Times: ``seconds.total`` of each result (setup + solve).  An instance a solver ran but did not solve (timeout, error,
+Times: :func:`runtime` of each result (``seconds.total``, setup + solve, or the worker's clock when that is longer).  An instance a solver ran but did not solve (timeout, error,
 invalid or contradicted answer, ``feasible`` without a proof) or was skipped on counts at its time limit;
 ``unsupported`` solves (outside what the solver declares) are left out of the time statistics and counted apart.
 
@@ -26,7 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.records import encode_number
+from compbench.records import encode_number, runtime
 from compbench.registry import base_name
 
 from .judging import judge_results, outcome
@@ -44,13 +44,6 @@ SEED = 0
 def is_exact(solver: str, infos: dict[str, dict]) -> bool:
     """Whether the run header's solver infos call the solver exact (unknown solvers are taken as exact)."""
     return bool(infos.get(base_name(solver), {}).get("exact", True))
-
-
-def runtime(record: dict) -> float | None:
-    """``seconds.total`` of a result (``seconds.wall`` when there is no total), or None."""
-    seconds = record.get("seconds") or {}
-    value = seconds.get("total", seconds.get("wall"))
-    return float(value) if value is not None else None
 
 
 def time_limit_of(results: Iterable[dict]) -> float | None:
@@ -307,7 +300,7 @@ def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     ``counted`` (the time the statistics use: the solve's time when its outcome is ``timed``, its limit when not,
     None when left out)."""
     judged = judge_results(results)
-    kinds = [outcome(j) for j in judged]
+    kinds = [outcome(j, runtime(r), r.get("time_limit")) for r, j in zip(results, judged)]
     seconds, _ = counted_times(results, kinds, timed)
     return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": j.solved, "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
