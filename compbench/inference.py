@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, _check_flag, _real_array, check_scores, expect_problem
+from .problem import Problem, ProblemError, check_flag, _real_array, check_scores, expect_problem
 from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
@@ -228,7 +228,7 @@ def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -
     """A device's tree input checked as the CPU path checks it: ``single_root`` a flag, ``jobs`` a valid count
     (unused), numpy scores real and in range (one B x (n+1) x (n+1) array kept whole); an array the ``provider``
     holds on its device (a GPU array) used in place, unchecked."""
-    single_root = _check_flag("single_root", single_root)
+    single_root = check_flag("single_root", single_root)
     cores(jobs)
     _not_one_matrix(arc_scores)
     if provider.holds(arc_scores):

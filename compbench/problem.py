@@ -180,7 +180,7 @@ class Problem:
         object.__setattr__(self, "token_scores", token)
         object.__setattr__(self, "arc_scores", arc)
         object.__setattr__(self, "bigram_scores", bigram)
-        object.__setattr__(self, "single_root", _check_flag("single_root", self.single_root))
+        object.__setattr__(self, "single_root", check_flag("single_root", self.single_root))
         object.__setattr__(self, "length", _check_length(self.length, n))
         if self.tokens is not None:
             if isinstance(self.tokens, (str, bytes)):  # not one string read as its letters
@@ -247,7 +247,7 @@ class Problem:
             if array is not None:
                 array.setflags(write=False)
         fields = {"token_scores": token, "arc_scores": arc, "bigram_scores": bigram,
-                  "length": _check_length(length, n), "single_root": _check_flag("single_root", single_root),
+                  "length": _check_length(length, n), "single_root": check_flag("single_root", single_root),
                   "tokens": None, "id": "", "extra": {}, "sibling_scores": sibling}
         for name, value in fields.items():
             object.__setattr__(problem, name, value)
@@ -336,7 +336,7 @@ def is_finite_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not is_flag(value) and bool(np.isfinite(value))
 
 
-def _check_flag(name: str, value: Any) -> bool:
+def check_flag(name: str, value: Any) -> bool:
     """A true/false field of a problem (:func:`is_flag`), as a bool."""
     if not is_flag(value):
         raise ProblemError(name, f"expected true or false, got {value!r}"[:200])

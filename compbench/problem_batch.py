@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .problem import (NEG_INF, Length, Problem, ProblemError, _check_flag, _check_length, _real_array, check_scores,
+from .problem import (NEG_INF, Length, Problem, ProblemError, check_flag, _check_length, _real_array, check_scores,
                       expect_problem, sibling_triples)
 
 
@@ -57,7 +57,7 @@ class ProblemBatch:
         outside 0..N, lengths outside 0..size (a :class:`ProblemError` naming the field).  The scores themselves are
         checked by :meth:`from_arrays` and :meth:`from_problems`, the ways to build a batch; the constructor takes
         them as they are (as :meth:`Problem.trusted` does)."""
-        _check_flag("single_root", self.single_root)
+        check_flag("single_root", self.single_root)
         sizes = self.sizes
         if not isinstance(sizes, np.ndarray) or sizes.ndim != 1 or sizes.dtype != np.int64 \
                 or not sizes.flags.c_contiguous:
@@ -140,7 +140,7 @@ class ProblemBatch:
             check_scores(name, array)  # the index of a bad entry starts with its sentence
         for array in (*arrays, size, lo, hi, free):
             array.setflags(write=False)
-        return cls(token, arc, bigram, size, lo, hi, free, _check_flag("single_root", single_root), sibling)
+        return cls(token, arc, bigram, size, lo, hi, free, check_flag("single_root", single_root), sibling)
 
     @classmethod
     def from_problems(cls, problems: Sequence[Problem]) -> ProblemBatch:

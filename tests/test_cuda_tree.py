@@ -267,6 +267,31 @@ def test_numpy_input_is_checked_as_on_the_cpu():
             assert says in errors[1] and errors[0] == errors[1], (kwargs, errors)
 
 
+@needs_kernels
+def test_the_kernel_modules_check_their_flags_and_take_an_empty_batch():
+    """The kernel modules' own entry points refuse single_root="False" as compbench's functions do (it gave the
+    single-root answer); an empty batch of any shape has no answers on either device; the marginals' log Z comes
+    back on the host (a numba device array has no tolist)."""
+    from compbench_solvers.cuda import eisner, hook, inference
+
+    arc, token, bigram = np.zeros((1, 4, 4)), np.zeros((1, 3)), np.zeros((1, 5, 5))
+    calls = [lambda flag: eisner.tree_map(arc, single_root=flag),
+             lambda flag: eisner.tree_log_partition(arc, single_root=flag),
+             lambda flag: eisner.tree_marginals(arc, single_root=flag),
+             lambda flag: hook.decode(arc, token, bigram, single_root=flag),
+             lambda flag: hook.log_partition(arc, token, bigram, single_root=flag),
+             lambda flag: hook.marginals(arc, token, bigram, single_root=flag)]
+    for call in calls:
+        with pytest.raises(compbench.ProblemError, match="single_root: expected true or false, got 'False'"):
+            call("False")
+    with pytest.raises(compbench.ProblemError, match="teams: expected true or false"):
+        hook.decode(arc, token, bigram, teams="no")
+    for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):
+        assert [len(call(np.zeros((0, 0, 0)), device=device)) for device in ("cpu", "cuda")] == [0, 0]
+    log_z, arcs = inference.tree_many(runtime.cuda().to_device(np.zeros((2, 4, 4))), False, True)
+    assert type(log_z) is np.ndarray and np.allclose(np.exp(log_z), 12) and runtime.on_gpu(arcs[0])
+
+
 def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
     """device="cuda" without a GPU (nor the simulator): a RuntimeError whose one line is runtime.unavailable()'s."""
     reason = REASON or "no CUDA GPU is visible (a stand-in reason)"

@@ -68,7 +68,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from compbench.problem import check_scores
+from compbench.problem import check_flag, check_scores
 
 from ..compressive.chart import SAFE
 from . import runtime
@@ -745,10 +745,11 @@ def capped_by_default(task: str) -> bool:
 
 # ---- the public functions ----
 
-def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
+def _prepare(arc_scores: Any, sizes: Any, single_root: Any) -> tuple[Any, Any, int, int, bool]:
     """The scores and sizes on the GPU (numpy: checked, then copied; a GPU array: used in place, unchecked), the
-    batch size B and the padded N = n+1."""
+    batch size B, the padded N = n+1 and ``single_root`` checked (true or false itself, never a string)."""
     runtime.cuda()  # a RuntimeError with the one-line reason when there is no GPU (nor the simulator)
+    single_root = check_flag("single_root", single_root)
     shape = tuple(arc_scores.shape) if hasattr(arc_scores, "shape") else np.shape(arc_scores)
     if len(shape) != 3 or shape[1] != shape[2] or shape[1] < 1:
         raise ValueError(f"arc_scores: expected a (B, N+1, N+1) array, got shape {shape}")
@@ -765,7 +766,7 @@ def _prepare(arc_scores: Any, sizes: Any) -> tuple[Any, Any, int, int]:
         if sizes.shape != (B,) or sizes.dtype.kind not in "iu" or (sizes < 0).any() or (sizes > N - 1).any():
             raise ValueError(f"sizes: expected {B} integers in 0..{N - 1}, got {sizes!r}"[:200])
         sizes_device = runtime.kept_copy(sizes.astype(np.int64), "eisner-sizes")
-    return runtime.on_device(arc_scores, "eisner-arcs"), sizes_device, B, N
+    return runtime.on_device(arc_scores, "eisner-arcs"), sizes_device, B, N, single_root
 
 
 def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> tuple[Any, Any]:
@@ -780,7 +781,7 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
     ``[[-1, 0, 1, 2]]`` (each token on the one before it: the first split of every tie, as the CPU chart's) and the
     score ``[0.]``.
     """
-    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    arc, sizes_device, B, N, single_root = _prepare(arc_scores, sizes, single_root)
     value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
     heads = runtime.result(arc_scores, (B, N), np.int64, "eisner-heads")
     if B:
@@ -790,7 +791,7 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
         with runtime.ordered(arc_scores):
-            _launched("map", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, heads, bp, stack,
+            _launched("map", inside, 0, threads, B)(arc, sizes_device, single_root, value, heads, bp, stack,
                                                     chart)
     return runtime.returned_like(arc_scores, heads), runtime.returned_like(arc_scores, value)
 
@@ -798,14 +799,14 @@ def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> t
 def tree_log_partition(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> Any:
     """log Z of each sentence's tree-CRF, p(tree) ∝ exp(Σ arc scores) over its projective trees: (B,) float64
     (-inf: no tree), the kind of array given.  Arguments as :func:`tree_map`'s."""
-    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    arc, sizes_device, B, N, single_root = _prepare(arc_scores, sizes, single_root)
     value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
     if B:
         inside, _ = placement(N, 2)
         chart = runtime.work_area((1 if inside else B * 2 * chart_size(N),), np.float64, use="eisner-chart")
         threads = threads_for(N)
         with runtime.ordered(arc_scores):
-            _launched("log_z", inside, 0, threads, B)(arc, sizes_device, bool(single_root), value, chart,
+            _launched("log_z", inside, 0, threads, B)(arc, sizes_device, single_root, value, chart,
                                                       _log_space_counter())
     return runtime.returned_like(arc_scores, value)
 
@@ -814,7 +815,7 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
     """log Z and the arc marginals p(h -> m) of each sentence's tree-CRF: ``(log_z (B,), marginals (B, N+1,
     N+1))``, zeros past the sentence and for a sentence with no tree; the kind of arrays given.  Arguments as
     :func:`tree_map`'s."""
-    arc, sizes_device, B, N = _prepare(arc_scores, sizes)
+    arc, sizes_device, B, N, single_root = _prepare(arc_scores, sizes, single_root)
     value = runtime.result(arc_scores, (B,), np.float64, "eisner-value")
     marginals = runtime.result(arc_scores, (B, N, N), np.float64, "eisner-marginals")
     if B:
@@ -823,7 +824,7 @@ def tree_marginals(arc_scores: Any, sizes: Any = None, single_root: bool = False
         outside_chart = runtime.work_area((1 if outside else B * 2 * chart_size(N),), np.float64, use="eisner-outside")
         threads = threads_for(N)
         with runtime.ordered(arc_scores):
-            _launched("marginals", inside, outside, threads, B)(arc, sizes_device, bool(single_root), value,
+            _launched("marginals", inside, outside, threads, B)(arc, sizes_device, single_root, value,
                                                                 marginals, chart, outside_chart, _log_space_counter())
     return runtime.returned_like(arc_scores, value), runtime.returned_like(arc_scores, marginals)
 

@@ -55,6 +55,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from compbench.problem import check_flag
 from compbench.solver import cores
 
 from ..compressive.batch import gather_scores, run_in_parts
@@ -1194,6 +1195,7 @@ def decode(arc_scores: Any, token_scores: Any = None, bigram_scores: Any = None,
     >>> (heads >= 0).sum(axis=1).tolist(), value.tolist()
     ([3, 2], [0.0, 0.0])
     """
+    single_root, teams = check_flag("single_root", single_root), check_flag("teams", teams)
     if not any(runtime.on_gpu(a) for a in (arc_scores, token_scores, bigram_scores)):
         return _decode_from_host(_inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length,
                                          place=_on_host), single_root, teams)
@@ -1230,6 +1232,7 @@ def _on_gpu(*arrays: Any) -> Any:
 
 def _infer(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, min_length: Any, max_length: Any,
            single_root: bool, with_marginals: bool) -> tuple[Any, ...]:
+    single_root = check_flag("single_root", single_root)
     inputs = _inputs(arc_scores, token_scores, bigram_scores, sizes, min_length, max_length)
     B, width = inputs.arc.shape[0], inputs.arc.shape[1] - 1
     log_z = runtime.result(arc_scores, (B,), np.float64, "log-z")

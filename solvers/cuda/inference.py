@@ -57,15 +57,18 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
     ``arc_scores``: a list of (n+1)-square matrices (sizes may differ: padded into one batch) or a (B, N+1, N+1)
     array, numpy (copied to the GPU) or a GPU array (torch, CuPy: used in place).  numpy in: ``log_z`` a numpy (B,)
     array and ``arcs`` each sentence's (n+1)-square numpy matrix; a GPU array in: ``log_z`` (B,) and ``arcs`` the
-    (N+1)-square views of one (B, N+1, N+1) array, of the input's kind (``[]`` without ``with_marginals``).
+    (N+1)-square views of one (B, N+1, N+1) array, of the input's kind (``[]`` without ``with_marginals``; with
+    them ``log_z`` a numpy array, read into each Marginals' float).
     """
     eisner = _kernels("eisner")
     if runtime.on_gpu(arc_scores):
         if not with_marginals:
             return eisner.tree_log_partition(arc_scores, None, single_root), []
-        log_z, arcs = eisner.tree_marginals(arc_scores, None, single_root)
-        return log_z, [arcs[b] for b in range(arcs.shape[0])]
+        log_z, arcs = eisner.tree_marginals(arc_scores, None, single_root)  # log Z read into floats: on the host
+        return runtime.to_host(log_z), [arcs[b] for b in range(arcs.shape[0])]
     batch, sizes = _padded(arc_scores)
+    if not len(batch):  # no sentence, whatever its shape, as on the CPU
+        return np.empty(0), []
     if not with_marginals:
         return eisner.tree_log_partition(batch, sizes, single_root), []
     log_z, arcs = eisner.tree_marginals(batch, sizes, single_root)
