@@ -23,7 +23,7 @@ from enum import Enum
 
 from .evaluate import InvalidSolution, evaluate, objective_error
 from .problem import Problem, Solution, Status
-from .registry import base_name
+from .registry import opinion
 
 RTOL = 1e-9
 PROVEN = (Status.OPTIMAL, Status.INFEASIBLE)
@@ -120,14 +120,15 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     :func:`validate`), and the instance's ``reference``.  ``second_opinion``: another solver gave a proven valid
     answer on the same instance (so that agreeing with a reference that is only a lower bound is a comparison too);
     ``solver``: the answer's solver (an answer agreeing with a reference its own solver computed, with any options,
-    was not compared);
+    or another solver of its implementation, :func:`compbench.registry.opinion`, was not compared);
     ``error``: the float64 error of the answer's objective (:func:`compbench.evaluate.objective_error`), within which,
     with the reference's own, two objectives agree; ``skipped``: the harness never ran it.
 
     >>> own = Reference(Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
     >>> answer = Solution(Status.OPTIMAL, objective=2.0)
-    >>> [verdict(answer, "ok", own, solver=name).compared for name in ("resource-dp", "resource-dp[cap=2]", "x")]
-    [False, False, True]
+    >>> [verdict(answer, "ok", own, solver=name).compared for name in ("resource-dp", "resource-dp[cap=2]", "hook-dp",
+    ...                                                                  "signature-dp")]
+    [False, False, False, True]
     """
     proven = solution.status in PROVEN
     if skipped:
@@ -135,7 +136,7 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     if validity == "ok" and solution.has_solution and solution.objective is None:  # a record that lost its value
         validity = "invalid: a solution without its objective"
     independent = reference is not None and reference.proven and (
-        reference.solver is None or solver is None or base_name(reference.solver) != base_name(solver))
+        reference.solver is None or solver is None or opinion(reference.solver) != opinion(solver))
     compared = proven and reference is not None and (independent or second_opinion)
     if validity != "ok":
         return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, compared, proven)

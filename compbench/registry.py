@@ -145,6 +145,25 @@ def base_name(spec: str) -> str:
     return spec.partition("[")[0].strip()
 
 
+@functools.cache
+def opinion(spec: str) -> str:
+    """Whose opinion the answers of solver ``spec`` are: its :attr:`Solver.implementation` when it declares one (the
+    code it shares with other solvers), else its registered name (options never make another opinion; a solver not
+    installed here is its own).  Two answers of one opinion that agree have compared nothing.
+
+    >>> opinion("hook-dp") == opinion("resource-dp[cap=3]") == opinion("pruned-dp"), opinion("signature-dp")
+    (True, 'signature-dp')
+    """
+    base = base_name(spec)
+    if base.startswith("exec:"):
+        return base
+    try:
+        implementation = get_solver(base).implementation
+    except Exception:  # not installed here, or it cannot be built: by its name
+        return base
+    return implementation if isinstance(implementation, str) and implementation else base
+
+
 def parse_solver_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``NAME[key=value,...]`` as (NAME, options).
 

@@ -141,6 +141,10 @@ class Solver:
     accepted_options: Mapping[str, Option] | None = None
     description: str = ""
     exact: bool = True  # its "optimal" claims are proofs
+    # the code that computes its answers when other solvers share it (e.g. "compressive chart": the chart's kernels
+    # that resource-dp, hook-dp, pruned-dp and the bisections call): one implementation is one opinion, and answers
+    # of one opinion that agree compare nothing (compbench.registry.opinion); None: the solver's own name
+    implementation: str | None = None
     complexity: str = ""
     supports: Capabilities = Capabilities()
     requires: tuple[str, ...] = ()  # modules it imports that may be missing (a MIP backend's Python package)

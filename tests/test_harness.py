@@ -1190,6 +1190,28 @@ def test_a_lone_solver_is_not_checked_by_the_reference_it_computed(tmp_path: Pat
     assert "compared: 2 of 2 instances" in capsys.readouterr().out
 
 
+def test_solvers_of_one_implementation_are_one_opinion(capsys: pytest.CaptureFixture) -> None:
+    """hook-dp and pruned-dp call the chart's kernels that give resource-dp's reference in the run: a bug there
+    would agree with itself, so they compared nothing (they had been 'compared: 4 of 4'), neither with the
+    reference nor with each other; signature-dp is another implementation."""
+    from compbench.agreement import Reference, verdict
+    from compbench.harness.judging import judge_records
+
+    argv = ["check", "gen:gaussian:5-6:2:0:free", "--time-limit", "30"]
+    assert main([*argv, "--solvers", "hook-dp,pruned-dp,bisection-exact"]) == 1
+    out = capsys.readouterr().out
+    assert "compared: 0 of 4 instances" in out and "share one implementation (compressive chart)" in out
+    assert main([*argv, "--solvers", "hook-dp,signature-dp"]) == 0
+    assert "compared: 4 of 4 instances" in capsys.readouterr().out
+    answer = compbench.Solution(compbench.Status.OPTIMAL, objective=2.0)
+    own = Reference(compbench.Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
+    assert not verdict(answer, "ok", own, solver="hook-dp").compared
+    records = [{"instance": "a", "solver": solver, "n": 0, "status": "optimal", "objective": 0.0, "validity": "ok",
+                "kept": [], "heads": []} for solver in ("hook-dp", "pruned-dp", "signature-dp")]
+    assert [j.compared for j in judge_records(records[:2], {})] == [False, False]  # no second opinion
+    assert [j.compared for j in judge_records(records, {})] == [True] * 3
+
+
 def test_bench_that_compared_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     run = tmp_path / "run.jsonl"
     assert main(["bench", "--sizes", "6", "--per-size", "2", "--solvers", "hook-dp", "--time-limit", "30",

@@ -32,6 +32,7 @@ from compbench.agreement import WRONG, Judgement, Reference, Verdict, objectives
 from compbench.io import instance_hash, problem_to_dict
 from compbench.problem import Problem
 from compbench.records import recorded_error
+from compbench.registry import base_name, opinion
 
 from .references import compute_references
 from .judging import judge_records
@@ -104,8 +105,12 @@ class CheckReport:
             return None
         statuses = Counter(r.get("status") for r in self.records)
         shown = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) or "no answers"
+        shared = [s for s in self.solvers if opinion(s) != base_name(s)]
+        hint = (f"; {', '.join(shared)} and the reference's method share one implementation ({opinion(shared[0])}): "
+                "one opinion; add an independent exact solver (e.g. signature-dp) or certify the instances"
+                if shared else "")
         return (f"nothing was compared: no exact solver gave a proven answer that could be judged against a "
-                f"reference optimum or a second exact answer ({shown})")
+                f"reference optimum or a second exact answer ({shown}){hint}")
 
     @property
     def failed(self) -> bool:

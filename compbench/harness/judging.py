@@ -14,7 +14,7 @@ from collections import defaultdict
 from compbench.agreement import WRONG, Judgement, Reference, Verdict, answers_agree, refutes, verdict
 from compbench.problem import Solution, Status
 from compbench.records import decode_number, record_solution, recorded_error, runtime
-from compbench.registry import base_name
+from compbench.registry import opinion
 
 IN_RUN = " in this run"  # the end of the source of a reference an exact solver computed in the run
 
@@ -75,7 +75,7 @@ def _instance_reference(records: list[dict], answers: list[tuple[Solution, str]]
     for r, (solution, validity) in zip(records, answers):
         if refutes(solution, validity, reference, recorded_error(r)):
             return fallback_reference(records, answers, f"; it refutes {reference.describe()}")
-    if reference.solver is not None and base_name(reference.solver) in disqualified:
+    if reference.solver is not None and opinion(reference.solver) in disqualified:
         return fallback_reference(records, answers, f"; {reference.describe()} set aside: {reference.solver} is "
                                                     "disqualified (a wrong answer elsewhere)", floor=reference)
     return reference
@@ -84,7 +84,7 @@ def _instance_reference(records: list[dict], answers: list[tuple[Solution, str]]
 def judge_records(results: list[dict], references: dict[str, Reference]) -> list[Judgement]:
     """The judgement of every result record (in order): :func:`compbench.agreement.verdict` of its answer, its
     recorded validity and its instance's reference (:func:`_instance_reference`).  A second opinion is a proven
-    answer of another solver that agrees with it (:func:`compbench.agreement.answers_agree`); the references and the
+    answer of another implementation (:func:`compbench.registry.opinion`) that agrees with it (:func:`compbench.agreement.answers_agree`); the references and the
     second opinions of a solver found wrong are set aside and the answers judged again, until no more solver is
     found wrong."""
     by_instance: dict[str, list[int]] = defaultdict(list)
@@ -100,13 +100,13 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             mine = [answers[i] for i in indices]
             reference = _instance_reference(records, mine, references.get(instance), disqualified)
             for i, r, (solution, validity) in zip(indices, records, mine):
-                second = any(base_name(results[k]["solver"]) not in (base_name(r["solver"]), *disqualified)
+                second = any(opinion(results[k]["solver"]) not in (opinion(r["solver"]), *disqualified)
                              and answers[k][1] == "ok" == validity
                              and answers_agree(solution, answers[k][0], errors[i] + errors[k])
-                             for k in indices)  # one solver with other options is no second
+                             for k in indices)  # one implementation is no second, with any options
                 out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
                                  second_opinion=second, solver=r["solver"], error=errors[i])
-        wrong = {base_name(r["solver"]) for r, j in zip(results, out) if j.verdict in WRONG}
+        wrong = {opinion(r["solver"]) for r, j in zip(results, out) if j.verdict in WRONG}
         if wrong <= disqualified:
             return out  # type: ignore[return-value]
         disqualified |= wrong

@@ -55,6 +55,7 @@ class ChartSolver(Solver):
     counts as set-up time."""
 
     kernels: tuple[str, ...] = ("decode", "chart")
+    implementation = "compressive chart"  # chart.py's rules and kernels: one opinion however a solver drives them
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
