@@ -43,16 +43,18 @@ def _running(pid: int) -> bool:
 @contextlib.contextmanager
 def atomic_output(path: str | PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``, of this write alone (two commands writing one file each write their
-    own); on success it replaces ``path`` in one step (never half a file, nor a mix of two).  A write that fails is an
+    own); on success it replaces ``path`` in one step (never half a file, nor a mix of two); a symbolic link's target
+    is replaced, the link kept.  A write that fails is an
     :class:`OSError` naming ``path``; the temporary files of earlier writes of ``path`` that were killed go first."""
-    out = Path(path)
+    given = Path(path)
+    out = Path(os.path.realpath(given)) if given.is_symlink() else given  # a link's target is written, the link kept
     remove_leftovers(out.parent, f".{out.name}.partial-")
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(4)}{out.suffix}")
     try:
         yield partial
         os.replace(partial, out)
     except OSError as exc:  # a failed write names the file it was for (a write error itself names none)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(out)) from None
+        raise OSError(exc.errno, exc.strerror or str(exc), str(given)) from None
     finally:
         partial.unlink(missing_ok=True)
 

@@ -430,9 +430,10 @@ def _check_npz_members(path: Path) -> None:
 
 
 # What reading a damaged or foreign .npz raises: EOFError an empty file, zlib.error a flipped byte in a compressed
-# member, NotImplementedError a zip feature (a version) numpy's zipfile does not read, tokenize.TokenError a damaged
-# .npy header.  Model files (compbench.cli.common) use the same list.
-DAMAGED_ARCHIVE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+# member, RuntimeError a member flagged encrypted (one flipped bit) and its subclass NotImplementedError a zip feature
+# (a version) numpy's zipfile does not read, tokenize.TokenError a damaged .npy header.  Model files
+# (compbench.cli.common) use the same list.
+DAMAGED_ARCHIVE = (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError,
                    tokenize.TokenError)
 
 

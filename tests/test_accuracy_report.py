@@ -114,6 +114,8 @@ def test_the_command_writes_the_tables_from_what_exists(tmp_path: Path, capsys) 
      "runs.json: cannot read the record of the steps"),
     ('{"systems": {"first-m": {"f1": 0.5}}}', None, "systems.first-m.compression_rate: expected a number beside f1"),
     ('[1, 2]', None, "not an evaluation file"),
+    ('{"systems": {"a": {"f1": 0.5, "compression_rate": 0.4, "failed": 1, "answered_f1": 0.3}}}', None,
+     "systems.a.answered_sentences: expected a number beside failed and answered_f1"),
 ])
 def test_a_damaged_result_is_one_line_naming_the_file_and_the_field(tmp_path: Path, capsys, evaluation: str,
                                                                      runs: str | None, says: str) -> None:

@@ -273,6 +273,37 @@ def test_a_failed_write_of_instances_leaves_the_file_that_was_there(tmp_path: Pa
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["set.jsonl"]
 
 
+def test_a_write_through_a_symbolic_link_writes_its_target(tmp_path: Path) -> None:
+    from compbench.files import atomic_output
+
+    target, link = tmp_path / "target.jsonl", tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert run("generate", "--n", "5", "--out", str(link), "--no-certify").returncode == 0
+    assert link.is_symlink() and len(list(compbench.read_instances(target))) == 1  # the link kept, its target written
+    with pytest.raises(OSError, match="dangling.jsonl"):  # a dangling link's missing folder: named as given
+        (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "none" / "t.jsonl")
+        with atomic_output(tmp_path / "dangling.jsonl") as partial:
+            partial.write_text("x")
+
+
+def test_a_repro_is_whole_or_not_there_when_the_disk_fills(tmp_path: Path) -> None:
+    script = f"""
+import resource
+import compbench
+from compbench.agreement import Reference
+from compbench.harness.check import write_repro
+resource.setrlimit(resource.RLIMIT_FSIZE, (2048, resource.RLIM_INFINITY))  # Python ignores SIGXFSZ: an OSError
+problem = compbench.generate("gaussian", 12, seed=1, length=4)
+try:
+    write_repro(__import__("pathlib").Path({str(tmp_path)!r}), problem, "x", "invalid", {{"status": "optimal"}}, None)
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.startswith("refused"), result.stderr
+    assert list(tmp_path.iterdir()) == []  # no truncated file (it had left 4096 bytes of JSON)
+
+
 def test_two_writes_of_one_file_write_their_own_temporary_files(tmp_path: Path) -> None:
     from compbench.files import atomic_output
 

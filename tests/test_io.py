@@ -251,6 +251,18 @@ def test_write_instance_with_its_arguments_swapped_says_so(tmp_path) -> None:
         compbench.write_instance(tmp_path / "x.json", p.replace(id="", extra={"x": float("nan")}))
 
 
+def test_an_archive_member_flagged_encrypted_is_one_error_naming_it(tmp_path) -> None:
+    """One flipped bit (a member's 'encrypted' flag) raised zipfile's RuntimeError with a traceback."""
+    path = tmp_path / "i.npz"
+    compbench.write_instances(path, [compbench.generate("gaussian", n=5, seed=1, length=2)])
+    raw = bytearray(path.read_bytes())
+    central = raw.find(b"PK\x01\x02")  # the first member's central directory entry: its flags at offset 8
+    raw[central + 8] |= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(compbench.io.InstanceError, match=f"{path}: not a readable NPZ archive .*encrypted"):
+        list(compbench.read_instances(path))
+
+
 def test_a_damaged_instance_archive_is_one_error_naming_it(tmp_path) -> None:
     """A flipped byte in an .npz instance file raised zlib.error or tokenize.TokenError with a traceback."""
     path = tmp_path / "i.npz"

@@ -29,6 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from compbench.agreement import WRONG, Judgement, Reference, Verdict, objectives_agree
+from compbench.files import atomic_output
 from compbench.io import instance_hash, problem_to_dict
 from compbench.problem import Problem
 from compbench.records import recorded_error
@@ -168,7 +169,8 @@ def write_repro(directory: Path, problem: Problem, solver: str, verdict: str, re
                          "status": reference.status.value, "objective": reference.objective,
                          "source": reference.source, "proven": reference.proven}}
     path = directory / f"{safe_file_name(problem.id or 'instance')}--{safe_file_name(solver)}.json"
-    path.write_text(json.dumps(data, allow_nan=False, indent=1) + "\n", encoding="utf-8")
+    with atomic_output(path) as partial:  # a full disk leaves no half a repro
+        partial.write_text(json.dumps(data, allow_nan=False, indent=1) + "\n", encoding="utf-8")
     return path
 
 

@@ -522,6 +522,10 @@ def malformed_accuracy(data: dict) -> str | None:
                 return f"systems.{name}.{key}: expected a number, got {row[key]!r}"[:200]
         if row.get("f1") is not None and row.get("compression_rate") is None:
             return f"systems.{name}.compression_rate: expected a number beside f1, got None"
+        if row.get("failed") and row.get("answered_f1") is not None:  # the answered share is named in the legend
+            for key in ("answered_sentences", "sentences"):
+                if row.get(key) is None:
+                    return f"systems.{name}.{key}: expected a number beside failed and answered_f1, got None"
         per_sentence = row.get("f1_per_sentence")
         if per_sentence is not None and not (isinstance(per_sentence, list) and all(map(is_finite_number,
                                                                                           per_sentence))):
