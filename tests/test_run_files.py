@@ -10,6 +10,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,6 +72,37 @@ def test_the_git_commit_is_fast_and_silent_without_git_or_a_checkout(tmp_path: P
     monkeypatch.setattr(compbench, "__file__", str(tmp_path / "site" / "compbench" / "__init__.py"))  # no checkout
     assert runfiles.source_revision() is None
     assert time.monotonic() - started < 10 and capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("instance", ["x"], "instance: expected a string"), ("repeat", "x", "repeat: expected an integer"),
+    ("n", "x", "n: expected an integer"), ("solver", None, "solver: expected a string"),
+    ("packages", "x", "packages: expected an object"), ("command", [1], "command: expected a string"),
+    ("git", "x", "git: expected {commit, dirty}"), ("memory_mb", "a", "memory_mb: expected a number"),
+    ("solver_distributions", {"resource-dp": {"name": 5}}, "solver_distributions.resource-dp.distribution"),
+    ("reference solver", [1], "solver: expected a string")])
+def test_a_damaged_record_is_one_line_and_the_file_is_kept(field: str, value: Any, says: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """bench --resume crashed with a traceback on a result or environment record of the wrong type (after
+    appending records), report on an environment or reference field of the wrong type."""
+    run, bench = tmp_path / "run.jsonl", [*BENCH, "--per-size", "2"]
+    assert main([*bench, "--out", str(run)]) == 0
+    records = [r for r in read_records(run) if r["type"] not in ("verdict", "end")]
+    records.remove([r for r in records if r["type"] == "result"][-1])  # one answer to go
+    kind = {"instance": "result", "repeat": "result", "n": "result", "solver": "result"}.get(field, "environment")
+    if field == "reference solver":
+        kind, field = "reference", "solver"
+    target = next(r for r in records if r["type"] == kind)
+    target[field] = value
+    run.write_text("".join(json.dumps(r) + "\n" for r in records))
+    before = run.read_bytes()
+    capsys.readouterr()
+    assert main([*bench, "--out", str(run), "--resume"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"compbench: error: {run}: {kind} record") and says in line, line
+    assert run.read_bytes() == before  # nothing written
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 2
+    assert says in one_error_line(capsys) and not (tmp_path / "report").exists()
 
 
 @pytest.mark.parametrize("change", [["--solvers", "brute-force,hook-dp"], ["--sizes", "4,5"],

@@ -319,6 +319,10 @@ def malformed_result(record: dict[str, Any]) -> str | None:
 
 
 ENVIRONMENT_OBJECTS = ("settings", "packages", "threads", "solvers", "solver_distributions", "programs")
+ENVIRONMENT_TEXTS = ("command", "compbench", "started", "python", "platform", "cpu")  # each a string or none
+ENVIRONMENT_COUNTS = ("cpu_count", "cpus_usable", "memory_mb")  # each a number >= 0 or none
+# the fields of each entry of an object the report reads, each a string or none
+ENVIRONMENT_ENTRIES = {"solver_distributions": ("distribution", "version"), "programs": ("path", "sha256")}
 
 
 def malformed_environment(record: dict[str, Any]) -> str | None:
@@ -336,6 +340,19 @@ def malformed_environment(record: dict[str, Any]) -> str | None:
         for name, entry in (value or {}).items() if key in ("solvers", "solver_distributions", "programs") else ():
             if not isinstance(entry, dict):
                 return f"{key}.{name}: expected an object, got {entry!r}"[:200]
+            for field in ENVIRONMENT_ENTRIES.get(key, ()):
+                if not isinstance(entry.get(field), (str, type(None))) or field not in entry:
+                    return f"{key}.{name}.{field}: expected a string or null, got {entry.get(field)!r}"[:200]
+    for key in ENVIRONMENT_TEXTS:
+        if not isinstance(record.get(key), (str, type(None))):
+            return f"{key}: expected a string, got {record[key]!r}"[:200]
+    for key in ENVIRONMENT_COUNTS:
+        if record.get(key) is not None and not (is_finite_number(record[key]) and record[key] >= 0):
+            return f"{key}: expected a number >= 0, got {record[key]!r}"[:200]
+    git = record.get("git")
+    if git is not None and not (isinstance(git, dict) and isinstance(git.get("commit"), str)
+                                and git.get("dirty") in (True, False, None)):
+        return f"git: expected {{commit, dirty}} or null, got {git!r}"[:200]
     load = record.get("load_average")
     if load is not None and not (isinstance(load, list) and all(map(is_finite_number, load))):
         return f"load_average: expected a list of numbers, got {load!r}"[:200]
@@ -351,6 +368,9 @@ def malformed_reference(record: dict[str, Any]) -> str | None:
     """
     if not isinstance(record.get("instance"), str):
         return f"instance: expected a string, got {record.get('instance')!r}"[:200]
+    for key in ("solver", "source"):
+        if not isinstance(record.get(key), (str, type(None))):
+            return f"{key}: expected a string, got {record[key]!r}"[:200]
     if record.get("status") not in ("optimal", "infeasible"):
         return f"status: expected optimal or infeasible, got {record.get('status')!r}"[:200]
     try:

@@ -28,8 +28,8 @@ from compbench.generate import KINDS, generate
 from compbench.io import problem_to_dict, read_instance, read_instances, write_instances
 from compbench.problem import Problem
 
-from .runfiles import (RecordWriter, RunFileError, environment, end_record, finished, read_records, recorded_pairs,
-                       result_record, resume_mismatch, run_settings)
+from .runfiles import (RecordWriter, RunFileError, checked_results, environment, end_record, finished, read_records,
+                       recorded_pairs, result_record, resume_mismatch, run_settings)
 from .worker import GRACE_SECONDS, WARMUP_SECONDS, SolveProcess, Task, close_children, run_in_child
 
 
@@ -409,6 +409,7 @@ def run_sweep(tasks: list[Task], out: str | os.PathLike, *, jobs: int = 1, resum
     counts: dict[str, int] = defaultdict(int)
     try:
         existing = read_records(path) if resume else []
+        checked_results(path, existing)  # a damaged record: one line naming it, before anything is written
         current = run_settings(tasks)
         why = None if force else resume_mismatch(path, existing, current) or other_instances(
             path, existing, {t.header["instance"]: t.header["hash"] for t in tasks})
