@@ -9,7 +9,7 @@ import secrets
 import shutil
 from os import PathLike
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 
 def remove_leftovers(parent: Path, prefix: str) -> None:
@@ -81,3 +81,23 @@ def staging_folder(parent: str | PathLike, prefix: str) -> Iterator[Path]:
                 interrupted = exc
         if interrupted is not None:
             raise interrupted
+
+
+@contextlib.contextmanager
+def replaced_together(out: str | PathLike, stale: Iterable[str] = (), last: str | None = None) -> Iterator[Path]:
+    """Yield a new folder inside ``out`` to write a set of files into (subfolders too); when the block ends without
+    an error, the ``stale`` files (names relative to ``out``) that the new set lacks are removed, then each written
+    file is renamed into ``out``, ``last`` (e.g. a README that links the others) last.  A block that fails or is
+    interrupted leaves ``out`` as it was: a report's README never links figures of another run, or none."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with staging_folder(out, ".staged-") as staging:
+        yield staging
+        for name in stale:
+            if not (staging / name).exists():
+                (out / name).unlink(missing_ok=True)
+        written = [path for path in staging.rglob("*") if path.is_file()]
+        for path in sorted(written, key=lambda path: (path.relative_to(staging).as_posix() == last, str(path))):
+            target = out / path.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)

@@ -333,7 +333,7 @@ def test_a_writer_replaces_a_file_of_its_own_kind(tmp_path: Path) -> None:
     import numpy as np
 
     from compbench.cli.common import UsageError, model_info, output_path
-    from compbench.harness.plots import read_accuracy
+    from compbench.harness.accuracy_plot import read_accuracy
     from compbench.cli.certify import solu_table
 
     model, parser, other = tmp_path / "model.npz", tmp_path / "parser.npz", tmp_path / "other.npz"

@@ -516,6 +516,36 @@ def synthetic_run(path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def test_a_report_that_fails_midway_leaves_the_one_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """A full disk or an interrupt in the middle of a report left the old README linking figures it had deleted,
+    beside a summary of the new run: the report, and plot's figures, are replaced as a set or not at all."""
+    from compbench.harness import plots, report
+
+    run = tmp_path / "synthetic.jsonl"
+    synthetic_run(run)
+    out = tmp_path / "report"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert "plots/profile.png" in (out / "README.md").read_text() and (out / "plots" / "profile.png").exists()
+    smaller = tmp_path / "smaller.jsonl"
+    smaller.write_text("".join(line for line in run.read_text().splitlines(keepends=True) if '"n": 40' not in line))
+
+    def full_disk(*args: Any, **kwargs: Any) -> list[str]:
+        raise OSError(28, "No space left on device", "provenance")
+
+    monkeypatch.setattr(report, "provenance_lines", full_disk)  # after every figure and table was written
+    assert main(["report", str(smaller), "--out", str(out)]) == 2
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    monkeypatch.setattr(plots, "plot_agreement", full_disk)  # the last figure of plot
+    assert main(["plot", str(smaller), "--out", str(out / "plots")]) == 2
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    monkeypatch.undo()
+    assert main(["report", str(smaller), "--out", str(out)]) == 0  # replaced whole
+    assert {p.name for p in out.iterdir()} == {p.parts[0] for p in before}  # no staging folder left
+    capsys.readouterr()
+
+
 def test_plots_and_report(plugins: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     run = tmp_path / "synthetic.jsonl"
     synthetic_run(run)

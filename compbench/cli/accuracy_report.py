@@ -202,8 +202,8 @@ def read_record(record: Path) -> dict[str, dict]:
 def result(out: Path, corpus: str, split: str, length: str, system: str, key: str):
     """One field of one system's record in the evaluation file that holds it (None when that file or the field is
     missing): a finite number, or for ``f1_per_sentence`` a list of them; :class:`UsageError` names the file and
-    the field of anything else (:func:`~compbench.harness.plots.malformed_accuracy`)."""
-    from ..harness.plots import malformed_accuracy, read_accuracy
+    the field of anything else (:func:`~compbench.harness.accuracy_plot.malformed_accuracy`)."""
+    from ..harness.accuracy_plot import malformed_accuracy, read_accuracy
 
     main = system if system in ("joint-crf", "joint-perceptron") else "joint-parsed"
     path = out / f"{corpus}-{split}-{length}-{main}.json"

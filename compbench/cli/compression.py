@@ -196,7 +196,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..compression.accuracy import System, evaluate_systems, format_table
     from ..compression.baselines import model_kind, systems_of
 
-    from ..harness.plots import read_accuracy
+    from ..harness.accuracy_plot import read_accuracy
 
     out = output_path(args.json_out, what="evaluation results",
                       replaces=lambda path: read_accuracy(path) is not None) if args.json_out else None

@@ -306,7 +306,7 @@ def check_runs(runs: list[str], accuracy: bool = False, baseline: str | None = N
     ``baseline`` must have results in the run files (a misspelt one gave no speed-ups and exit 0).  Runs read
     ``together`` must not hold two instances under one id (their answers would be judged against each other's
     reference, and one run's results dropped)."""
-    from ..harness.plots import malformed_accuracy, read_accuracy
+    from ..harness.accuracy_plot import malformed_accuracy, read_accuracy
     from ..harness.runfiles import check_run_file
 
     solvers: set[str] = set()

@@ -24,10 +24,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from compbench.files import atomic_output
+from compbench.files import atomic_output, replaced_together
 
 from .check import agreement_matrix
-from .plots import certificate_stats, objective_gaps, plot_runs, solver_infos, speedup_baseline, theory
+from .plots import (RUN_PLOTS, certificate_stats, objective_gaps, plot_runs, solver_infos, speedup_baseline,
+                    theory)
 from .runfiles import load_runs, read_records
 from .stats import LEFT_OUT, annotate, judged, runtime, summary_by_kind
 
@@ -534,41 +535,41 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
     results = judged(raw)
     summary = summary_by_kind(raw, infos, shift)
     total = len({r["instance"] for r in results})
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out / "results.csv", results_csv(answers))
-    _write(out / "summary.json", json.dumps({**summary, "runs": runs}, indent=1, allow_nan=False) + "\n")
-    _write(out / "summary.csv", summary_csv(summary, total))
-    _write(out / "summary.tex", summary_tex(summary, total, environments))
-    plots_dir = out / "plots"
-    drawn = {Path(p).stem for p in plot_runs(runs, plots_dir, baseline)}
-    commands = reproduce or reproduce_commands(environments, runs, str(out), baseline, shift)
-    baseline = baseline or speedup_baseline(results, infos)
-    limits = sorted({r.get("time_limit") for r in results if r.get("time_limit") is not None})
-    scope = figure_scope(results, environments)
-    lines = [f"# {title}", "",
-             f"{len(results)} solves of {total} instances by "
-             f"{len({r['solver'] for r in results})} solvers, time limit {', '.join(f'{t:g} s' for t in limits) or 'none'} "
-             "per solve (a hard wall-clock limit: a solve still running a grace period past it was killed). Times are "
-             "setup + solve inside the solver, measured in a warm worker process.", "",
-             "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
-             "## Statistics", "", *statistics_lines(summary, results), "",
-             "The same numbers, per solver with the same keys: `summary.json`; for a paper, pooled over the kinds: "
-             "`summary.csv` and the booktabs table `summary.tex`; every answer with its verdict: `results.csv`.", "",
-             "## Reference optima", "", *reference_lines(answers), "",
-             "## Solvers", "", *solver_table(results, infos), "",
-             "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
-    for name, caption in PLOTS:
-        if name in drawn:
-            what = CAPTIONS[name] + (f"  Baseline: {baseline}." if name == "speedup" else "")
-            lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "", f"{what}  {scope}", "",
-                      f"([SVG](plots/{name}.svg))", ""]
-        else:
-            lines += [f"## {caption}", "", not_drawn(name, answers, infos), ""]
-    lines += ["## Provenance", "", *provenance_lines(run_parts(runs), sorted({r["solver"] for r in results})), "",
-              "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
-    readme = out / "README.md"
-    _write(readme, "\n".join(lines))
-    return str(readme)
+    stale = [f"plots/{name}.{ext}" for name in RUN_PLOTS for ext in ("png", "svg")]  # an earlier report's
+    with replaced_together(out, stale, last="README.md") as staging:  # the whole report, or the old one kept
+        _write(staging / "results.csv", results_csv(answers))
+        _write(staging / "summary.json", json.dumps({**summary, "runs": runs}, indent=1, allow_nan=False) + "\n")
+        _write(staging / "summary.csv", summary_csv(summary, total))
+        _write(staging / "summary.tex", summary_tex(summary, total, environments))
+        drawn = {Path(p).stem for p in plot_runs(runs, staging / "plots", baseline)}
+        commands = reproduce or reproduce_commands(environments, runs, str(out), baseline, shift)
+        baseline = baseline or speedup_baseline(results, infos)
+        limits = sorted({r.get("time_limit") for r in results if r.get("time_limit") is not None})
+        scope = figure_scope(results, environments)
+        limit_text = ", ".join(f"{t:g} s" for t in limits) or "none"
+        lines = [f"# {title}", "",
+                 f"{len(results)} solves of {total} instances by {len({r['solver'] for r in results})} solvers, time "
+                 f"limit {limit_text} per solve (a hard wall-clock limit: a solve still running a grace period past "
+                 "it was killed). Times are setup + solve inside the solver, measured in a warm worker process.", "",
+                 "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
+                 "## Statistics", "", *statistics_lines(summary, results), "",
+                 "The same numbers, per solver with the same keys: `summary.json`; for a paper, pooled over the "
+                 "kinds: `summary.csv` and the booktabs table `summary.tex`; every answer with its verdict: "
+                 "`results.csv`.", "",
+                 "## Reference optima", "", *reference_lines(answers), "",
+                 "## Solvers", "", *solver_table(results, infos), "",
+                 "## Per solver and size", "", *size_table(results), "", *ilp_lines(results, infos)]
+        for name, caption in PLOTS:
+            if name in drawn:
+                what = CAPTIONS[name] + (f"  Baseline: {baseline}." if name == "speedup" else "")
+                lines += [f"## {caption}", "", f"![{caption}](plots/{name}.png)", "", f"{what}  {scope}", "",
+                          f"([SVG](plots/{name}.svg))", ""]
+            else:
+                lines += [f"## {caption}", "", not_drawn(name, answers, infos), ""]
+        lines += ["## Provenance", "", *provenance_lines(run_parts(runs), sorted({r["solver"] for r in results})), "",
+                  "Run files: " + ", ".join(f"`{r}`" for r in runs), ""]
+        _write(staging / "README.md", "\n".join(lines))
+    return str(out / "README.md")
 
 
 def _write(path: Path, text: str) -> None:
