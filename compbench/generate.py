@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .limits import available_memory, memory_budget
 from .problem import Length, Problem, is_finite_number, is_flag
 
 KINDS = ("gaussian", "integer-ties", "forbidden", "distance")
@@ -72,6 +73,11 @@ def generate_set(kind: str, n: int, count: int, seed: int = 0, length_ratio: flo
     """``count`` problems of one kind and size; ``length_ratio`` R in 0..1 gives m = round(R n) (None: free
     length)."""
     _check_natural("count", count)
+    _check_natural("n", n)
+    need = count * 8 * (n + (n + 1) ** 2 + (n + 2) ** 2 + ((n + 1) ** 3 if second_order else 0) + 128)
+    if need > memory_budget(share=0.5):  # refused up front: a set that grows until the machine swaps
+        raise MemoryError(f"count: {count} instance(s) of n = {n} need about {need / 2**30:.1f} GiB of scores, more "
+                          f"than half the memory available ({available_memory() / 2**30:.1f} GiB)")
     if length_ratio is not None and not (is_finite_number(length_ratio) and 0 <= length_ratio <= 1):
         raise ValueError(f"length_ratio: expected None or a number in 0..1, got {length_ratio!r}")
     length = None if length_ratio is None else int(round(length_ratio * n))

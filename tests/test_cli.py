@@ -273,6 +273,15 @@ def test_a_failed_write_of_instances_leaves_the_file_that_was_there(tmp_path: Pa
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["set.jsonl"]
 
 
+def test_generate_refuses_a_set_larger_than_memory_up_front(tmp_path: Path) -> None:
+    """--count 1e11 grew to 10 GB over ten minutes before any message."""
+    result = run("generate", "--n", "5", "--count", "100000000000", "--out", str(tmp_path / "g.jsonl"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert "count: 100000000000 instance(s) of n = 5 need about" in line and "memory available" in line
+    assert not (tmp_path / "g.jsonl").exists()
+
+
 def test_a_write_through_a_symbolic_link_writes_its_target(tmp_path: Path) -> None:
     from compbench.files import atomic_output
 

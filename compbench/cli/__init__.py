@@ -118,9 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, InstanceError, ProblemError, CorpusError) as exc:
         print(f"compbench: error: {exc}", file=sys.stderr)
         return 2
-    except MemoryError:  # a size beyond this machine (bench --sizes 99999999), before any solve ran in a worker
-        print("compbench: error: not enough memory for what was asked (a size or count too large for this "
-              "machine?)", file=sys.stderr)
+    except MemoryError as exc:  # a size beyond this machine (bench --sizes 99999999), before any solve ran
+        print("compbench: error: not enough memory for what was asked (a size or count too large for this machine?)"
+              + (f": {exc}" if str(exc) else ""), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         resume = ""
