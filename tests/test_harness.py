@@ -746,6 +746,14 @@ def test_compare_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     c.write_text("".join(json.dumps(r) + "\n" for r in flipped))
     assert main(["compare", str(a), str(c)]) == 1  # an optimum became an infeasible claim: was "agrees"
     assert "DIFFERS ilp-x on gaussian-n20-s0-1: proven answer 21.0 in A, 'infeasible' in B" in capsys.readouterr().out
+    assert main(["compare", str(a), str(b)]) == 0  # greedy's wrong claim, in both runs, is no difference
+    assert "WRONG greedy on gaussian-n10-s0-0 in A and B: contradicted" in capsys.readouterr().out
+    invalid = [{**r, "validity": "invalid: a cycle"} if r.get("solver") == "dp" and r["n"] == 20 else r
+               for r in records]
+    c.write_text("".join(json.dumps(r) + "\n" for r in invalid))
+    assert main(["compare", str(a), str(c)]) == 1  # every dp answer of n = 20 invalid in B: it had passed
+    out = capsys.readouterr().out
+    assert out.count("WRONG dp on gaussian-n20-") == 3 and "in B: invalid: a cycle" in out
     assert main(["compare", str(a), str(tmp_path / "missing.jsonl")]) == 2
     (tmp_path / "empty.jsonl").write_text("not json\n")
     assert main(["compare", str(a), str(tmp_path / "empty.jsonl")]) == 2
@@ -779,7 +787,8 @@ def test_compare_says_what_it_could_not_compare(tmp_path: Path, capsys: pytest.C
     assert main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "  lagr: not compared: in A only" in out and "  greedy: not compared: no instance timed in both" in out
-    repeats = [dict(r, repeat=k, **({"status": "timeout", "objective": None, "seconds": {"wall": 5.0}}
+    repeats = [dict(r, repeat=k, **({"status": "timeout", "objective": None, "kept": None, "heads": None,
+                                    "seconds": {"wall": 5.0}}
                                    if k == 2 and r.get("solver") == "dp" else {}))
                for r in few if r["type"] == "result" for k in range(3)]
     b.write_text("".join(json.dumps(r) + "\n" for r in [few[0], *(r for r in few if r["type"] == "reference"),

@@ -31,15 +31,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not rows:
         raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
     differ = [{"solver": solver, **d} for solver, row in rows.items() for d in row["objective_differs"]]
+    wrong = _wrong_answers(rows)
     if args.json:
         keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b",
                 "proven_both")
         print(json.dumps({"a": args.a, "b": args.b, "solvers": [{k: row[k] for k in keys} for row in rows.values()],
-                          "unpaired": comparison["unpaired"], "objective_differs": differ,
+                          "unpaired": comparison["unpaired"], "objective_differs": differ, "wrong": wrong,
                           "threshold": comparison["threshold"],
                           "noise": comparison["noise"], "min_effect": comparison["min_effect"],
                           "shift_seconds": comparison["shift_seconds"], "forced": why}, allow_nan=False))
-        return 1 if differ else 0
+        return 1 if differ or any(w["runs"] == "B" for w in wrong) else 0
     noise = comparison["noise"]
     print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
           f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit; a proven "
@@ -65,26 +66,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"  {solver}: not compared: {why}")
     for d in differ:
         print(f"DIFFERS {d['solver']} on {d['instance']}: proven answer {d['a']!r} in A, {d['b']!r} in B")
+    for w in wrong:
+        print(f"WRONG {w['solver']} on {w['instance']} in {w['runs']}: {w['outcome']}: {w['why']}")
     proven = sum(row["proven_both"] for row in rows.values())
     print("compare: " + (f"{len(differ)} of {proven} proven answer(s) in both runs differ" if differ else
                          f"every proven answer agrees ({proven} instance-solver pairs proven in both runs)" if proven
                          else "no instance has a proven answer (optimal or infeasible) in both runs: no optimum was "
-                              "compared"))
-    return 1 if differ else 0
+                              "compared")
+          + (f"; {len(wrong)} wrong answer(s) (invalid or contradicted)" if wrong else ""))
+    return 1 if differ or any(w["runs"] == "B" for w in wrong) else 0
+
+
+def _wrong_answers(rows: dict[str, dict]) -> list[dict]:
+    """Each (solver, instance) with a wrong answer (invalid or contradicted) in either run: ``runs`` says in which
+    ("A", "B" or "A and B": wrong in B only is a regression, and fails the comparison as a differing optimum does)."""
+    out = []
+    for solver, row in rows.items():
+        wrong = {side: {w["instance"]: w for w in row[f"wrong_{side}"]} for side in ("a", "b")}
+        for instance in sorted(wrong["a"].keys() | wrong["b"].keys()):
+            runs = " and ".join(side.upper() for side in ("a", "b") if instance in wrong[side])
+            w = wrong["b"].get(instance) or wrong["a"][instance]
+            out.append({"solver": solver, "instance": instance, "runs": runs, "outcome": w["outcome"],
+                        "why": w["why"]})
+    return out
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     compare = subparsers.add_parser(
-        "compare", help="compare two run files solver by solver (exit 1 if a proven answer differs)",
+        "compare", help="compare two run files solver by solver (exit 1 if a proven answer differs or is wrong in B "
+                        "only)",
         description="Per solver, over the instances both run files hold for it (same id and content hash): the "
                     "shifted geometric mean time of each, their ratio B/A with a 95%% bootstrap interval and a "
                     "verdict (faster or slower only when the whole interval lies beyond the minimum effect and the "
                     "noise the runs' repeats measured, else same; too few under %d instances, unsolved when neither "
                     "run timed any), the instances one run solved and the other did not, and any proven answer "
                     "that differs (optimal objectives apart, optimal against infeasible, or beaten by the other "
-                    "run's valid solution), with both values.  Exit status: 0; 1 if a proven answer differs; 2 for "
-                    "a file that is missing or holds no results, or for runs with different time limits, instance "
-                    "sets or reference optima (unless --force)." % MIN_TIMED_INSTANCES)
+                    "run's valid solution), with both values, and each run's wrong answers (invalid or "
+                    "contradicted).  Exit status: 0; 1 if a proven answer differs or B holds a wrong answer A does "
+                    "not; 2 for a file that is missing or holds no results, or for runs with different time limits, "
+                    "instance sets or reference optima (unless --force)." % MIN_TIMED_INSTANCES)
     compare.add_argument("a", metavar="A.jsonl", help="the first run (e.g. the older commit)")
     compare.add_argument("b", metavar="B.jsonl", help="the second run")
     add_shift_option(compare)

@@ -21,7 +21,8 @@ from compbench.problem import Status
 from compbench.records import decode_number, recorded_error
 
 from .judging import recorded_answer, recorded_reference
-from .stats import TIMED, annotate, bootstrap_ratio, counted_times, default_shift, finite_or_none, merge_repeats, sgm
+from .stats import (TIMED, WRONG, annotate, bootstrap_ratio, counted_times, default_shift, finite_or_none,
+                    merge_repeats, sgm)
 
 PROVEN = ("optimal", "infeasible")
 COMPARE_TIMED = ("solved", "unchecked")  # the outcomes compare can time by their own time (see the module's doc)
@@ -108,8 +109,9 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
     """Run ``b`` against run ``a``, per solver over the instances both runs hold for it (the same id and content
     hash; neither left out): the SGM of each and their ratio b / a with its bootstrap interval, a ``verdict``
     (:func:`timing_verdict` against the larger of ``min_effect`` and the noise the runs' repeats measured), the
-    instances one solved and the other did not, how many have a proven answer in both (``proven_both``), and every
-    instance whose answers differ (see the module's doc), with both.  Returns ``{"threshold", "noise",
+    instances one solved and the other did not, how many have a proven answer in both (``proven_both``), every
+    instance whose answers differ (see the module's doc), with both, and each run's wrong answers (``wrong_a``,
+    ``wrong_b``: invalid or contradicted, with why).  Returns ``{"threshold", "noise",
     "min_effect", "shift_seconds", "solvers": {solver: row}, "unpaired": {solver: why}}`` (``unpaired``: the
     solvers with no instance timed in both runs).
 
@@ -154,7 +156,10 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
                         "only_a": [i for i, x, y in zip(names, ra, rb) if x["outcome"] == "solved" != y["outcome"]],
                         "only_b": [i for i, x, y in zip(names, ra, rb) if y["outcome"] == "solved" != x["outcome"]],
                         "objective_differs": [{"instance": i, "a": _claim(x), "b": _claim(y)}
-                                              for i, x, y in zip(names, ra, rb) if _differ(x, y)]}
+                                              for i, x, y in zip(names, ra, rb) if _differ(x, y)],
+                        **{f"wrong_{side}": [{"instance": i, "outcome": r["outcome"], "why": r.get("why") or ""}
+                                             for i, r in zip(names, records) if r["outcome"] in WRONG]
+                           for side, records in (("a", ra), ("b", rb))}}
     return {"threshold": threshold, "noise": noise, "min_effect": min_effect, "shift_seconds": shift,
             "solvers": rows, "unpaired": unpaired}
 
