@@ -114,13 +114,14 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
 
 
 def verdict(solution: Solution, validity: str, reference: Reference | None, *, skipped: bool = False,
-            second_opinion: bool = False, solver: str | None = None, error: float = 0.0,
-            rtol: float = RTOL) -> Judgement:
+            second_opinion: bool = False, solver: str | None = None, implementation: str | None = None,
+            error: float = 0.0, rtol: float = RTOL) -> Judgement:
     """The one judgement of an answer: ``solution`` (its status, value and bound), its ``validity`` (from
     :func:`validate`), and the instance's ``reference``.  ``second_opinion``: another solver gave a proven valid
     answer on the same instance (so that agreeing with a reference that is only a lower bound is a comparison too);
     ``solver``: the answer's solver (an answer agreeing with a reference its own solver computed, with any options,
     or another solver of its implementation, :func:`compbench.registry.opinion`, was not compared);
+    ``implementation``: the solver's implementation as its run recorded it (default: the registry's here);
     ``error``: the float64 error of the answer's objective (:func:`compbench.evaluate.objective_error`), within which,
     with the reference's own, two objectives agree; ``skipped``: the harness never ran it.
 
@@ -136,7 +137,8 @@ def verdict(solution: Solution, validity: str, reference: Reference | None, *, s
     if validity == "ok" and solution.has_solution and solution.objective is None:  # a record that lost its value
         validity = "invalid: a solution without its objective"
     independent = reference is not None and reference.proven and (
-        reference.solver is None or solver is None or opinion(reference.solver) != opinion(solver))
+        reference.solver is None or solver is None
+        or opinion(reference.solver) != (implementation or opinion(solver)))
     compared = proven and reference is not None and (independent or second_opinion)
     if validity != "ok":
         return Judgement(Verdict.INVALID, validity.partition(": ")[2] or validity, reference, compared, proven)

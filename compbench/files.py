@@ -86,18 +86,21 @@ def staging_folder(parent: str | PathLike, prefix: str) -> Iterator[Path]:
 @contextlib.contextmanager
 def replaced_together(out: str | PathLike, stale: Iterable[str] = (), last: str | None = None) -> Iterator[Path]:
     """Yield a new folder inside ``out`` to write a set of files into (subfolders too); when the block ends without
-    an error, the ``stale`` files (names relative to ``out``) that the new set lacks are removed, then each written
-    file is renamed into ``out``, ``last`` (e.g. a README that links the others) last.  A block that fails or is
-    interrupted leaves ``out`` as it was: a report's README never links figures of another run, or none."""
+    an error, each written file is renamed into ``out`` (through a symbolic link there, as :func:`atomic_output`
+    writes), ``last`` (e.g. a README that links the others) last, and then the ``stale`` files (names relative to
+    ``out``) that the new set lacks are removed.  A block that fails or is interrupted leaves ``out`` as it was;
+    an interrupt between the renames leaves the old README beside some new files, never a README whose figures
+    are gone."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with staging_folder(out, ".staged-") as staging:
         yield staging
-        for name in stale:
-            if not (staging / name).exists():
-                (out / name).unlink(missing_ok=True)
         written = [path for path in staging.rglob("*") if path.is_file()]
         for path in sorted(written, key=lambda path: (path.relative_to(staging).as_posix() == last, str(path))):
             target = out / path.relative_to(staging)
+            target = Path(os.path.realpath(target)) if target.is_symlink() else target
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
+        for name in stale:
+            if not any(path.relative_to(staging).as_posix() == name for path in written):
+                (out / name).unlink(missing_ok=True)

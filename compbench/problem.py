@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import numbers
+import zlib
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
@@ -283,26 +283,26 @@ class Problem:
 SCORE_FIELDS = ("token_scores", "arc_scores", "bigram_scores", "sibling_scores")
 
 
-def score_digest(problem: Problem) -> dict[str, bytes | None]:
-    """A digest of each score array of ``problem`` (its shape, dtype and bytes; None where it has none): taken
-    before a solver runs, it tells whether the solver wrote into its input without holding a second copy."""
-    digests: dict[str, bytes | None] = {}
+def score_digest(problem: Problem) -> dict[str, Any]:
+    """A digest of what a solver must leave as it found it: each score array of ``problem`` (its shape, dtype and a
+    CRC-32 of its bytes; None where it has none), its length condition and root mode.  Taken before a solver runs, it
+    tells whether the solver wrote into its input, without holding a second copy of the scores (a checksum against
+    accidents, not tampering: about 0.3 s a GB)."""
+    digests: dict[str, Any] = {"length": problem.length, "single_root": problem.single_root}
     for name in SCORE_FIELDS:
         scores = getattr(problem, name)
         if scores is None:
             digests[name] = None
             continue
         scores = np.ascontiguousarray(scores)
-        digest = hashlib.blake2b(repr((scores.shape, scores.dtype.str)).encode(), digest_size=32)
-        digest.update(memoryview(scores.reshape(-1)).cast("B"))
-        digests[name] = digest.digest()
+        digests[name] = (scores.shape, scores.dtype.str, zlib.crc32(memoryview(scores.reshape(-1)).cast("B")))
     return digests
 
 
-def changed_scores(problem: Problem, before: dict[str, bytes | None]) -> str | None:
-    """The first score array of ``problem`` that no longer matches ``before``, its :func:`score_digest` taken before
-    a solver ran (a solver that wrote into its input through a pointer or ``setflags``), or None when every score is
-    as it was.
+def changed_scores(problem: Problem, before: dict[str, Any]) -> str | None:
+    """The first field of ``problem`` that no longer matches ``before``, its :func:`score_digest` taken before a
+    solver ran (a solver that wrote into its input through a pointer, ``setflags`` or ``object.__setattr__``), or
+    None when every score, the length and the root mode are as they were.
 
     >>> p = Problem(np.zeros(2), np.zeros((3, 3)), np.zeros((4, 4)))
     >>> before = score_digest(p)
@@ -311,7 +311,7 @@ def changed_scores(problem: Problem, before: dict[str, bytes | None]) -> str | N
     'arc_scores'
     """
     now = score_digest(problem)
-    return next((name for name in SCORE_FIELDS if now[name] != before[name]), None)
+    return next((name for name in now if now[name] != before[name]), None)
 
 
 @functools.cache

@@ -104,7 +104,7 @@ def test_brute_force_passes_its_own_conformance_kit() -> None:
     compbench.testing.check_solver("brute-force", max_n=8, max_examples=60)
 
 
-def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None:
+def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """Right answers on the scores as given, then the scores changed (a backend writing through a pointer): the
     kit said 'reported objective differs from the recomputed', or nothing at all."""
     from compbench import Capabilities, Solver
@@ -121,6 +121,21 @@ def test_the_conformance_kit_fails_a_solver_that_writes_into_its_input() -> None
 
     with pytest.raises(AssertionError, match="wrote into its input \\(arc_scores changed while it solved\\)"):
         compbench.testing.check_solver(Scribbler(), max_n=4, max_examples=20, seed=0)
+
+    class Unbinder(Scribbler):
+        name, description = "unbinder", "drops the length condition, then solves the free problem"
+
+        def _solve(self, problem, *, time_limit, all_lengths, **options):
+            object.__setattr__(problem, "length", None)  # the answer then looks valid against the problem as left
+            return compbench.get_solver("brute-force").solve(problem)
+
+    from compbench.harness.worker import solve_task  # the worker judges it against the problem as given
+    from compbench.harness.sweep import make_tasks
+
+    (task,) = make_tasks([compbench.generate("gaussian", 7, seed=2, length=2)], ["brute-force"], 30)
+    monkeypatch.setattr(compbench, "get_solver", lambda name, **options: Unbinder())
+    result = solve_task(task)
+    assert result["validity"] == "invalid: the solver wrote into its input (length changed while it solved)"
 
 
 def test_ignored_entries_are_read_as_minus_inf_by_problem_and_batch_alike() -> None:

@@ -292,6 +292,23 @@ def test_the_kernel_modules_check_their_flags_and_take_an_empty_batch():
     assert type(log_z) is np.ndarray and np.allclose(np.exp(log_z), 12) and runtime.on_gpu(arcs[0])
 
 
+def test_results_come_to_the_host_from_every_gpu_library():
+    """A CuPy array refuses np.asarray: to_host had no way for it (tree_marginals_many reads log Z on the host)."""
+    class CupyLike:  # CuPy's documented behaviour: .get() copies to the host, implicit conversion refused
+        def __init__(self, values):
+            self.values = np.asarray(values)
+
+        def get(self):
+            return self.values.copy()
+
+        def __array__(self, *args, **kwargs):
+            raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()`")
+
+    CupyLike.__module__ = "cupy._core.core"
+    host = runtime.to_host(CupyLike([1.5, 2.0]))
+    assert type(host) is np.ndarray and host.tolist() == [1.5, 2.0]
+
+
 def test_a_missing_gpu_is_a_one_line_reason(monkeypatch):
     """device="cuda" without a GPU (nor the simulator): a RuntimeError whose one line is runtime.unavailable()'s."""
     reason = REASON or "no CUDA GPU is visible (a stand-in reason)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -137,3 +138,29 @@ def test_a_crash_report_reads_only_the_end_of_a_flooded_stderr(monkeypatch: pyte
     assert read_sizes[0] >= flood.seek(0, 2) - 1_000_000  # read from its last megabyte, not from its start
     process._stderr = None
     flood.close()
+
+
+def test_a_set_cut_short_between_its_renames_keeps_what_the_old_readme_links(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stale files go only after every new file is in: an interrupt in between left the old README without the
+    figure it links."""
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "gap.png").write_text("old gap")
+    (tmp_path / "README.md").write_text("old README linking plots/gap.png")
+    renames = []
+    real_replace = os.replace
+
+    def interrupted(source, target):
+        renames.append(target)
+        if len(renames) == 2:
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with files.replaced_together(tmp_path, stale=["plots/gap.png"], last="README.md") as staging:
+            (staging / "plots").mkdir()
+            (staging / "plots" / "profile.png").write_text("new profile")
+            (staging / "README.md").write_text("new README")
+    assert (tmp_path / "README.md").read_text().startswith("old") and (tmp_path / "plots" / "gap.png").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # the staging folder removed

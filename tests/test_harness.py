@@ -541,8 +541,12 @@ def test_a_report_that_fails_midway_leaves_the_one_before(tmp_path: Path, monkey
     assert main(["plot", str(smaller), "--out", str(out / "plots")]) == 2
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     monkeypatch.undo()
+    (tmp_path / "kept.md").write_text("old")
+    (out / "README.md").unlink()
+    (out / "README.md").symlink_to(tmp_path / "kept.md")  # a link is written through, as atomic_output does
     assert main(["report", str(smaller), "--out", str(out)]) == 0  # replaced whole
     assert {p.name for p in out.iterdir()} == {p.parts[0] for p in before}  # no staging folder left
+    assert (out / "README.md").is_symlink() and "# compbench report" in (tmp_path / "kept.md").read_text()
     capsys.readouterr()
 
 
@@ -1229,7 +1233,7 @@ def test_a_lone_solver_is_not_checked_by_the_reference_it_computed(tmp_path: Pat
     assert "compared: 2 of 2 instances" in capsys.readouterr().out
 
 
-def test_solvers_of_one_implementation_are_one_opinion(capsys: pytest.CaptureFixture) -> None:
+def test_solvers_of_one_implementation_are_one_opinion(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """hook-dp and pruned-dp call the chart's kernels that give resource-dp's reference in the run: a bug there
     would agree with itself, so they compared nothing (they had been 'compared: 4 of 4'), neither with the
     reference nor with each other; signature-dp is another implementation."""
@@ -1240,8 +1244,10 @@ def test_solvers_of_one_implementation_are_one_opinion(capsys: pytest.CaptureFix
     assert main([*argv, "--solvers", "hook-dp,pruned-dp,bisection-exact"]) == 1
     out = capsys.readouterr().out
     assert "compared: 0 of 4 instances" in out and "share one implementation (compressive chart)" in out
-    assert main([*argv, "--solvers", "hook-dp,signature-dp"]) == 0
+    assert main([*argv, "--solvers", "hook-dp,signature-dp", "--out", str(tmp_path / "run.jsonl")]) == 0
     assert "compared: 4 of 4 instances" in capsys.readouterr().out
+    assert {(r["solver"], r["implementation"]) for r in read_records(tmp_path / "run.jsonl")
+            if r["type"] == "result"} == {("hook-dp", "compressive chart"), ("signature-dp", "signature-dp")}
     answer = compbench.Solution(compbench.Status.OPTIMAL, objective=2.0)
     own = Reference(compbench.Status.OPTIMAL, 2.0, "resource-dp in this run", solver="resource-dp")
     assert not verdict(answer, "ok", own, solver="hook-dp").compared
@@ -1249,6 +1255,10 @@ def test_solvers_of_one_implementation_are_one_opinion(capsys: pytest.CaptureFix
                 "kept": [], "heads": []} for solver in ("hook-dp", "pruned-dp", "signature-dp")]
     assert [j.compared for j in judge_records(records[:2], {})] == [False, False]  # no second opinion
     assert [j.compared for j in judge_records(records, {})] == [True] * 3
+    # a run file is judged by the implementation it recorded, not by what is installed where it is read
+    mine = {**records[2], "solver": "my-chart", "implementation": "compressive chart"}  # a plug-in not here
+    assert [j.compared for j in judge_records([records[0], mine], {})] == [False, False]
+    assert not verdict(answer, "ok", own, solver="my-chart", implementation="compressive chart").compared
 
 
 def test_bench_that_compared_nothing_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -84,14 +84,15 @@ def _instance_reference(records: list[dict], answers: list[tuple[Solution, str]]
 def judge_records(results: list[dict], references: dict[str, Reference]) -> list[Judgement]:
     """The judgement of every result record (in order): :func:`compbench.agreement.verdict` of its answer, its
     recorded validity and its instance's reference (:func:`_instance_reference`).  A second opinion is a proven
-    answer of another implementation (:func:`compbench.registry.opinion`) that agrees with it (:func:`compbench.agreement.answers_agree`); the references and the
-    second opinions of a solver found wrong are set aside and the answers judged again, until no more solver is
-    found wrong."""
+    answer of another implementation (the record's ``implementation``, else :func:`compbench.registry.opinion`)
+    that agrees with it (:func:`compbench.agreement.answers_agree`); the references and the second opinions of a
+    solver found wrong are set aside and the answers judged again, until no more solver is found wrong."""
     by_instance: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(results):
         by_instance[r["instance"]].append(i)
     answers = [recorded_answer(r) for r in results]
     errors = [recorded_error(r) for r in results]
+    opinions = [r.get("implementation") or opinion(r["solver"]) for r in results]  # as recorded in the run
     disqualified: set[str] = set()
     while True:
         out: list[Judgement | None] = [None] * len(results)
@@ -100,13 +101,14 @@ def judge_records(results: list[dict], references: dict[str, Reference]) -> list
             mine = [answers[i] for i in indices]
             reference = _instance_reference(records, mine, references.get(instance), disqualified)
             for i, r, (solution, validity) in zip(indices, records, mine):
-                second = any(opinion(results[k]["solver"]) not in (opinion(r["solver"]), *disqualified)
+                second = any(opinions[k] not in (opinions[i], *disqualified)
                              and answers[k][1] == "ok" == validity
                              and answers_agree(solution, answers[k][0], errors[i] + errors[k])
                              for k in indices)  # one implementation is no second, with any options
                 out[i] = verdict(solution, validity, reference, skipped=r.get("status") == "skipped",
-                                 second_opinion=second, solver=r["solver"], error=errors[i])
-        wrong = {opinion(r["solver"]) for r, j in zip(results, out) if j.verdict in WRONG}
+                                 second_opinion=second, solver=r["solver"], implementation=opinions[i],
+                                 error=errors[i])
+        wrong = {opinions[i] for i, j in enumerate(out) if j.verdict in WRONG}
         if wrong <= disqualified:
             return out  # type: ignore[return-value]
         disqualified |= wrong

@@ -245,7 +245,8 @@ def statistics_lines(summary: dict[str, Any], results: list[dict]) -> list[str]:
              f"another solver's proven answer that agrees (a proven answer nothing compared is 'unchecked', not "
              f"solved).  A solver with any invalid or contradicted answer is "
              f"disqualified (the SAT competitions' rule): marked in the tables and figures, never ranked, scaled or "
-             f"fastest.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of `seconds.total` with shift s = "
+             f"fastest.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of each solve's time "
+             f"(`seconds.total`, or the worker's clock around the call when that is longer) with shift s = "
              f"{_seconds(summary['shift_seconds'])} (1/1000 of the time limit), an unsolved instance (timeout, "
              f"error, invalid or contradicted answer, no proof, or skipped) counted at its time limit "
              f"({_seconds(limit) if limit else 'none'}); only unsupported solves (outside what a solver declares) "
@@ -550,7 +551,9 @@ def write_report(runs: Iterable[str | os.PathLike], out: str | os.PathLike, *, b
         lines = [f"# {title}", "",
                  f"{len(results)} solves of {total} instances by {len({r['solver'] for r in results})} solvers, time "
                  f"limit {limit_text} per solve (a hard wall-clock limit: a solve still running a grace period past "
-                 "it was killed). Times are setup + solve inside the solver, measured in a warm worker process.", "",
+                 "it was killed; an answer that came after the limit is a timeout). Times are setup + solve, "
+                 "measured in a warm worker process (the solver's own clock, or the worker's around the call when "
+                 "that is longer).", "",
                  "Regenerate this report with:", "", "```sh", *commands, "```", "", *(sections or []),
                  "## Statistics", "", *statistics_lines(summary, results), "",
                  "The same numbers, per solver with the same keys: `summary.json`; for a paper, pooled over the "

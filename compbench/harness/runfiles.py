@@ -281,7 +281,7 @@ def malformed_result(record: dict[str, Any]) -> str | None:
     for key, value in seconds.items():
         if not is_finite_number(value) or not 0 <= value <= MAX_RECORD_SECONDS:
             return shown(f"seconds.{key}: expected a number of seconds in 0..{MAX_RECORD_SECONDS:g}, got {value!r}")
-    for key, kind in (("kind", str), ("hash", str), ("m", int), ("repeat", int)):
+    for key, kind in (("kind", str), ("hash", str), ("implementation", str), ("m", int), ("repeat", int)):
         value = record.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)
                                   or kind is int and value < 0):
@@ -512,7 +512,7 @@ class RecordWriter:
 def result_record(task: Task, result: dict[str, Any]) -> dict[str, Any]:
     record = {"type": "result", **task.header, "time_limit": task.time_limit}
     for key in ("status", "objective", "bound", "seconds", "peak_memory_mb", "peak_memory_scope", "memory_before_mb",
-                "validity", "objective_error",
+                "validity", "objective_error", "implementation",
                 "stats", "message", "kept", "heads", "killed"):
         if key in result and result[key] not in (None, "", {}):
             record[key] = result[key]

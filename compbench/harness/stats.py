@@ -6,8 +6,9 @@ and agrees with its instance's reference (:func:`compbench.agreement.verdict`, w
 recorded: a certified optimum or one the resource-constrained DP computed in the run, else the best valid objective
 any answer reached, see :mod:`.references`).  A solver with any invalid or contradicted answer is disqualified.
 
-Times: :func:`runtime` of each result (``seconds.total``, setup + solve, or the worker's clock when that is longer).  An instance a solver ran but did not solve (timeout, error,
-invalid or contradicted answer, ``feasible`` without a proof) or was skipped on counts at its time limit;
+Times: :func:`runtime` of each result (``seconds.total``, setup + solve, or the worker's clock when that is longer).
+An instance a solver ran but did not solve (timeout, error, invalid or contradicted answer, ``feasible`` without a
+proof, an answer after its time limit) or was skipped on counts at its time limit;
 ``unsupported`` solves (outside what the solver declares) are left out of the time statistics and counted apart.
 
 >>> times = np.array([1.0, 4.0])
@@ -341,7 +342,7 @@ WORST_FIRST = ("invalid", "contradicted", "error", "timeout", "skipped", "unchec
 
 def judged(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     """:func:`annotate`, then one record per (instance, solver): repeats merged (``bench --repeats``) into the
-    worst outcome among them, timed by the median of their counted times (``seconds.total``) when every repeat's
+    worst outcome among them, timed by the median of their counted times (:func:`runtime`) when every repeat's
     outcome is ``timed``, else as the worst, with every repeat's counted time under ``repeat_seconds``."""
     return merge_repeats(annotate(results, timed), timed)
 

@@ -119,6 +119,7 @@ def solve_task(task: Task) -> dict[str, Any]:
     from compbench.evaluate import objective_error
     from compbench.problem import changed_scores, score_digest
     from compbench.records import solution_record
+    from compbench.registry import opinion
     problem = task_problem(task.problem)
     given = score_digest(problem)  # the answer is judged on the scores as given, whatever the solver wrote
     solver = get_solver(task.solver)
@@ -130,6 +131,7 @@ def solve_task(task: Task) -> dict[str, Any]:
     out = solution_record(solution)
     out["seconds"]["wall"] = wall
     out.update({
+        "implementation": opinion(task.solver),  # recorded: the run file is judged alike on any machine
         "peak_memory_mb": round(_memory_mb(), 3),
         "memory_before_mb": round(before, 3),
         "peak_memory_scope": "solve" if reset else "process",

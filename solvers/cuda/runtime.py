@@ -190,12 +190,14 @@ def result(reference: Any, shape: tuple[int, ...], dtype: Any, use: str) -> Any:
 
 
 def to_host(array: Any) -> np.ndarray:
-    """A result as a numpy array, wherever it lives: a torch tensor or a numba device array copied back, anything
-    else through ``np.asarray``."""
+    """A result as a numpy array, wherever it lives: a torch tensor, a numba device array or a CuPy array copied
+    back (CuPy refuses ``np.asarray``), anything else through ``np.asarray``."""
     if hasattr(array, "detach"):
         return array.detach().cpu().numpy()
     if hasattr(array, "copy_to_host"):
         return array.copy_to_host()
+    if library(array) == "cupy":
+        return array.get()
     return np.asarray(array)
 
 
