@@ -9,7 +9,6 @@ a run file (an exclusive lock on it).
 from __future__ import annotations
 
 import datetime
-import errno
 import fcntl
 import hashlib
 import json
@@ -492,8 +491,9 @@ class RecordWriter:
             raise RunFileError(f"{self.path}: the run file was deleted during the run; the records written before "
                                "are lost with it")
         try:
-            if os.write(self._fd, line) != len(line):  # a short write: the disk filled up during it
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            rest = memoryview(line)
+            while rest:  # a short write: the rest raises what stopped it (ENOSPC, EFBIG at a file size limit)
+                rest = rest[os.write(self._fd, rest):]
             os.fsync(self._fd)
         except OSError as exc:
             try:
