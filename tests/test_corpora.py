@@ -325,9 +325,32 @@ def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):
     assert main(["plot", str(report), "--out", str(tmp_path / "plots")]) == 0  # the harness's accuracy plot
     assert all((tmp_path / "plots" / f"accuracy.{ext}").stat().st_size > 1000 for ext in ("png", "svg"))
     assert main(["evaluate", *common, "--model", str(tmp_path / "missing.npz")]) == 2
+    capsys.readouterr()
+    assert main(["evaluate", *common, "--model", str(model), "--solvers", "brute-force,brute-force"]) == 2
+    assert "--solvers: 'brute-force,brute-force' names a solver twice" in capsys.readouterr().err
+    assert main(["evaluate", *common, "--model", str(model), "--max-n", "1"]) == 2  # no sentence of one token
+    assert "no aligned sentence of the test split is that short" in capsys.readouterr().err
+    assert main(["evaluate", *common, "--model", str(model), "--solvers", "brute-force",
+                 "--time-limit", "1e-9"]) == 1  # no decode in time: no F1 to speak of
+    assert "joint (brute-force) answered no sentence (4 failed: timeout 4): its F1 measures nothing" in \
+        capsys.readouterr().out
     crf = tmp_path / "crf.npz"
     assert main(["train", *common, "--out", str(crf), "--objective", "crf", "--epochs", "1"]) == 0
     assert CompressionModel.load(crf).info["objective"] == "crf"
+
+
+def test_training_whose_dev_sentences_are_all_longer_than_max_n_chooses_no_epoch(tmp_path):
+    """Every dev F1 was None under --max-n, and the last epoch was written as 'chosen on dev'."""
+    from compbench.compression.training import TrainingError
+
+    corpus = read_corpus("google", write_google(tmp_path / "google", count=40))
+    parts = split_corpus(corpus)
+    max_n = min(s.n for s in parts["train"] if s.aligned)
+    dev = [s for s in parts["dev"] if s.aligned and s.n > max_n]
+    assert dev
+    with pytest.raises(TrainingError, match=f"no aligned dev sentence of at most {max_n} tokens"):
+        train_perceptron(CompressionModel(), parts["train"], dev, compbench.get_solver("brute-force"), epochs=1,
+                         max_n=max_n, log=lambda line: None)
 
 
 # --- the shared corpora ----------------------------------------------------------------------------------------

@@ -206,6 +206,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     systems = [System("first-m")]
     if model_kind(model) == "joint":
         names = args.solvers.split(",")
+        if len(set(names)) < len(names):  # one row per system: a name twice scored each sentence twice
+            raise UsageError(f"--solvers: {args.solvers!r} names a solver twice")
         solvers = [length_decoder(name, "evaluate") for name in names]
         baseline = solvers[0]
         systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
@@ -224,14 +226,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                              "--model)")
         systems += systems_of(other, main=False)
     sentences = [s for s in _split(corpus, args.split, args.data) if args.max_n is None or s.n <= args.max_n]
-    if not sentences:
-        raise UsageError(f"--max-n {args.max_n}: no sentence of the {args.split} split is that short")
+    if not any(s.aligned for s in sentences):  # nothing to score: every F1 would be over no sentence
+        raise UsageError(f"--max-n {args.max_n}: no aligned sentence of the {args.split} split is that short")
     with stdout_to_stderr():
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
                                    progress=lambda sentences: progress.bar(sentences, "sentences", unit="sentence"))
     print(f"{corpus.name}, {args.split} split, length {length}, {len(sentences)} sentences"
           + (f" with n <= {args.max_n}" if args.max_n else ""))
     print(format_table(summary))
+    silent = [label for label, row in summary.items() if row["sentences"] and not row["answered_sentences"]]
+    for label in silent:  # an F1 of 0 from no answer at all is no measurement
+        print(f"evaluate: {label} answered no sentence ({_row_failures(summary[label])}): its F1 measures nothing")
     record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
               "model": model.info, "baselines": {path: _load_model(path).info for path in args.baseline or []},
               "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
@@ -240,7 +245,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         with atomic_output(out) as partial:
             partial.write_text(json.dumps(record, indent=1))
         print(f"wrote {out}")
-    return 0
+    return 1 if silent else 0
+
+
+def _row_failures(row: dict) -> str:
+    """A system's failed decodes and their statuses, for the line that says it answered nothing."""
+    statuses = ", ".join(f"{status} {count}" for status, count in sorted((row.get("statuses") or {}).items()))
+    return f"{row['failed']} failed" + (f": {statuses}" if statuses else "")
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

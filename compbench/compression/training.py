@@ -56,7 +56,10 @@ def train_on_batches(model: CompressionModel, train: list[Sentence], dev: list[S
         raise TrainingError("no training example: no aligned sentence with a non-empty gold compression"
                             + (f" of at most {max_n} tokens (--max-n)" if max_n is not None else ""))
     lms = jackknife_lms(train)
-    dev = [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    given, dev = dev, [s for s in dev if s.aligned and (max_n is None or s.n <= max_n)]
+    if given and not dev:  # a dev split that scores nothing chooses no epoch (the last one would pass as chosen)
+        raise TrainingError("no aligned dev sentence" + (f" of at most {max_n} tokens (--max-n)" if max_n is not None
+                                                         else "") + ": no epoch can be chosen on dev")
     model.parse_all([sentence for sentence, _ in examples] + dev, progress)  # a parse-feature model's parses, batched
 
     def epoch_of_batches(epoch: int, shuffled: list[tuple[Sentence, np.ndarray]]) -> tuple[np.ndarray, dict, str]:
