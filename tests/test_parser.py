@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -556,3 +558,69 @@ def test_a_byte_order_mark_is_read_as_none(tmp_path: Path) -> None:
 
     (tmp_path / "bom.conllu").write_bytes(b"\xef\xbb\xbf" + TINY.encode())
     assert [s.words for s in read_conllu(tmp_path / "bom.conllu")] == [s.words for s in parse_conllu(TINY)]
+
+
+def test_an_interrupt_ends_the_taggers_processes_at_once() -> None:
+    """SIGTERM in parser train --jobs N waited for every tagger to finish its training (50 s on a slice of EWT)."""
+    script = """
+import os, signal, threading, time, multiprocessing
+from compbench.cli.parser import in_processes
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+started = time.monotonic()
+try:
+    in_processes(time.sleep, [(60,), (60,)], jobs=2)
+except KeyboardInterrupt:
+    time.sleep(0.5)
+    print(round(time.monotonic() - started), len(multiprocessing.active_children()))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    elapsed, alive = map(int, result.stdout.split())
+    assert elapsed < 10 and alive == 0, result.stderr
+
+
+def test_an_xpos_holding_the_pair_separator_comes_back_whole() -> None:
+    """CoNLL-U allows "|" in an XPOS: "N|sg" with UPOS NOUN came back as XPOS "N", UPOS "sg|NOUN"."""
+    from compbench.parser.model import ParserModel, paired_tags
+
+    class Tagger:
+        def tag(self, words):
+            return paired_tags(["N|sg", "DT"], ["NOUN", "DET"])
+
+    model = ParserModel(tagger=Tagger(), info={"universal_tags": True})
+    assert model.tag(["cats", "the"]) == (["N|sg", "DT"], ["NOUN", "DET"])
+
+
+def test_the_labeler_puts_root_exactly_on_the_arcs_from_the_root() -> None:
+    """An unconstrained argmax wrote root on an arc whose head is not 0 (3 of 898 words): invalid UD."""
+    from compbench.parser.labels import LABEL_DIM, ArcLabeler
+
+    weights = np.zeros((LABEL_DIM, 2), np.float32)
+    weights[:, 1] = 1.0  # every arc's best label is root
+    labeler = ArcLabeler(["nsubj", "root"], weights)
+    assert labeler.label(["a", "b", "c"], ["DT", "NN", "VB"], np.array([-1, 3, 3, 0])) == ["nsubj", "nsubj", "root"]
+    weights[:, 1] = -1.0  # and none: the arc from the root is still root
+    assert labeler.label(["a", "b"], ["DT", "NN"], np.array([-1, 0, 1])) == ["root", "nsubj"]
+
+
+def test_parser_train_refuses_a_train_split_without_xpos_and_more_folds_than_sentences(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A fold without sentences crashed (argmax of an empty sequence); a treebank without XPOS trained a tagger of
+    "_" with a dev accuracy of 100; without DEPREL the labeler learned "_" (it is now not trained)."""
+    treebank = write_treebank(tmp_path / "tb", {"train": 2, "dev": 2, "test": 2})
+    argv = ["parser", "train", "--treebank", str(treebank), "--out", str(tmp_path / "p.npz"), "--epochs", "1",
+            "--tagger-epochs", "1", "--label-epochs", "1"]
+    assert main([*argv, "--folds", "3"]) == 2
+    assert "--folds 3: more folds than the 2 sentences of the train split" in capsys.readouterr().err
+    for split in ("train", "dev"):
+        path = treebank / f"tiny-ud-{split}.conllu"
+        lines = [line.split("\t") for line in path.read_text().splitlines()]
+        path.write_text("\n".join("\t".join(c[:7] + ["_"] + c[8:]) if len(c) == 10 else "\t".join(c)
+                                   for c in lines) + "\n")
+    assert main(argv) == 0
+    assert "arc labeler: not trained, the train split has no DEPREL" in capsys.readouterr().err
+    path = treebank / "tiny-ud-train.conllu"
+    lines = [line.split("\t") for line in path.read_text().splitlines()]
+    path.write_text("\n".join("\t".join(c[:4] + ["_"] + c[5:]) if len(c) == 10 else "\t".join(c)
+                               for c in lines) + "\n")
+    assert main(argv) == 2
+    assert "its train split has no XPOS" in capsys.readouterr().err

@@ -94,6 +94,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = output_path(args.out, what="parser model",  # before the training, not after it
                       replaces=lambda path: (model_info(path) or {}).get("kind") == "parser")
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
+    if all(x == "_" for s in train for x in s.xpos):  # a tagger of "_" and features of nothing
+        raise UsageError(f"{args.treebank}: its train split has no XPOS (column 5 is _ throughout): the tagger and "
+                         "the features read it")
+    if args.folds > len(train):  # a fold without sentences would train its tagger on nothing
+        raise UsageError(f"--folds {args.folds}: more folds than the {len(train)} sentences of the train split")
     lexicon = tagger_lexicon(args.tagger_lexicon)
     universal = all(u != "_" for s in train for u in s.upos)  # the treebank has UPOS: the features read it
     model = ParserModel(vocabulary=build_vocabulary([s.words for s in train]), info={
@@ -141,7 +146,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
                          **common)
         model.info["train_seconds"] = time.perf_counter() - start
-        if args.label_epochs > 0:
+        if args.label_epochs > 0 and all(d == "_" for s in train for d in s.deprels):
+            progress.log("arc labeler: not trained, the train split has no DEPREL (column 8 is _ throughout)")
+        elif args.label_epochs > 0:
             progress.stage(f"training the arc labeler: {args.label_epochs} epochs")
             start = time.perf_counter()
             model.labeler = ArcLabeler.fit(train, model.vocabulary, epochs=args.label_epochs, seed=args.seed)
@@ -205,12 +212,21 @@ def in_processes(function: Callable[..., T], work: list[tuple], jobs: int, desc:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    pool = ProcessPoolExecutor(min(jobs, len(work)))
     try:
-        with ProcessPoolExecutor(min(jobs, len(work))) as pool:
-            return list(done(pool.map(function, *zip(*work))))
-    except BrokenProcessPool:
-        raise UsageError(f"--jobs {jobs}: a tagger's process died (out of memory? each takes about 2 GB); "
-                         f"try fewer jobs") from None
+        try:
+            results = list(done(pool.map(function, *zip(*work))))
+        except BrokenProcessPool:
+            raise UsageError(f"--jobs {jobs}: a tagger's process died (out of memory? each takes about 2 GB); "
+                             f"try fewer jobs") from None
+    except BaseException:  # an interrupt (Ctrl-C, SIGTERM) ends the running taggers too, not after their training
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown()
+    return results
 
 
 def _fold_tags(universal: bool, training: list[tuple[list[str], list[str]]], sentences: list[list[str]],

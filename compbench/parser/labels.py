@@ -43,6 +43,9 @@ def arc_label_features(words: list[str], tags: list[str], heads: np.ndarray,
     return np.stack(parts, axis=-1) % LABEL_DIM
 
 
+ROOT_LABEL = "root"  # UD's DEPREL of the arc from the root, and of no other arc
+
+
 class ArcLabeler:
     """``weights[feature, label]`` over hashed arc features, with the training vocabulary's word back-off."""
 
@@ -52,10 +55,17 @@ class ArcLabeler:
         self.vocabulary = vocabulary
 
     def label(self, words: list[str], tags: list[str], heads: np.ndarray) -> list[str]:
-        """The label of the arc into each word 1..n."""
+        """The label of the arc into each word 1..n: ``root`` exactly on the arcs from the root (UD's rule), when
+        the labeler knows that label."""
         if not words:
             return []
         scores = self.weights[arc_label_features(words, tags, heads, self.vocabulary)].sum(1)
+        if ROOT_LABEL in self.labels:
+            root = self.labels.index(ROOT_LABEL)
+            from_root = np.asarray(heads)[1:] == 0
+            scores[~from_root, root] = -np.inf  # a head other than 0: never root
+            scores[from_root] = -np.inf
+            scores[from_root, root] = 0.0  # head 0: root
         return [self.labels[i] for i in np.argmax(scores, axis=1)]
 
     @classmethod

@@ -26,7 +26,8 @@ from .features import FEATURES, SIZE, ArcFeatures, arc_features
 from .labels import ArcLabeler
 
 DECODER = "hook-dp"
-PAIR = "|"  # a model that reads universal tags has a tagger of "XPOS|UPOS" pairs (no PTB tag holds a "|")
+PAIR = "|"  # a model that reads universal tags has a tagger of "XPOS|UPOS" pairs, cut at the last "|" (an XPOS
+# may hold one, e.g. "N|sg"; a UPOS never does)
 
 
 def paired_tags(tags: list[str], universal_tags: list[str]) -> list[str]:
@@ -93,7 +94,7 @@ class ParserModel:
             predicted = self.tagger.tag(words)
             if not self.universal:
                 return predicted, None
-            pairs = [t.split(PAIR, 1) for t in predicted]
+            pairs = [t.rsplit(PAIR, 1) for t in predicted]
             return [p[0] for p in pairs], [p[1] for p in pairs]
         if tags is None or (self.universal and universal_tags is None):
             raise ValueError("the model has no tagger and the sentence has no tags")
