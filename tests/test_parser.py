@@ -69,6 +69,12 @@ def test_reader_keeps_the_basic_tree_and_writes_it_back() -> None:
     ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2\tb\tb\tX\tX\t_\t99999999999999999999\tdep\t_\t_\n", 2,
      "HEAD 99999999999999999999 is outside"),
     ("1-3\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1-2\tb\t_\t_\t_\t_\t_\t_\t_\t_\n", 2, "multiword-token range"),
+    ("1-5\tab\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n", 1,
+     "range '1-5' (the sentence has 1 words)"),  # beyond the sentence
+    ("1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n", 2,
+     "range '2-3' (the sentence has 1 words)"),  # after the last word
+    ("1-3\tabc\t_\t_\t_\t_\t_\t_\t_\t_\n1\ta\ta\tX\tX\t_\t0\troot\t_\t_\n"
+     "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n", 3, "range '2-3'"),  # overlapping the one before
 ])
 def test_reader_refuses_malformed_lines_in_one_line(bad: str, line: int, what: str) -> None:
     with pytest.raises(CorpusError) as error:

@@ -105,13 +105,17 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
     rows: list[tuple[int, list[str]]] = []
     comments: list[str] = []
     ranges: dict[int, str] = {}
+    last_range = (0, 0, "")  # the end of the latest multiword token, its line number and ID
     for number, line in enumerate(text_lines(text) + [""], start=1):
         if not line.strip():
+            if last_range[0] > len(rows):  # a token over words the sentence does not have
+                raise CorpusError(f"{where}: line {last_range[1]}: bad multiword-token range {last_range[2]!r} (the "
+                                  f"sentence has {len(rows)} words)")
             if rows:
                 sentences.append(_sentence(rows, comments, ranges, where))
             elif comments or ranges:
                 raise CorpusError(f"{where}: line {number}: a sentence with no words")
-            rows, comments, ranges = [], [], {}
+            rows, comments, ranges, last_range = [], [], {}, (0, 0, "")
             continue
         if line.startswith("#"):
             comments.append(line)
@@ -125,9 +129,10 @@ def parse_conllu(text: str, where: str = "<text>") -> list[TreeSentence]:
         if "-" in token_id:
             first, _, end = token_id.partition("-")
             if not (_number(first) and _number(end) and int(first) == len(rows) + 1 and int(end) > int(first)
-                    and int(first) not in ranges):
+                    and int(first) > last_range[0]):  # after the words before it and the token before it
                 raise CorpusError(f"{where}: line {number}: bad multiword-token range {token_id!r}")
             ranges[int(first)] = line
+            last_range = (int(end), number, token_id)
             continue
         if not _number(token_id) or int(token_id) != len(rows) + 1:
             raise CorpusError(f"{where}: line {number}: expected word ID {len(rows) + 1}, got {token_id!r}")
