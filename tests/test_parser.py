@@ -347,6 +347,17 @@ def test_commands_train_parse_and_evaluate(tmp_path: Path, capsys: pytest.Captur
     out = capsys.readouterr().out
     assert "UAS (all words)    100.00" in out and "tagging accuracy   100.00" in out and "sentences/s" in out
     assert "LAS (all words)    100.00" in out and "UPOS accuracy      100.00" in out
+    bare = tmp_path / "bare"  # the test split without its gold tags and labels: no figure against them
+    bare.mkdir()
+    rows = [line.split("\t") for line in conllu.read_text().splitlines()]
+    (bare / "tiny-ud-test.conllu").write_text("\n".join(
+        "\t".join([c[0], c[1], "_", "_", "_", "_", c[6], "_", "_", "_"]) if len(c) == 10 else "\t".join(c)
+        for c in rows) + "\n")
+    assert main(["parser", "evaluate", "--model", str(model), "--treebank", str(bare), "--split", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "tagging accuracy   - (no gold XPOS in the split)" in out and "UPOS accuracy      - (no gold UPOS" in out
+    assert "UAS (no PUNCT)     - (every word is punctuation)" not in out and "LAS (all words)    - (no gold" in out
+    assert "UAS (all words)    100.00" in out and "UAS (no PUNCT)     - (no gold UPOS" in out
 
 
 def test_universal_tags_are_the_coarse_tags_when_the_treebank_has_them(tmp_path: Path) -> None:

@@ -320,13 +320,27 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
     words = sum(s.n for s in sentences)
     print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
-    print(f"tagging accuracy   {100 * tagging_accuracy(sentences, [xpos for xpos, _ in tagged]):.2f}")
+    gold = {column: any(v != "_" for s in sentences for v in getattr(s, column)) for column in ("xpos", "upos",
+                                                                                                   "deprels")}
+
+    def score(name: str, value: Callable[[], float], needs: str, why: str) -> None:
+        """One line: a figure against the gold column it ``needs``, or ``-`` and why when the split has none."""
+        print(f"{name:<19}" + (f"{100 * value():.2f}" if gold[needs] else f"- ({why})"))
+
+    score("tagging accuracy", lambda: tagging_accuracy(sentences, [xpos for xpos, _ in tagged]), "xpos",
+          "no gold XPOS in the split")
     if model.universal:
-        print(f"UPOS accuracy      {100 * tagging_accuracy(sentences, [upos for _, upos in tagged], 'upos'):.2f}")
-    print(f"UAS (all words)    {100 * attachment_score(sentences, heads):.2f}")
-    print(f"UAS (no PUNCT)     {100 * attachment_score(sentences, heads, punctuation=False):.2f}")
+        score("UPOS accuracy", lambda: tagging_accuracy(sentences, [upos for _, upos in tagged], "upos"), "upos",
+              "no gold UPOS in the split")
+    print(f"{'UAS (all words)':<19}{100 * attachment_score(sentences, heads):.2f}")
+    if any(u != "PUNCT" for s in sentences for u in s.upos):
+        score("UAS (no PUNCT)", lambda: attachment_score(sentences, heads, punctuation=False), "upos",
+              "no gold UPOS to find the punctuation by")
+    else:
+        print(f"{'UAS (no PUNCT)':<19}- (every word is punctuation)")
     if model.labeler is not None:
-        print(f"LAS (all words)    {100 * attachment_score(sentences, heads, labels=labels):.2f}")
+        score("LAS (all words)", lambda: attachment_score(sentences, heads, labels=labels), "deprels",
+              "no gold DEPREL in the split")
     print(f"speed              {len(sentences) / total:.0f} sentences/s tagging, parsing and labelling, "
           f"{len(sentences) / parsing:.0f} sentences/s parsing only (features and decoding), one process")
     return 0
