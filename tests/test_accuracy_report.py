@@ -40,6 +40,32 @@ def test_a_model_over_the_parser_is_stale_when_the_parser_is_newer(tmp_path: Pat
     assert report.stale(*plan["google/evaluate-joint-parsed-test-gold"])
 
 
+def test_a_step_runs_again_when_its_data_changes(tmp_path: Path) -> None:
+    """The corpora and the treebank were no input of any step: a changed corpus mixed old models and dev results
+    with test results on the new file."""
+    data = tmp_path / "data"
+    corpus = touch(data / "clarke-lapata-written" / "written.jsonl", 1000.0)
+    treebank = touch(data / "ud-english-ewt" / "en_ewt-ud-train.conllu", 1000.0)
+    touch(data / report.GOOGLE / "google.csv", 1000.0)
+    plan = {name: (inputs, outputs) for name, _, inputs, outputs
+            in report.steps(data, tmp_path / "models", tmp_path / "out", ["clarke-lapata-written"],
+                            ["joint-perceptron"])}
+    for inputs, outputs in plan.values():
+        for path in outputs:
+            touch(path, 2000.0)
+        for path in inputs:
+            if not path.exists():
+                touch(path, 1500.0)
+    assert not any(report.stale(*plan[name]) for name in plan)
+    touch(corpus, 3000.0)
+    stale = {name for name in plan if report.stale(*plan[name])}
+    assert stale == {name for name in plan if name.startswith("clarke-lapata-written/")} and stale
+    touch(corpus, 1000.0)
+    touch(treebank, 3000.0)
+    assert {name for name in plan if report.stale(*plan[name])} == {"parser", "parser-evaluate-dev",
+                                                                   "parser-evaluate-test"}
+
+
 def test_a_step_runs_again_when_its_options_change_but_not_its_number_of_jobs(tmp_path: Path) -> None:
     plan = {name: (command, inputs, outputs) for name, command, inputs, outputs
             in report.steps(tmp_path / "data", tmp_path / "models", tmp_path / "out", ["google"],

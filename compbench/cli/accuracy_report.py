@@ -74,16 +74,18 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
     """The steps in the order they must run (the evaluations that hold one of the chosen ``systems``)."""
     parser = models / PARSER
     treebank = str(data / "ud-english-ewt")
+    treebank_files = data_files(data / "ud-english-ewt")  # a step runs again when its data changed too
     train_parser = compbench("parser", "train", "--treebank", treebank, "--out", str(parser), "--epochs", "10",
                              "--folds", "4", "--jobs", "2")
-    found: list[Step] = [("parser", train_parser, [], [parser])]
+    found: list[Step] = [("parser", train_parser, treebank_files, [parser])]
     found += [(f"parser-evaluate-{split}", compbench("parser", "evaluate", "--model", str(parser), "--treebank",
-                                                      treebank, "--split", split), [parser],
+                                                      treebank, "--split", split), [parser, *treebank_files],
                [out / f"parser-{split}.txt"]) for split in ("dev", "test")]
     for corpus in corpora:
         directory, rate, (crf_epochs, perceptron_epochs, subtree_epochs), _ = CORPORA[corpus]
         common = ["--corpus", corpus, "--data", str(data / directory)]
         tags = [] if corpus == "google" else ["--tagger-data", str(data / GOOGLE)]
+        corpus_files = data_files(data / directory) + ([] if corpus == "google" else data_files(data / GOOGLE))
         model = {system: models / f"{corpus}-{system}.npz" for system, _, _ in SYSTEMS[1:]}
         train = {
             "bigram": ["--model-kind", "bigram", "--objective", "crf", "--epochs", str(crf_epochs)],
@@ -96,8 +98,8 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
         for system, options in train.items():
             if system in systems:
                 found.append((f"{corpus}/{system}", compbench("train", *common, *tags, "--out", str(model[system]),
-                                                              *options), [parser] if "--parser" in options else [],
-                              [model[system]]))
+                                                              *options),
+                              [*([parser] if "--parser" in options else []), *corpus_files], [model[system]]))
         for split in ("dev", "test"):
             for length in ("gold", str(rate)):
                 for main, baselines in (("joint-parsed", ("bigram", "chain-crf", "subtree")),
@@ -109,8 +111,16 @@ def steps(data: Path, models: Path, out: Path, corpora: list[str], systems: list
                     found.append((f"{corpus}/evaluate-{main}-{split}-{length}",
                                   compbench("evaluate", *common, "--model", str(model[main]), *extra, "--split", split,
                                             "--length", length, "--json-out", str(target)),
-                                  [model[main], *(model[b] for b in baselines)], [target]))
+                                  [model[main], *(model[b] for b in baselines), *corpus_files], [target]))
     return found
+
+
+def data_files(directory: Path) -> list[Path]:
+    """The files of a corpus or treebank directory (none when it is missing: the step then fails naming it)."""
+    try:
+        return sorted(p for p in directory.iterdir() if p.is_file())
+    except OSError:
+        return []
 
 
 def commit() -> str:
