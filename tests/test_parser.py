@@ -641,3 +641,34 @@ def test_parser_train_refuses_a_train_split_without_xpos_and_more_folds_than_sen
                                for c in lines) + "\n")
     assert main(argv) == 2
     assert "its train split has no XPOS" in capsys.readouterr().err
+
+
+def test_a_parser_model_with_a_damaged_tagger_or_labeler_is_refused_in_one_line(tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture) -> None:
+    """Only the arc weights were checked: a tagger cut short raised IndexError, NaN or too few labeler columns
+    labelled every arc alike, universal_tags false over a tagger of pairs wrote XPOS "DT|DET"."""
+    treebank = write_treebank(tmp_path / "tb", {"train": 6, "dev": 2, "test": 2})
+    model = tmp_path / "p.npz"
+    assert main(["parser", "train", "--treebank", str(treebank), "--out", str(model), "--epochs", "1",
+                 "--tagger-epochs", "1", "--label-epochs", "1"]) == 0
+    capsys.readouterr()
+    with np.load(model) as data:
+        arrays = dict(data)
+    info = json.loads(str(arrays["info"]))
+    tokens = tmp_path / "in.txt"
+    tokens.write_text("the dog saw the cat .\n")
+    for member, value, says in [
+            ("tagger_weights", arrays["tagger_weights"][:10], "tagger_weights: expected a"),
+            ("labeler_weights", np.full_like(arrays["labeler_weights"], np.nan), "labeler_weights: expected finite"),
+            ("labeler_weights", arrays["labeler_weights"][:, :3], "labeler_weights: expected a"),
+            ("info", np.array(json.dumps({**info, "universal_tags": True})), "info.universal_tags")]:
+        if member == "info":  # a tagger of plain tags in a model that reads pairs
+            damaged = {**arrays, "tagger_tags": np.array([t.split("|")[0] for t in arrays["tagger_tags"]])}
+        else:
+            damaged = dict(arrays)
+        damaged[member] = value
+        np.savez(tmp_path / "bad.npz", **damaged)
+        assert main(["parser", "parse", "--model", str(tmp_path / "bad.npz"), "--format", "tokens",
+                     str(tokens)]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert says in line and str(tmp_path / "bad.npz") in line, line

@@ -51,6 +51,21 @@ def read_info(data: Any) -> dict[str, Any]:
     return info
 
 
+def dense_weights(data: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
+    """A model file's dense weight matrix ``name``: of ``shape`` (features x classes), of finite numbers.
+
+    >>> dense_weights({"w": np.zeros((4, 2))}, "w", (4, 2)).shape
+    (4, 2)
+    """
+    weights = np.asarray(data[name])
+    if weights.shape != shape or not np.issubdtype(weights.dtype, np.floating):
+        raise ValueError(f"{name}: expected a {shape[0]} x {shape[1]} matrix of numbers, got shape {weights.shape} "
+                         f"({weights.dtype})")
+    if not np.all(np.isfinite(weights)):
+        raise ValueError(f"{name}: expected finite numbers")
+    return weights
+
+
 def sparse_weights(data: Any, size: int) -> np.ndarray:
     """The weights 0..size from the file's non-zero entries (``weight_index``, ``weight_value``): every index an
     integer within 0..size (a negative one wrapped around), every value finite.

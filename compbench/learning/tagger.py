@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .features import code, mix, shape
+from .model_file import dense_weights
 from .training import AveragedWeights, shuffled_passes
 
 TAGGER_DIM = 1 << 18
@@ -320,7 +321,8 @@ def load_tagger(arrays) -> PosTagger | StructuredTagger:
     if "tagger_kind" in arrays:
         classes, lexicon = (dict(zip(arrays[f"tagger_{name}_words"].tolist(), arrays[f"tagger_{name}_codes"].tolist()))
                             for name in ("class", "lexicon"))
-        return StructuredTagger(tags, arrays["tagger_weights"], classes, lexicon)
+        return StructuredTagger(tags, dense_weights(arrays, "tagger_weights", (RICH_DIM, len(tags))), classes,
+                                lexicon)
     if "tagger_rich" in arrays and bool(arrays["tagger_rich"]):
         raise OutdatedModelError("its POS tagger is the greedy one of an older version; train the model again")
-    return PosTagger(tags, arrays["tagger_weights"])
+    return PosTagger(tags, dense_weights(arrays, "tagger_weights", (TAGGER_DIM, len(tags))))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..learning.features import code, distance_bucket, mix
+from ..learning.model_file import dense_weights
 from ..learning.training import AveragedWeights, shuffled_passes
 from .conllu import TreeSentence
 from .features import word_codes
@@ -93,4 +94,5 @@ class ArcLabeler:
 
     @classmethod
     def from_arrays(cls, arrays, vocabulary: np.ndarray | None) -> ArcLabeler:
-        return cls([str(t) for t in arrays["labeler_labels"]], arrays["labeler_weights"], vocabulary)
+        labels = [str(t) for t in arrays["labeler_labels"]]
+        return cls(labels, dense_weights(arrays, "labeler_weights", (LABEL_DIM, len(labels))), vocabulary)

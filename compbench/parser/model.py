@@ -187,6 +187,8 @@ class ParserModel:
                                          f"wrote it?)")
             weights = sparse_weights(data, SIZE)
             tagger = load_tagger(data) if "tagger_weights" in data else None
+            if tagger is not None and info.get("universal_tags") and not all(PAIR in t for t in tagger.tags):
+                raise ValueError("info.universal_tags: true, but the tagger's tags are not XPOS|UPOS pairs")
             vocabulary = data["vocabulary"] if "vocabulary" in data else None
             labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None
             return cls(weights, vocabulary, tagger, info, labeler=labeler)
