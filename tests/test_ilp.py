@@ -171,6 +171,28 @@ def test_time_limit_never_yields_invalid_solution(name):
         assert solution.bound >= solution.objective - 1e-6
 
 
+@pytest.mark.parametrize("name", ["ilp-ortools-scip", "ilp-dp-ortools-scip", "ilp-highs", "ilp-pulp-cbc",
+                                  "ilp-ortools-cpsat"])
+def test_an_infinite_time_limit_is_none(name):
+    """solve() takes time_limit=inf as no limit: SCIP's int64 milliseconds overflowed (an error answer)."""
+    p = compbench.generate("gaussian", n=8, seed=1, length=4)
+    expected = compbench.get_solver("resource-dp").solve(p).objective
+    for limit in (float("inf"), 1e16):
+        solution = compbench.get_solver(name).solve(p, time_limit=limit)
+        assert solution.status == Status.OPTIMAL and solution.objective == pytest.approx(expected), solution.message
+
+
+def test_a_backends_import_counts_within_its_time_limit(monkeypatch):
+    """The import came before the clock started: stats['overrun'] and setup missed it."""
+    import time
+
+    solver = compbench.get_solver("ilp-highs")
+    load = solver._load
+    monkeypatch.setattr(solver, "_load", lambda: (time.sleep(0.3), load())[1])
+    solution = solver.solve(compbench.generate("gaussian", n=6, seed=1, length=3), time_limit=0.2)
+    assert solution.seconds["setup"] >= 0.3 and solution.stats["overrun"] >= 0.1
+
+
 def _solutions(n: int, single_root: bool) -> int:
     """The number of (kept set, projective tree over it) pairs, by enumerating every head assignment."""
     count = 0

@@ -42,9 +42,17 @@ from ..model import INTEGRALITY_TOLERANCE, Model
 BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's copy, presolve and factorization
 
 
+NO_LIMIT_BEYOND = 365 * 24 * 3600.0  # seconds: a longer time limit is none (every backend takes this one)
+
+
 def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
-    """What the backend is told: the time left after ``spent`` seconds, minus 10% (at most 1 s) for its overrun."""
-    if time_limit is None:
+    """What the backend is told: the time left after ``spent`` seconds, minus 10% (at most 1 s) for its overrun;
+    None (no limit) for none or one beyond a year (inf: SCIP's int64 milliseconds overflowed).
+
+    >>> backend_time_limit(float("inf"), 0.5), backend_time_limit(10.0, 2.0)
+    (None, 7.2)
+    """
+    if time_limit is None or time_limit > NO_LIMIT_BEYOND:
         return None
     left = max(0.0, time_limit - spent)
     return max(0.01, left - min(1.0, 0.1 * left))
@@ -173,6 +181,7 @@ class ILPSolver(Solver):
                threads: int = 1, settings: dict[str, Any] | None = None, **model_options: Any) -> Solution:
         formulation = formulation or self.formulation
         record = FORMULATIONS[formulation]  # checked by check_options
+        start = time.perf_counter()  # the backend's import counts as set-up, within the time limit
         try:
             self._load()
         except ImportError as exc:
@@ -180,7 +189,6 @@ class ILPSolver(Solver):
         too_big = self._too_big(problem, formulation, record, model_options)
         if too_big:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {too_big}")
-        start = time.perf_counter()
         model = record.build(problem, **model_options)
         if self.relax:
             model = model.relaxed()
