@@ -64,6 +64,19 @@ def test_a_step_runs_again_when_its_data_changes(tmp_path: Path) -> None:
     touch(treebank, 3000.0)
     assert {name for name in plan if report.stale(*plan[name])} == {"parser", "parser-evaluate-dev",
                                                                    "parser-evaluate-test"}
+    touch(treebank, 1000.0)
+    steps = {name: (command, inputs, outputs) for name, command, inputs, outputs in report.steps(
+        data, tmp_path / "models", tmp_path / "out", ["clarke-lapata-written"], ["joint-perceptron"])}
+    done = {name: {"command": report.shown(command), "inputs": report.input_files(inputs)}
+            for name, (command, inputs, _) in steps.items()}
+    assert not any(report.must_run(name, *steps[name], done) for name in steps)
+    corpus.write_text("another corpus, copied in with its old date")  # tar -x, cp -p, rsync -t
+    os.utime(corpus, (1000.0, 1000.0))
+    assert not any(report.stale(*plan[name]) for name in plan)  # the dates alone say nothing
+    steps = {name: (command, inputs, outputs) for name, command, inputs, outputs in report.steps(
+        data, tmp_path / "models", tmp_path / "out", ["clarke-lapata-written"], ["joint-perceptron"])}
+    assert {name for name in steps if report.must_run(name, *steps[name], done)} == {
+        name for name in steps if name.startswith("clarke-lapata-written/")}
 
 
 def test_a_step_runs_again_when_its_options_change_but_not_its_number_of_jobs(tmp_path: Path) -> None:

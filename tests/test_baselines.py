@@ -279,6 +279,10 @@ def test_train_kinds_and_evaluate_them_beside_the_joint_model(tmp_path, capsys):
         problems = list(compbench.read_instances(instances))
         assert len(problems) == 4 and all(np.all(p.arc_scores[np.isfinite(p.arc_scores)] == 0) for p in problems)
     assert main(["evaluate", *common, "--model", str(joint), "--baseline", str(joint)]) == 2
+    capsys.readouterr()
+    assert main(["evaluate", *common, "--model", str(joint), "--baseline", str(bigram), "--baseline",
+                 str(bigram)]) == 2  # one row for both: each sentence scored twice into it
+    assert "would be two rows of one name" in capsys.readouterr().err
     assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--model-kind", "bigram",
                  "--second-order"]) == 2
 
@@ -304,8 +308,7 @@ def test_training_that_cannot_give_a_model_writes_none(tmp_path, capsys):
     out = tmp_path / "x.npz"
     for extra, says in ((["--solver", "hook-dp"], "train: solver hook-dp cannot decode compressions of a given "
                                                   "length here: it takes no exact length"),
-                        (["--max-n", "1"], "train: no training example: no aligned sentence with a non-empty gold "
-                                           "compression of at most 1 tokens")):
+                        (["--max-n", "1"], "--max-n 1: no aligned sentence of the train split is that short")):
         assert main(["train", *common, "--out", str(out), "--epochs", "1", *extra]) == 2
         assert says in capsys.readouterr().err and not out.exists()
     model = tmp_path / "joint.npz"

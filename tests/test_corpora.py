@@ -327,7 +327,7 @@ def test_commands_train_build_instances_and_evaluate(tmp_path, capsys):
     assert main(["evaluate", *common, "--model", str(tmp_path / "missing.npz")]) == 2
     capsys.readouterr()
     assert main(["evaluate", *common, "--model", str(model), "--solvers", "brute-force,brute-force"]) == 2
-    assert "--solvers: 'brute-force,brute-force' names a solver twice" in capsys.readouterr().err
+    assert "'joint (brute-force)' would be two rows of one name" in capsys.readouterr().err
     assert main(["evaluate", *common, "--model", str(model), "--max-n", "1"]) == 2  # no sentence of one token
     assert "no aligned sentence of the test split is that short" in capsys.readouterr().err
     assert main(["evaluate", *common, "--model", str(model), "--solvers", "brute-force",

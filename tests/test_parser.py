@@ -581,11 +581,13 @@ def test_an_interrupt_ends_the_taggers_processes_at_once() -> None:
     """SIGTERM in parser train --jobs N waited for every tagger to finish its training (50 s on a slice of EWT)."""
     script = """
 import os, signal, threading, time, multiprocessing
+from compbench.cli import _interrupt
 from compbench.cli.parser import in_processes
-threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+signal.signal(signal.SIGTERM, _interrupt)  # as compbench's main installs it: the forked workers inherit it
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
 started = time.monotonic()
 try:
-    in_processes(time.sleep, [(60,), (60,)], jobs=2)
+    in_processes(time.sleep, [(60,)] * 4, jobs=2)  # more calls than workers: one waits in the queue
 except KeyboardInterrupt:
     time.sleep(0.5)
     print(round(time.monotonic() - started), len(multiprocessing.active_children()))
@@ -622,7 +624,8 @@ def test_the_labeler_puts_root_exactly_on_the_arcs_from_the_root() -> None:
 def test_parser_train_refuses_a_train_split_without_xpos_and_more_folds_than_sentences(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A fold without sentences crashed (argmax of an empty sequence); a treebank without XPOS trained a tagger of
-    "_" with a dev accuracy of 100; without DEPREL the labeler learned "_" (it is now not trained)."""
+    "_" with a dev accuracy of 100; without DEPREL the labeler learned "_" (it is now not trained); a dev split
+    without XPOS scored the tagger 0.00."""
     treebank = write_treebank(tmp_path / "tb", {"train": 2, "dev": 2, "test": 2})
     argv = ["parser", "train", "--treebank", str(treebank), "--out", str(tmp_path / "p.npz"), "--epochs", "1",
             "--tagger-epochs", "1", "--label-epochs", "1"]
@@ -635,6 +638,12 @@ def test_parser_train_refuses_a_train_split_without_xpos_and_more_folds_than_sen
                                    for c in lines) + "\n")
     assert main(argv) == 0
     assert "arc labeler: not trained, the train split has no DEPREL" in capsys.readouterr().err
+    path = treebank / "tiny-ud-dev.conllu"  # dev without XPOS: no dev accuracy (it was 0.00 against "_")
+    lines = [line.split("\t") for line in path.read_text().splitlines()]
+    path.write_text("\n".join("\t".join(c[:4] + ["_"] + c[5:]) if len(c) == 10 else "\t".join(c)
+                               for c in lines) + "\n")
+    assert main(argv) == 0
+    assert "dev accuracy - (no gold XPOS in dev)" in capsys.readouterr().err
     path = treebank / "tiny-ud-train.conllu"
     lines = [line.split("\t") for line in path.read_text().splitlines()]
     path.write_text("\n".join("\t".join(c[:4] + ["_"] + c[5:]) if len(c) == 10 else "\t".join(c)
@@ -646,7 +655,7 @@ def test_parser_train_refuses_a_train_split_without_xpos_and_more_folds_than_sen
 def test_a_parser_model_with_a_damaged_tagger_or_labeler_is_refused_in_one_line(tmp_path: Path,
                                                                                 capsys: pytest.CaptureFixture) -> None:
     """Only the arc weights were checked: a tagger cut short raised IndexError, NaN or too few labeler columns
-    labelled every arc alike, universal_tags false over a tagger of pairs wrote XPOS "DT|DET"."""
+    labelled every arc alike, universal_tags true over a tagger of plain tags would cut tags that are no pairs."""
     treebank = write_treebank(tmp_path / "tb", {"train": 6, "dev": 2, "test": 2})
     model = tmp_path / "p.npz"
     assert main(["parser", "train", "--treebank", str(treebank), "--out", str(model), "--epochs", "1",

@@ -8,6 +8,8 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -585,3 +587,22 @@ def test_report_does_not_write_over_a_readme_of_its_own_folder(tmp_path: Path, c
         "README.md"]
     assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
     assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0  # its own earlier report
+
+
+def test_a_record_cut_by_a_file_size_limit_says_so_and_leaves_the_file_whole(tmp_path: Path) -> None:
+    """A short write always said 'No space left on device'; at a file size limit it is 'File too large'."""
+    run = tmp_path / "run.jsonl"
+    script = f"""
+import resource
+from compbench.harness.runfiles import RecordWriter, RunFileError
+writer = RecordWriter({str(run)!r})
+writer.write({{"type": "environment"}})
+resource.setrlimit(resource.RLIMIT_FSIZE, (100, resource.RLIM_INFINITY))  # Python ignores SIGXFSZ: an OSError
+try:
+    writer.write({{"type": "result", "message": "x" * 300}})
+except RunFileError as exc:
+    print(exc)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert "cannot write a record (File too large); the records before it are kept" in result.stdout, result.stderr
+    assert run.read_text() == '{"type": "environment"}\n'

@@ -147,10 +147,25 @@ def stale(inputs: list[Path], outputs: list[Path]) -> bool:
 
 
 def must_run(name: str, command: list[str], inputs: list[Path], outputs: list[Path], done: dict) -> bool:
-    """Whether a step runs: it is :func:`stale`, or its command differs from the one ``done`` (``runs.json``) holds
-    for it in more than ``--jobs`` (how many processes, not what they compute)."""
+    """Whether a step runs: it is :func:`stale`, its command differs from the one ``done`` (``runs.json``) holds
+    for it in more than ``--jobs`` (how many processes, not what they compute), or the files it read are not the
+    ones it recorded (:func:`input_files`: a corpus copied in with its old dates, or a part of it removed)."""
     options = lambda text: re.sub(r" --jobs \d+", "", text)  # noqa: E731
-    return stale(inputs, outputs) or options(done.get(name, {}).get("command", "")) != options(shown(command))
+    recorded = done.get(name, {}).get("inputs")  # none in a record of an older version: its dates decide
+    return (stale(inputs, outputs) or options(done.get(name, {}).get("command", "")) != options(shown(command))
+            or recorded is not None and recorded != input_files(inputs))
+
+
+def input_files(inputs: list[Path]) -> list[list]:
+    """What a step reads: each input's path, size and modification time in nanoseconds (None for a missing one)."""
+    out: list[list] = []
+    for path in inputs:
+        try:
+            status = path.stat()
+            out.append([str(path), status.st_size, status.st_mtime_ns])
+        except OSError:
+            out.append([str(path), None, None])
+    return out
 
 
 def run(plan: list[Step], record: Path) -> None:
@@ -165,7 +180,7 @@ def run(plan: list[Step], record: Path) -> None:
             steps_bar.total += 1
         steps_bar.set_postfix_str(name)
         progress.echo(f"[{datetime.datetime.now():%H:%M:%S}] {name}")
-        start = time.perf_counter()
+        start, read = time.perf_counter(), input_files(inputs)
         finished = subprocess.run(command, capture_output=True, text=True)
         seconds = time.perf_counter() - start
         if finished.returncode != 0:
@@ -175,7 +190,7 @@ def run(plan: list[Step], record: Path) -> None:
         if name.startswith("parser-evaluate"):
             write_whole(outputs[0], finished.stdout)
         done[name] = {"command": shown(command), "seconds": round(seconds, 1),
-                      "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit()}
+                      "finished": f"{datetime.datetime.now():%Y-%m-%d %H:%M}", "commit": commit(), "inputs": read}
         write_whole(record, json.dumps(done, indent=1) + "\n")  # after every step
         progress.echo(f"    {seconds:.0f} s")
         steps_bar.update(1)

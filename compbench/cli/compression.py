@@ -73,6 +73,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     parts = split_corpus(corpus)
     for name in ("train", "dev"):  # the epoch is chosen on dev
         _aligned(parts[name], corpus, name, args.data)
+        if args.max_n is not None and not any(s.aligned and s.n <= args.max_n for s in parts[name]):
+            raise UsageError(f"--max-n {args.max_n}: no aligned sentence of the {name} split is that short")
     solver = length_decoder(args.solver, "train") if args.model_kind == "joint" else load_solver(args.solver)
     tagger = None
     if args.tagger_data:
@@ -206,8 +208,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     systems = [System("first-m")]
     if model_kind(model) == "joint":
         names = args.solvers.split(",")
-        if len(set(names)) < len(names):  # one row per system: a name twice scored each sentence twice
-            raise UsageError(f"--solvers: {args.solvers!r} names a solver twice")
         solvers = [length_decoder(name, "evaluate") for name in names]
         baseline = solvers[0]
         systems += [System(f"bigram-only ({names[0]})", baseline, "bigram-only"),
@@ -225,10 +225,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise UsageError(f"{path}: --baseline takes bigram, chain-crf or subtree models (pass a joint model as "
                              "--model)")
         systems += systems_of(other, main=False)
+    labels = [system.label for system in systems]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:  # one row per label: a system twice scored each sentence twice into it, two models mixed theirs
+        raise UsageError(f"--solvers and --baseline: {twice[0]!r} would be two rows of one name (a solver or a "
+                         "baseline's kind given twice)")
     sentences = [s for s in _split(corpus, args.split, args.data) if args.max_n is None or s.n <= args.max_n]
     if not any(s.aligned for s in sentences):  # nothing to score: every F1 would be over no sentence
         raise UsageError(f"--max-n {args.max_n}: no aligned sentence of the {args.split} split is that short")
     with stdout_to_stderr():
+        for solver in {id(s.solver): s.solver for s in systems if s.solver is not None}.values():
+            solver.warm_up()  # kernels compiled or loaded before the clock: no system's first solve pays for them
         summary = evaluate_systems(model, sentences, systems, length, args.time_limit,
                                    progress=lambda sentences: progress.bar(sentences, "sentences", unit="sentence"))
     print(f"{corpus.name}, {args.split} split, length {length}, {len(sentences)} sentences"

@@ -125,8 +125,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     model.info["dev_tagging"] = tagging_accuracy(dev, [s.xpos for s in dev_tagged])
     progress.log(f"POS tagger{f' (the mean of {args.tagger_seeds} seeds)' if args.tagger_seeds > 1 else ''}: "
          f"trained on {len(train)} sentences in {model.info['tagger_seconds']:.1f} s, dev accuracy "
-         f"{100 * model.info['dev_tagging']:.2f}"
-         + (f" (UPOS {100 * tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'):.2f})" if universal else ""))
+         f"{percent(model.info['dev_tagging'], 'no gold XPOS in dev')}"
+         + (f" (UPOS {percent(tagging_accuracy(dev, [s.upos for s in dev_tagged], 'upos'), 'no gold in dev')})"
+            if universal else ""))
     if args.folds > 1:
         progress.stage(f"jackknifing the training tags: a tagger for each of {args.folds} folds, "
                        f"{min(args.jobs, args.folds)} at a time")
@@ -156,7 +157,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             accuracy = tagging_accuracy(dev, dev_labels, column="deprels")
             model.info.update(labeler_seconds=time.perf_counter() - start, dev_label_accuracy=accuracy)
             progress.log(f"arc labeler: trained in {model.info['labeler_seconds']:.1f} s, dev accuracy on the gold "
-                         f"arcs {100 * accuracy:.2f}")
+                         f"arcs {percent(accuracy, 'no gold DEPREL in dev')}")
         with atomic_output(out) as partial:
             model.save(partial)
     print(f"wrote {out}: epoch {model.info['chosen_epoch']} chosen on dev (UAS "
@@ -222,8 +223,8 @@ def in_processes(function: Callable[..., T], work: list[tuple], jobs: int, desc:
     except BaseException:  # an interrupt (Ctrl-C, SIGTERM) ends the running taggers too, not after their training
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
+        for process in processes:  # SIGKILL: a worker forked under the CLI's SIGTERM handler would catch SIGTERM
+            process.kill()
         raise
     pool.shutdown()
     return results
@@ -249,11 +250,18 @@ def tagger_training(model: ParserModel, sentences: list[TreeSentence]) -> list[t
     return [(s.words, paired_tags(s.xpos, s.upos) if model.universal else s.xpos) for s in sentences]
 
 
-def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float:
-    """The share of words whose tag equals their XPOS (or another ``column``: ``upos``, ``deprels``)."""
+def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float | None:
+    """The share of words whose tag equals their XPOS (or another ``column``: ``upos``, ``deprels``); None when the
+    sentences have no gold tag there (``_`` throughout, or no word)."""
+    if not any(v != "_" for s in sentences for v in getattr(s, column)):
+        return None
     right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(getattr(s, column), t))
-    total = sum(s.n for s in sentences)
-    return right / total if total else 0.0
+    return right / sum(s.n for s in sentences)
+
+
+def percent(share: float | None, missing: str = "no gold tags") -> str:
+    """A share as a percentage with two decimals, or ``- (missing)`` for none."""
+    return f"- ({missing})" if share is None else f"{100 * share:.2f}"
 
 
 def _load_model(path: str) -> ParserModel:
@@ -320,27 +328,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
     words = sum(s.n for s in sentences)
     print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
-    gold = {column: any(v != "_" for s in sentences for v in getattr(s, column)) for column in ("xpos", "upos",
-                                                                                                   "deprels")}
-
-    def score(name: str, value: Callable[[], float], needs: str, why: str) -> None:
-        """One line: a figure against the gold column it ``needs``, or ``-`` and why when the split has none."""
-        print(f"{name:<19}" + (f"{100 * value():.2f}" if gold[needs] else f"- ({why})"))
-
-    score("tagging accuracy", lambda: tagging_accuracy(sentences, [xpos for xpos, _ in tagged]), "xpos",
-          "no gold XPOS in the split")
+    has_upos = any(u != "_" for s in sentences for u in s.upos)
+    print(f"{'tagging accuracy':<19}"
+          + percent(tagging_accuracy(sentences, [xpos for xpos, _ in tagged]), "no gold XPOS in the split"))
     if model.universal:
-        score("UPOS accuracy", lambda: tagging_accuracy(sentences, [upos for _, upos in tagged], "upos"), "upos",
-              "no gold UPOS in the split")
-    print(f"{'UAS (all words)':<19}{100 * attachment_score(sentences, heads):.2f}")
-    if any(u != "PUNCT" for s in sentences for u in s.upos):
-        score("UAS (no PUNCT)", lambda: attachment_score(sentences, heads, punctuation=False), "upos",
-              "no gold UPOS to find the punctuation by")
-    else:
-        print(f"{'UAS (no PUNCT)':<19}- (every word is punctuation)")
+        print(f"{'UPOS accuracy':<19}" + percent(tagging_accuracy(sentences, [upos for _, upos in tagged], "upos"),
+                                                 "no gold UPOS in the split"))
+    print(f"{'UAS (all words)':<19}{percent(attachment_score(sentences, heads))}")
+    print(f"{'UAS (no PUNCT)':<19}" + (
+        percent(None, "no gold UPOS to find the punctuation by") if not has_upos
+        else percent(None, "every word is punctuation") if all(u == "PUNCT" for s in sentences for u in s.upos)
+        else percent(attachment_score(sentences, heads, punctuation=False))))
     if model.labeler is not None:
-        score("LAS (all words)", lambda: attachment_score(sentences, heads, labels=labels), "deprels",
-              "no gold DEPREL in the split")
+        print(f"{'LAS (all words)':<19}" + (
+            percent(attachment_score(sentences, heads, labels=labels)) if any(
+                d != "_" for s in sentences for d in s.deprels) else percent(None, "no gold DEPREL in the split")))
     print(f"speed              {len(sentences) / total:.0f} sentences/s tagging, parsing and labelling, "
           f"{len(sentences) / parsing:.0f} sentences/s parsing only (features and decoding), one process")
     return 0

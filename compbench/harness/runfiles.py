@@ -443,8 +443,9 @@ def settings_mismatch(data: bytes, settings: dict[str, Any]) -> str | None:
 
 class RecordWriter:
     """Appends records to a JSONL file under an exclusive lock (one writer per run file), each as one complete line
-    or not at all: the line is built first, written with one ``os.write`` and synced; on failure (a full disk) the
-    file is cut back to its previous size and :class:`RunFileError` names it.  A partial last line left by a kill is
+    or not at all: the line is built first, written (a short write's rest again, until the system says what stopped
+    it) and synced; on failure (a full disk, a file size limit) the file is cut back to its previous size and
+    :class:`RunFileError` names it and why.  A partial last line left by a kill is
     dropped first; with ``fresh``, a file that already holds records is refused instead."""
 
     def __init__(self, path: str | os.PathLike, fresh: bool = False, same_as: dict[str, Any] | None = None):
