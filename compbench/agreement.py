@@ -106,7 +106,7 @@ def validate(problem: Problem, solution: Solution, rtol: float = RTOL) -> str:
         except InvalidSolution as exc:
             return f"invalid: {exc}"
         if solution.bound is not None and solution.bound < solution.objective \
-                and not objectives_agree(solution.bound, solution.objective, rtol):
+                and not objectives_agree(solution.bound, solution.objective, rtol, abs_tol=rtol):
             return f"invalid: bound {solution.bound!r} is below the solution's own value {solution.objective!r}"
     elif solution.status == Status.OPTIMAL:
         return "invalid: status optimal without a solution"
@@ -182,16 +182,18 @@ def refutes(solution: Solution, validity: str, reference: Reference | None, erro
         solution.objective, reference.objective, rtol, error + reference.error)
 
 
-def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0) -> bool:
-    """Equal to ``rtol`` (relative, and absolute near 0), or within ``slack``: the float64 errors of the two sums
-    (:func:`compbench.evaluate.objective_error`), beyond which no order of adding the same scores reaches.
+def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0, abs_tol: float = 0.0) -> bool:
+    """Equal to ``rtol`` (relative), or within ``slack``: the float64 errors of the two sums
+    (:func:`compbench.evaluate.objective_error`), beyond which no order of adding the same scores reaches.  No
+    absolute tolerance for objectives (sums of the scores, of any scale: two optima of scores near 1e-10 are 4x
+    apart, not equal); ``abs_tol`` for a solver's bound, which comes from its own tolerances.
 
-    >>> objectives_agree(1.0, 1.0 + 1e-12), objectives_agree(1.56029, 1.56030)
-    (True, False)
+    >>> objectives_agree(1.0, 1.0 + 1e-12), objectives_agree(1.56029, 1.56030), objectives_agree(6e-10, 1.5e-10)
+    (True, False, False)
     >>> objectives_agree(1.56029, 1.56030, slack=0.2)
     True
     """
-    return math.isclose(a, b, rel_tol=rtol, abs_tol=rtol) or abs(a - b) <= slack
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=abs_tol) or abs(a - b) <= slack
 
 
 def judge(problem: Problem, solution: Solution, reference: Solution | Reference | None = None,
@@ -239,6 +241,7 @@ def contradiction(solution: Solution, reference: Reference | None, rtol: float =
         return f"disagrees: claims optimum {solution.objective!r}, {what} is {best!r}{source}"
     if reference.proven and solution.has_solution and solution.objective > best and not agree(solution.objective):
         return f"disagrees: solution value {solution.objective!r} beats the reference optimum {best!r}{source}"
-    if solution.bound is not None and below(solution.bound):
+    if solution.bound is not None and solution.bound < best and not objectives_agree(solution.bound, best, rtol, slack,
+                                                                                    abs_tol=rtol):
         return f"disagrees: bound {solution.bound!r} is below the {what} {best!r}{source}"
     return "ok"

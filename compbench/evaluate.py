@@ -193,7 +193,7 @@ def evaluate(problem: Problem, solution: Solution | np.ndarray, rtol: float = 1e
     value = _total(terms, kept)
     if value == -math.inf:
         raise InvalidSolution("uses a forbidden (-inf) token, arc or bigram score")
-    if reported is not None and not math.isclose(reported, value, rel_tol=rtol, abs_tol=rtol) \
-            and not abs(reported - value) <= summation_error(terms):
+    if reported is not None and not math.isclose(reported, value, rel_tol=rtol) \
+            and not abs(reported - value) <= summation_error(terms):  # no absolute tolerance: scores of any scale
         raise InvalidSolution(f"reported objective {reported!r} differs from the recomputed {value!r}")
     return value

@@ -80,6 +80,39 @@ def test_export_refuses_to_overwrite_and_bad_sets_in_one_line(tmp_path: Path, ca
         assert (out / "index.json").read_text() == index
 
 
+def test_export_edges_names_files_of_no_export_and_rounding(tmp_path: Path, capsys) -> None:
+    """An n = 0 infeasible problem's dp model (no column: HiGHS warned) aborted the export; two ids of one file name
+    lost an earlier export; a file of no export was overwritten unasked; LP files read by CBC lost their integrality
+    ('bin' and 'gen' sections); coefficients near 1e12 map back only within their 15 written digits."""
+    problems = [compbench.Problem(np.zeros(0), np.full((1, 1), -np.inf), np.full((2, 2), -np.inf), id="allinf0"),
+                compbench.generate("gaussian", 3, seed=1, length=2).replace(id="a/b")]
+    problems.append(problems[1].replace(id=f"A_b-{__import__('hashlib').sha1(b'a/b').hexdigest()[:10]}"))
+    big = compbench.generate("gaussian", 1, seed=1, length=1)
+    problems.append(big.replace(token_scores=np.array([-591824244363.9456]), id="cancelling",
+                                arc_scores=np.array([[-np.inf, 591824244364.5394], [-np.inf, -np.inf]])))
+    path = tmp_path / "edges.jsonl"
+    compbench.write_instances(path, problems)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "allinf0.lp").write_text("my own model\n")
+    assert main(["export", str(path), "--formulation", "dp", "--format", "lp", "--out", str(out)]) == 2
+    assert "allinf0.lp exists and no export's index names it" in capsys.readouterr().err
+    assert (out / "allinf0.lp").read_text() == "my own model\n"
+    assert main(["export", str(path), "--formulation", "dp", "--format", "lp", "--out", str(out), "--force"]) == 0
+    index = json.loads((out / "index.json").read_text())
+    assert len({entry["file"].lower() for entry in index}) == 4 and index[0]["optimum"] is None
+    for entry in index:
+        text = (out / entry["file"]).read_text()
+        assert "\nbin\n" not in text and "\ngen\n" not in text and "\nsemi\n" not in text
+        status, value = read_back(out / entry["file"])
+        if entry["optimum"] is None:
+            assert status == "Infeasible"
+            continue
+        mapped = entry["objective_scale"] * value + entry["objective_offset"]
+        assert status == "Optimal" and abs(mapped - entry["optimum"]) <= entry["objective_rounding"] + 1e-9, entry
+    assert "binaries" in (out / index[1]["file"]).read_text()
+
+
 def _export_in_a_child(argv: list[str], file_size_limit: int | None = None) -> subprocess.CompletedProcess:
     """``compbench export ARGV`` in a child process (optionally under a file-size limit, RLIMIT_FSIZE)."""
     def limit() -> None:

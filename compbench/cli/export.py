@@ -17,7 +17,6 @@ CERTIFIER = "resource-dp"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from ..harness.check import safe_file_name
     from ..harness.sweep import SpecError, source_problems, unique_ids
     from ..problem import Status
 
@@ -31,6 +30,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if (out / "index.json").exists() and not args.force:
         raise UsageError(f"{out / 'index.json'} exists (pass --force to overwrite the export)")
     old = exported_files(out)  # before any work: an index.json that is not an export's is refused
+    names = file_names(problems, args.format)
+    foreign = [name for name in names if (out / name).exists() and name not in old]
+    if foreign and not args.force:  # a file of no export: never replaced unasked
+        raise UsageError(f"{out / foreign[0]} exists and no export's index names it (pass --force to overwrite it)")
     exporter, certifier = load_solver(EXPORTERS[args.formulation]), load_solver(CERTIFIER)
     reason = exporter.unavailable()
     if reason:
@@ -43,8 +46,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                              f"{optimum.message})")
     with staging_folder(out, STAGING) as staging:  # in DIR: the final renames stay on its file system
         index = []
-        for problem, optimum in zip(progress.bar(problems, "export", unit="instance"), optima):
-            name = f"{safe_file_name(problem.id)}.{args.format}"
+        for problem, optimum, name in zip(progress.bar(problems, "export", unit="instance"), optima, names):
             try:
                 with stdout_to_stderr():
                     scale, offset = exporter.export(problem, staging / name)
@@ -56,7 +58,8 @@ def cmd_export(args: argparse.Namespace) -> int:
                 raise UsageError(f"{out / name}: cannot write the model ({exc}); nothing of this export was "
                                  "kept") from None
             index.append({"id": problem.id, "file": name, "objective_scale": scale, "objective_offset": offset,
-                          "optimum": optimum.objective if optimum.status == Status.OPTIMAL else None})
+                          "optimum": optimum.objective if optimum.status == Status.OPTIMAL else None,
+                          "objective_rounding": written_rounding(problem)})
         try:
             (staging / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
             check_size(staging / "index.json", len(json.dumps(index, indent=1)) + 1)
@@ -83,6 +86,36 @@ def check_model_file(path: Path) -> None:
         last = f.read().rstrip().rsplit(b"\n", 1)[-1].strip()
     if last.lower() != MODEL_ENDS[path.suffix].lower():
         raise ValueError(f"the file was cut short: it ends in {last[-40:]!r}, not {MODEL_ENDS[path.suffix]!r}")
+
+
+def file_names(problems: list, suffix: str) -> list[str]:
+    """One model file name per problem, its id made safe for a file name, distinct even where case is not (a name
+    another problem's id already took gets that problem's place in the list)."""
+    from ..harness.check import safe_file_name
+
+    names: list[str] = []
+    taken: set[str] = set()
+    for place, problem in enumerate(problems):
+        name, more = f"{safe_file_name(problem.id)}.{suffix}", 0
+        while name.lower() in taken or name.lower() == "index.json":
+            more += 1
+            name = f"{safe_file_name(problem.id)}-{place}{'-' * (more - 1)}.{suffix}"
+        taken.add(name.lower())
+        names.append(name)
+    return names
+
+
+WRITTEN_DIGITS = 15  # HiGHS writes each coefficient with this many significant digits (%.15g)
+
+
+def written_rounding(problem) -> float:
+    """How far any solution's value in the written file can be from its value in the instance, in the instance's
+    units: each score rounded to WRITTEN_DIGITS significant digits, all of them at most (half a unit of the last)."""
+    import numpy as np
+
+    scores = [problem.token_scores, problem.arc_scores, problem.bigram_scores, problem.sibling_scores]
+    total = sum(float(np.abs(s[np.isfinite(s)]).sum()) for s in scores if s is not None)
+    return total * 0.5 * 10.0 ** (1 - WRITTEN_DIGITS)
 
 
 def check_size(path: Path, size: int) -> None:
@@ -130,8 +163,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "export", help="write each instance's ILP as an MPS or LP file for any MIP solver, with index.json",
         description="Write one model file per instance (named rows and columns; a minimization, readable by HiGHS, "
                     "CBC, SCIP, Gurobi and CPLEX) and DIR/index.json: a list of {id, file, objective_scale, "
-                    "objective_offset, optimum} such that the instance's objective is objective_scale x (the model's "
-                    f"objective value) + objective_offset; optimum is certified by {CERTIFIER} (null: infeasible).")
+                    "objective_offset, optimum, objective_rounding} such that the instance's objective is "
+                    "objective_scale x (the model's objective value) + objective_offset, within objective_rounding "
+                    f"(15 significant digits a coefficient); optimum is certified by {CERTIFIER} (null: infeasible).")
     export.add_argument("set", metavar="SET", help="instance file (.json, .jsonl, .npz) or generator spec gen:...")
     export.add_argument("--formulation", choices=sorted(EXPORTERS), default="joint",
                         help="joint: tree + bigram chain + projectivity; dp: the hook-trick chart's hypergraph flow "

@@ -22,21 +22,40 @@ def write_model(model: Model, path: str | Path, *, minimize: bool = False) -> No
     """
     import highspy
 
+    import numpy as np
+
+    # A model of no column (an empty sentence's dp model, its one row 0 = 1) gets one column fixed at 0: a reader
+    # (HiGHS) calls a model without columns empty, solved at 0, and never reads its rows' infeasibility.
+    cols, no_column = max(1, model.num_cols), model.num_cols == 0
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = model.num_cols, model.num_rows
+    lp.num_col_, lp.num_row_ = cols, model.num_rows
     lp.sense_ = highspy.ObjSense.kMinimize if minimize else highspy.ObjSense.kMaximize
-    lp.col_cost_ = -model.cost if minimize else model.cost
-    lp.col_lower_, lp.col_upper_ = model.col_lower, model.col_upper
+    lp.col_cost_ = np.zeros(1) if no_column else -model.cost if minimize else model.cost
+    lp.col_lower_, lp.col_upper_ = (np.zeros(1), np.zeros(1)) if no_column else (model.col_lower, model.col_upper)
     lp.row_lower_, lp.row_upper_ = model.row_lower, model.row_upper  # np.inf is HiGHS's infinity
     matrix = lp.a_matrix_
     matrix.format_ = highspy.MatrixFormat.kRowwise
-    matrix.num_col_, matrix.num_row_ = model.num_cols, model.num_rows
+    matrix.num_col_, matrix.num_row_ = cols, model.num_rows
     matrix.start_, matrix.index_, matrix.value_ = model.row_starts, model.row_cols, model.row_values
-    if model.is_mip:
+    if model.is_mip and not no_column:
         lp.integrality_ = [highspy.HighsVarType.kInteger if integer else highspy.HighsVarType.kContinuous
                            for integer in model.integrality]
-    lp.col_names_, lp.row_names_ = model.col_names, model.row_names
+    lp.col_names_, lp.row_names_ = ["no_column"] if no_column else model.col_names, model.row_names
     h = quiet_highs(highspy)
-    for step, status in (("load", h.passModel(lp)), ("write", h.writeModel(str(path)))):
-        if status != highspy.HighsStatus.kOk:
-            raise ValueError(f"HiGHS could not {step} the model ({status}) for {path}")
+    if (status := h.passModel(lp)) != highspy.HighsStatus.kOk:
+        raise ValueError(f"HiGHS could not load the model ({status}) for {path}")
+    if (status := h.writeModel(str(path))) == highspy.HighsStatus.kError:  # a warning: e.g. a model of no column
+        raise ValueError(f"HiGHS could not write the model ({status}) for {path}")
+    if Path(path).suffix == ".lp":
+        _long_section_names(Path(path))
+
+
+# HiGHS writes the LP format's short section names; CBC's reader takes "bin" and "gen" for variables (and so solves
+# the relaxation): the long names, which every LP reader takes, and no empty "semi" section.
+LP_SECTIONS = {"bin": "binaries", "gen": "generals", "semi": None}
+
+
+def _long_section_names(path: Path) -> None:
+    lines = path.read_text().split("\n")
+    kept = [LP_SECTIONS.get(line, line) for line in lines]
+    path.write_text("\n".join(line for line in kept if line is not None))
