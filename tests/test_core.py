@@ -549,3 +549,18 @@ def test_what_the_checks_still_take() -> None:
 def test_option_values_that_mean_nothing_are_refused(spec: str, why: str) -> None:
     with pytest.raises(KeyError, match=why):
         compbench.get_solver(spec)
+
+
+def test_objectives_of_tiny_scores_are_judged_relatively() -> None:
+    """An absolute tolerance of 1e-9 let a claimed optimum 4x too small pass on scores near 1e-10."""
+    p = compbench.generate("gaussian", 4, seed=3, length=2)
+    tiny = p.replace(token_scores=p.token_scores * 1e-10, arc_scores=p.arc_scores * 1e-10,
+                     bigram_scores=p.bigram_scores * 1e-10)
+    best = compbench.get_solver("brute-force").solve(tiny)
+    worse = [heads for heads in ([-1, 0, 1, -1, -1], [-1, -1, 0, 2, -1], [-1, 0, -1, -1, 1])
+             if compbench.objective(tiny, np.array(heads)) < best.objective * 0.9][0]
+    claim = compbench.Solution(compbench.Status.OPTIMAL, np.array(worse), compbench.objective(tiny, np.array(worse)))
+    from compbench.agreement import judge
+
+    assert judge(tiny, claim, best).startswith("disagrees: claims optimum")
+    assert judge(tiny, best, best) == "ok"
