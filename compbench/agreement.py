@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from .evaluate import InvalidSolution, evaluate, objective_error
+from .evaluate import InvalidSolution, evaluate, objective_error, score_tolerance
 from .problem import Problem, Solution, Status
 from .registry import opinion
 
@@ -182,18 +182,20 @@ def refutes(solution: Solution, validity: str, reference: Reference | None, erro
         solution.objective, reference.objective, rtol, error + reference.error)
 
 
-def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0, abs_tol: float = 0.0) -> bool:
-    """Equal to ``rtol`` (relative), or within ``slack``: the float64 errors of the two sums
-    (:func:`compbench.evaluate.objective_error`), beyond which no order of adding the same scores reaches.  No
-    absolute tolerance for objectives (sums of the scores, of any scale: two optima of scores near 1e-10 are 4x
-    apart, not equal); ``abs_tol`` for a solver's bound, which comes from its own tolerances.
+def objectives_agree(a: float, b: float, rtol: float = RTOL, slack: float = 0.0, abs_tol: float | None = None
+                     ) -> bool:
+    """Equal to ``rtol`` relative, or absolute as :func:`compbench.evaluate.score_tolerance` reads it off ``slack``
+    (their float64 errors, :func:`compbench.evaluate.objective_error`: ``rtol``, shrunk for scores far below 1), or
+    within ``slack``.  Two optima of scores near 1e-10 that are 4x apart do not agree; an optimum near 0 of scores
+    near 1 keeps 1e-9.  ``abs_tol``: an absolute tolerance instead (a solver's bound, from its own tolerances).
 
-    >>> objectives_agree(1.0, 1.0 + 1e-12), objectives_agree(1.56029, 1.56030), objectives_agree(6e-10, 1.5e-10)
-    (True, False, False)
-    >>> objectives_agree(1.56029, 1.56030, slack=0.2)
-    True
+    >>> objectives_agree(1.0, 1.0 + 1e-12), objectives_agree(1.56029, 1.56030)
+    (True, False)
+    >>> objectives_agree(6e-10, 1.5e-10, slack=1e-24), objectives_agree(3e-10, 0.0, slack=1e-15)
+    (False, True)
     """
-    return math.isclose(a, b, rel_tol=rtol, abs_tol=abs_tol) or abs(a - b) <= slack
+    tolerance = score_tolerance(slack, rtol) if abs_tol is None else abs_tol
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=tolerance) or abs(a - b) <= slack
 
 
 def judge(problem: Problem, solution: Solution, reference: Solution | Reference | None = None,

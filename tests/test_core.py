@@ -564,3 +564,11 @@ def test_objectives_of_tiny_scores_are_judged_relatively() -> None:
 
     assert judge(tiny, claim, best).startswith("disagrees: claims optimum")
     assert judge(tiny, best, best) == "ok"
+    # an optimum near 0 of scores near 1: its tolerance is the scores' (CP-SAT's rounding picked the other tree)
+    near_zero = compbench.Problem(np.array([0.1886000603993936]), np.array([[-np.inf, -0.3241775489857335],
+                                                                            [-np.inf, -np.inf]]),
+                                  np.array([[-np.inf, -0.21676199894367754, 0.0], [-np.inf, -np.inf, 0.3523394875300187],
+                                            [-np.inf, -np.inf, -np.inf]]))
+    best = compbench.get_solver("brute-force").solve(near_zero)
+    assert 0 < best.objective < 1e-14
+    assert judge(near_zero, compbench.Solution(compbench.Status.OPTIMAL, np.array([-1, -1]), 0.0), best) == "ok"

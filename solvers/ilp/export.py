@@ -36,7 +36,11 @@ def write_model(model: Model, path: str | Path, *, minimize: bool = False) -> No
     matrix = lp.a_matrix_
     matrix.format_ = highspy.MatrixFormat.kRowwise
     matrix.num_col_, matrix.num_row_ = cols, model.num_rows
-    matrix.start_, matrix.index_, matrix.value_ = model.row_starts, model.row_cols, model.row_values
+    if no_column:  # the column in every row (fixed at 0, it changes no row's sum): CBC dies on a row of no term
+        matrix.start_, matrix.index_, matrix.value_ = (np.arange(model.num_rows + 1), np.zeros(model.num_rows, int),
+                                                       np.ones(model.num_rows))
+    else:
+        matrix.start_, matrix.index_, matrix.value_ = model.row_starts, model.row_cols, model.row_values
     if model.is_mip and not no_column:
         lp.integrality_ = [highspy.HighsVarType.kInteger if integer else highspy.HighsVarType.kContinuous
                            for integer in model.integrality]
