@@ -236,14 +236,13 @@ def contradiction(solution: Solution, reference: Reference | None, rtol: float =
     if solution.status == Status.INFEASIBLE:
         return f"disagrees: claims infeasible, {what} is {best!r}{source}"
     slack = error + reference.error
-    agree = lambda value: objectives_agree(value, best, rtol, slack)
-    below = lambda value: value < best and not agree(value)
+    agree = lambda value, abs_tol=None: objectives_agree(value, best, rtol, slack, abs_tol)
+    below = lambda value, abs_tol=None: value < best and not agree(value, abs_tol)
     if solution.status == Status.OPTIMAL and (below(solution.objective) or reference.proven and not
                                               agree(solution.objective)):
         return f"disagrees: claims optimum {solution.objective!r}, {what} is {best!r}{source}"
     if reference.proven and solution.has_solution and solution.objective > best and not agree(solution.objective):
         return f"disagrees: solution value {solution.objective!r} beats the reference optimum {best!r}{source}"
-    if solution.bound is not None and solution.bound < best and not objectives_agree(solution.bound, best, rtol, slack,
-                                                                                    abs_tol=rtol):
+    if solution.bound is not None and below(solution.bound, abs_tol=rtol):  # a bound: the solver's own tolerance
         return f"disagrees: bound {solution.bound!r} is below the {what} {best!r}{source}"
     return "ok"

@@ -32,6 +32,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.a} and {args.b} share no (solver, instance) pair")
     differ = [{"solver": solver, **d} for solver, row in rows.items() for d in row["objective_differs"]]
     wrong = _wrong_answers(rows)
+    status = 1 if differ or any(w["runs"] == "B" for w in wrong) else 0
     if args.json:
         keys = ("solver", "sgm_a", "sgm_b", "ratio", "low", "high", "verdict", "instances", "solved_a", "solved_b",
                 "proven_both")
@@ -40,7 +41,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                           "threshold": comparison["threshold"],
                           "noise": comparison["noise"], "min_effect": comparison["min_effect"],
                           "shift_seconds": comparison["shift_seconds"], "forced": why}, allow_nan=False))
-        return 1 if differ or any(w["runs"] == "B" for w in wrong) else 0
+        return status
     noise = comparison["noise"]
     print(f"compare: B = {args.b} over A = {args.a}, per solver on the instances both runs hold (same id and content "
           f"hash); shifted geometric means (shift {comparison['shift_seconds']:g} s, unsolved at the limit; a proven "
@@ -74,7 +75,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          else "no instance has a proven answer (optimal or infeasible) in both runs: no optimum was "
                               "compared")
           + (f"; {len(wrong)} wrong answer(s) (invalid or contradicted)" if wrong else ""))
-    return 1 if differ or any(w["runs"] == "B" for w in wrong) else 0
+    return status
 
 
 def _wrong_answers(rows: dict[str, dict]) -> list[dict]:

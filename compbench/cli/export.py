@@ -113,7 +113,9 @@ def written_rounding(problem) -> float:
     units: each score rounded to WRITTEN_DIGITS significant digits, all of them at most (half a unit of the last)."""
     import numpy as np
 
-    scores = [problem.token_scores, problem.arc_scores, problem.bigram_scores, problem.sibling_scores]
+    from ..problem import SCORE_FIELDS
+
+    scores = [getattr(problem, name) for name in SCORE_FIELDS]
     total = sum(float(np.abs(s[np.isfinite(s)]).sum()) for s in scores if s is not None)
     return total * 0.5 * 10.0 ** (1 - WRITTEN_DIGITS)
 

@@ -94,7 +94,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     out = output_path(args.out, what="parser model",  # before the training, not after it
                       replaces=lambda path: (model_info(path) or {}).get("kind") == "parser")
     train, dev = read_split(args.treebank, "train"), read_split(args.treebank, "dev")
-    if all(x == "_" for s in train for x in s.xpos):  # a tagger of "_" and features of nothing
+    if not has_gold(train, "xpos"):  # a tagger of "_" and features of nothing
         raise UsageError(f"{args.treebank}: its train split has no XPOS (column 5 is _ throughout): the tagger and "
                          "the features read it")
     if args.folds > len(train):  # a fold without sentences would train its tagger on nothing
@@ -147,7 +147,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             train_online(model, train, dev_tagged, cost=cost, max_step=max_step if args.objective == "mira" else None,
                          **common)
         model.info["train_seconds"] = time.perf_counter() - start
-        if args.label_epochs > 0 and all(d == "_" for s in train for d in s.deprels):
+        if args.label_epochs > 0 and not has_gold(train, "deprels"):
             progress.log("arc labeler: not trained, the train split has no DEPREL (column 8 is _ throughout)")
         elif args.label_epochs > 0:
             progress.stage(f"training the arc labeler: {args.label_epochs} epochs")
@@ -250,10 +250,16 @@ def tagger_training(model: ParserModel, sentences: list[TreeSentence]) -> list[t
     return [(s.words, paired_tags(s.xpos, s.upos) if model.universal else s.xpos) for s in sentences]
 
 
+def has_gold(sentences: list[TreeSentence], column: str) -> bool:
+    """Whether the sentences give a gold value in ``column`` (``xpos``, ``upos``, ``deprels``): not ``_``
+    throughout, nor no word."""
+    return any(v != "_" for s in sentences for v in getattr(s, column))
+
+
 def tagging_accuracy(sentences: list[TreeSentence], tags: list[list[str]], column: str = "xpos") -> float | None:
     """The share of words whose tag equals their XPOS (or another ``column``: ``upos``, ``deprels``); None when the
-    sentences have no gold tag there (``_`` throughout, or no word)."""
-    if not any(v != "_" for s in sentences for v in getattr(s, column)):
+    sentences have no gold tag there (:func:`has_gold`)."""
+    if not has_gold(sentences, column):
         return None
     right = sum(a == b for s, t in zip(sentences, tags) for a, b in zip(getattr(s, column), t))
     return right / sum(s.n for s in sentences)
@@ -328,21 +334,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     total = time.perf_counter() - start
     words = sum(s.n for s in sentences)
     print(f"{args.split}: {len(sentences)} sentences, {words} words, predicted tags")
-    has_upos = any(u != "_" for s in sentences for u in s.upos)
     print(f"{'tagging accuracy':<19}"
           + percent(tagging_accuracy(sentences, [xpos for xpos, _ in tagged]), "no gold XPOS in the split"))
     if model.universal:
         print(f"{'UPOS accuracy':<19}" + percent(tagging_accuracy(sentences, [upos for _, upos in tagged], "upos"),
                                                  "no gold UPOS in the split"))
     print(f"{'UAS (all words)':<19}{percent(attachment_score(sentences, heads))}")
-    print(f"{'UAS (no PUNCT)':<19}" + (
-        percent(None, "no gold UPOS to find the punctuation by") if not has_upos
-        else percent(None, "every word is punctuation") if all(u == "PUNCT" for s in sentences for u in s.upos)
-        else percent(attachment_score(sentences, heads, punctuation=False))))
+    if not has_gold(sentences, "upos"):
+        print(f"{'UAS (no PUNCT)':<19}{percent(None, 'no gold UPOS to find the punctuation by')}")
+    elif all(u == "PUNCT" for s in sentences for u in s.upos):
+        print(f"{'UAS (no PUNCT)':<19}{percent(None, 'every word is punctuation')}")
+    else:
+        print(f"{'UAS (no PUNCT)':<19}{percent(attachment_score(sentences, heads, punctuation=False))}")
     if model.labeler is not None:
-        print(f"{'LAS (all words)':<19}" + (
-            percent(attachment_score(sentences, heads, labels=labels)) if any(
-                d != "_" for s in sentences for d in s.deprels) else percent(None, "no gold DEPREL in the split")))
+        las = attachment_score(sentences, heads, labels=labels) if has_gold(sentences, "deprels") else None
+        print(f"{'LAS (all words)':<19}{percent(las, 'no gold DEPREL in the split')}")
     print(f"speed              {len(sentences) / total:.0f} sentences/s tagging, parsing and labelling, "
           f"{len(sentences) / parsing:.0f} sentences/s parsing only (features and decoding), one process")
     return 0

@@ -127,19 +127,21 @@ def judge_results(results: list[dict]) -> list[Judgement]:
     return judge_records(results, references)
 
 
-def outcome(judged: Judgement, seconds: float | None = None, time_limit: float | None = None) -> str:
+def outcome(judged: Judgement, record: dict | None = None) -> str:
     """One of OUTCOMES: ``solved`` only for a validated proven answer that agrees with its reference, within its
-    ``time_limit`` (an answer that came later, in the grace before the kill, took ``seconds``: a ``timeout``).
+    result ``record``'s time limit (an answer that came later, in the grace before the kill, is a ``timeout``).
 
     >>> ref = Reference(Status.OPTIMAL, 2.0, "certified")
     >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True)), outcome(Judgement(Verdict.OK))
     ('solved', 'unproven')
-    >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True), seconds=1.5, time_limit=1.0)
+    >>> outcome(Judgement(Verdict.OK, reference=ref, compared=True, proven=True),
+    ...         {"seconds": {"total": 1.5}, "time_limit": 1.0})
     'timeout'
     """
     if judged.verdict != Verdict.OK:
         return judged.verdict.value
-    if seconds is not None and time_limit is not None and seconds > time_limit:
+    seconds, limit = (runtime(record), record.get("time_limit")) if record is not None else (None, None)
+    if seconds is not None and limit is not None and seconds > limit:
         return "timeout"
     if judged.solved:
         return "solved"
@@ -148,4 +150,4 @@ def outcome(judged: Judgement, seconds: float | None = None, time_limit: float |
 
 def outcomes(results: list[dict]) -> list[str]:
     """The outcome of each result, in order (judged against its instance's reference)."""
-    return [outcome(j, runtime(r), r.get("time_limit")) for r, j in zip(results, judge_results(results))]
+    return [outcome(j, r) for r, j in zip(results, judge_results(results))]

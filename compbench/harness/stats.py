@@ -301,7 +301,7 @@ def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     ``counted`` (the time the statistics use: the solve's time when its outcome is ``timed``, its limit when not,
     None when left out)."""
     judged = judge_results(results)
-    kinds = [outcome(j, runtime(r), r.get("time_limit")) for r, j in zip(results, judged)]
+    kinds = [outcome(j, r) for r, j in zip(results, judged)]
     seconds, _ = counted_times(results, kinds, timed)
     return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": j.solved, "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
