@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import Problem, ProblemError, check_flag, _real_array, check_scores, expect_problem
+from .problem import NEG_INF, Problem, ProblemError, check_flag, _real_array, check_scores, expect_problem
 from .problem_batch import ProblemBatch
 from .registry import group_entry_points
 from .solver import cores
@@ -237,12 +237,9 @@ def _device_trees(provider: Any, arc_scores: Any, single_root: Any, jobs: Any) -
         batch = arc_scores.astype(np.float64, copy=False)
         if len(batch):
             _arc_matrix("arc_scores[0]", batch[0])  # square, at least 1 x 1 (as every matrix is)
-        _check_matrices(batch, range(len(batch)))
-        return batch, single_root
+        return _checked_matrices(batch, range(len(batch))), single_root
     arrays = _arc_matrices(arc_scores)
-    for k, arc in enumerate(arrays):
-        check_scores(f"arc_scores[{k}]", arc)
-    return arrays, single_root
+    return [_checked_matrices(arc[None], [k])[0] for k, arc in enumerate(arrays)], single_root
 
 
 def _arc_matrices(arc_scores: Sequence[np.ndarray] | np.ndarray) -> list[np.ndarray]:
@@ -254,13 +251,21 @@ def _arc_matrices(arc_scores: Sequence[np.ndarray] | np.ndarray) -> list[np.ndar
     return [_arc_matrix(f"arc_scores[{k}]", arc) for k, arc in enumerate(arc_scores)]
 
 
-def _check_matrices(batch: np.ndarray, index: Iterable[int]) -> None:
-    """:func:`check_scores` of a stack of arc matrices at once; a bad one named by its ``index`` in the whole list."""
+def _checked_matrices(batch: np.ndarray, index: Iterable[int]) -> np.ndarray:
+    """A stack of arc matrices checked as a Problem checks its arc scores (:func:`check_scores`), at once; a bad one
+    named by its ``index`` in the whole list.  What the contract ignores (column 0, the diagonal) is read as -inf, as
+    a Problem stores it: a stack holding something out of range there (a mask of -1e30, say) comes back a copy with
+    -inf in its place, any other stack as it is."""
     try:
         check_scores("arc_scores", batch)
+        return batch
     except ProblemError:
+        batch = batch.copy()
+        batch[:, :, 0] = NEG_INF
+        batch[:, np.arange(batch.shape[1]), np.arange(batch.shape[1])] = NEG_INF
         for k, matrix in zip(index, batch):
             check_scores(f"arc_scores[{k}]", matrix)
+        return batch
 
 
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,
@@ -272,8 +277,7 @@ def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, wit
     for k, arc in enumerate(arrays):
         sizes.setdefault(len(arc), []).append(k)
     for index in sizes.values():
-        batch = np.stack([arrays[k] for k in index])
-        _check_matrices(batch, index)
+        batch = _checked_matrices(np.stack([arrays[k] for k in index]), index)
         values, margins = _provider().tree_many(batch, single_root, with_marginals, jobs)
         log_z[index] = values
         for k, arc in zip(index, margins):

@@ -268,6 +268,20 @@ def test_numpy_input_is_checked_as_on_the_cpu():
 
 
 @needs_kernels
+def test_numpy_input_takes_what_the_cpu_takes_in_the_entries_it_ignores():
+    """A mask of -1e30 or a NaN in column 0 and on the diagonal (ignored: read as -inf) was refused on both paths;
+    it is taken, in a list and in one array, with the CPU's answers."""
+    arc = np.zeros((4, 4))
+    np.fill_diagonal(arc, -1e30)
+    arc[:, 0] = np.nan
+    for arcs in ([arc], arc[None]):
+        cpu = compbench.tree_marginals_many(arcs)[0]
+        assert compbench.tree_log_partition_many(arcs, device="cuda")[0] == pytest.approx(np.log(12))
+        gpu = compbench.tree_marginals_many(arcs, device="cuda")[0]
+        assert gpu.log_partition == pytest.approx(cpu.log_partition) and np.allclose(gpu.arc, cpu.arc)
+
+
+@needs_kernels
 def test_the_kernel_modules_check_their_flags_and_take_an_empty_batch():
     """The kernel modules' own entry points refuse single_root="False" as compbench's functions do (it gave the
     single-root answer); an empty batch of any shape has no answers on either device; the marginals' log Z comes

@@ -339,6 +339,26 @@ def test_a_batch_of_tree_crfs_refuses_what_one_refuses_naming_its_matrix():
                 function(arcs)
 
 
+def test_a_batch_of_tree_crfs_takes_what_one_takes_in_the_entries_it_ignores():
+    """Column 0 and the diagonal are ignored (read as -inf): a batch refused a mask of -1e30 there, or a NaN, that
+    tree_log_partition takes, and still refuses one in a read entry."""
+    arc = np.zeros((4, 4))
+    np.fill_diagonal(arc, -1e30)
+    arc[:, 0] = -1e30
+    arc[2, 0] = np.nan
+    one = compbench.tree_log_partition(arc)
+    assert one == pytest.approx(np.log(12))
+    for arcs in ([arc, np.zeros((3, 3))], np.stack([arc, np.zeros((4, 4))])):
+        assert compbench.tree_log_partition_many(arcs)[0] == pytest.approx(one)
+        marginals = compbench.tree_marginals_many(arcs)[0]
+        assert marginals.log_partition == pytest.approx(one)
+        assert np.allclose(marginals.arc, compbench.tree_marginals(arc).arc)
+    assert np.isnan(arc[2, 0]) and arc[1, 1] == -1e30  # the input is not written
+    arc[1, 2] = -1e30
+    with pytest.raises(compbench.ProblemError, match=r"arc_scores\[0\]: -1e\+30 at index \(1, 2\)"):
+        compbench.tree_log_partition_many([arc])
+
+
 def test_one_tree_crf_refuses_a_matrix_that_is_not_one():
     for arcs in (np.zeros((0, 0)), np.zeros((3, 4)), 5):
         with pytest.raises(compbench.ProblemError, match=r"arc_scores: expected an \(n\+1\) x \(n\+1\) matrix"):
