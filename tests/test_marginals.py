@@ -393,6 +393,18 @@ def test_marginals_of_scores_near_the_limit_are_probabilities() -> None:
     np.testing.assert_allclose(compbench.marginals(p).token, [1.0, 1.0, 1.0], rtol=1e-3)
 
 
+def test_marginals_of_a_sure_part_are_never_above_one() -> None:
+    """Every token kept: the scaled chart's posteriors of the sure tokens and bigrams read 1.0000000000000002 (log1p
+    of minus them NaN); every path gives at most 1, first and second order, with 1 within rounding."""
+    for seed in range(40):
+        p = compbench.generate("gaussian", n=6, seed=seed, length=6)
+        second = compbench.generate("gaussian", n=5, seed=seed, length=5, second_order=True)
+        for m in (compbench.marginals(p), compbench.marginals_many([p, p])[1], compbench.marginals(second)):
+            for part in (m.token, m.arc, m.bigram) + (() if m.sibling is None else (m.sibling,)):
+                assert part.max() <= 1.0
+            np.testing.assert_allclose(m.token, 1.0, rtol=1e-12)
+
+
 def test_one_matrix_where_a_batch_is_expected_says_so() -> None:
     """It said 'arc_scores[0]: expected an (n+1) x (n+1) matrix, got shape (3,)'."""
     for call in (compbench.tree_log_partition_many, compbench.tree_marginals_many):

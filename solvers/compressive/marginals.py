@@ -223,8 +223,8 @@ def _log_space_inside(problem: Problem) -> tuple[Hypergraph, np.ndarray, np.ndar
 def log_space_marginals(problem: Problem) -> Marginals:
     """:func:`marginals` in log space over the listed hypergraph: at any temperature and length, about ten times
     slower than the scaled chart.  A posterior is exp(inside + outside - log Z) of sums as large as the scores:
-    float64 rounds them by up to 2^-52 of the largest (about 1e-4 at scores near 1e12), so each marginal is clipped
-    to 1 (a sure token read 1.00003)."""
+    float64 rounds them by up to 2^-52 of the largest (about 1e-4 at scores near 1e12): a sure token read 1.00003,
+    which :class:`compbench.Marginals` clips to 1, as it clips every chart's."""
     graph, adds, most, inside, log_z, lo, hi = _log_space_inside(problem)
     n = problem.n
     if log_z == -math.inf:
@@ -248,9 +248,6 @@ def log_space_marginals(problem: Problem) -> Marginals:
     sibling = None
     if problem.second_order:
         sibling = summed((heads * N + _previous_sibling(graph, attach)) * N + mods, mass, (N, N, N))
-    for part in (token, arc, bigram, sibling):
-        if part is not None:
-            np.minimum(part, 1.0, out=part)
     return Marginals(log_z, token, arc, bigram, sibling)
 
 
