@@ -312,19 +312,23 @@ def _batch_lengths(length: Any, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     if isinstance(length, tuple):  # (0, 2) reads as a range, but per sentence it would be exact lengths 0 and 2
         raise ProblemError("length", f"a tuple is ambiguous, got {length!r}: a range for every sentence is "
                                      "Length(min, max), per sentence a list or array of lengths or (min, max) rows")
-    if isinstance(length, (Length, int, np.integer)) and not isinstance(length, bool):
-        rows = [_check_length(length, int(n)) for n in sizes]  # type: ignore[misc]
+    shared = isinstance(length, (Length, int, np.integer)) and not isinstance(length, bool)
+    if shared:
+        given = [length] * batch
     else:
-        given = np.asarray(length)
-        if given.dtype.kind not in "iu" or given.shape not in ((batch,), (batch, 2)):
+        array = np.asarray(length)
+        if array.dtype.kind not in "iu" or array.shape not in ((batch,), (batch, 2)):
             raise ProblemError("length", f"expected None, an integer, a Length, or integers of shape ({batch},) "
-                                         f"or ({batch}, 2), got shape {given.shape} of {given.dtype}")
-        rows = []
-        for b, row in enumerate(given.reshape(batch, -1).tolist()):
-            try:
-                rows.append(_check_length(Length(row[0], row[-1]), int(sizes[b])))
-            except ProblemError as exc:
-                raise ProblemError(f"{exc.field}[{b}]", exc.message) from None
+                                         f"or ({batch}, 2), got shape {array.shape} of {array.dtype}")
+        given = array.reshape(batch, -1).tolist()
+    rows = []
+    for b, (row, n) in enumerate(zip(given, sizes.tolist())):
+        try:
+            rows.append(_check_length(row if shared else Length(row[0], row[-1]), n))
+        except ProblemError as exc:  # the sentence named: by its row, or after the batch's one length
+            if shared:
+                raise ProblemError(exc.field, f"{exc.message} for sentence {b} (n = {n})") from None
+            raise ProblemError(f"{exc.field}[{b}]", exc.message) from None
     lo = np.array([row.min for row in rows], np.int64)  # type: ignore[union-attr]
     hi = np.array([row.max for row in rows], np.int64)  # type: ignore[union-attr]
     return lo, hi, np.zeros(batch, bool)

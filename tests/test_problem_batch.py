@@ -92,6 +92,16 @@ def test_problem_batch_errors_name_the_field() -> None:
                                     compbench.generate("gaussian", 3, seed=0).replace(single_root=True)])
 
 
+def test_a_length_that_does_not_fit_names_its_sentence() -> None:
+    """One length for the whole batch said only 'length: 2 is outside 0..1', not which sentence is too short."""
+    cases = [(2, r"length: 2 is outside 0\.\.1 for sentence 1 \(n = 1\)"),
+             (Length(2, 3), r"length\.min: 2 is outside 0\.\.1 for sentence 1 \(n = 1\)"),
+             ([2, 2, 2], r"length\[1\]: 2 is outside 0\.\.1"), ([[0, 1], [2, 1], [0, 0]], r"length\[1\]: min 2 > max 1")]
+    for length, says in cases:
+        with pytest.raises(ProblemError, match=says):
+            ProblemBatch.from_arrays(np.zeros((3, 4, 4)), sizes=[3, 1, 2], length=length)
+
+
 def test_the_constructor_refuses_arrays_a_kernel_would_read_out_of_bounds() -> None:
     """ProblemBatch(...) takes the scores as they are, but not a layout the kernels would overrun (a size of 50 in
     a batch 3 wide read past the arrays and crashed the process)."""
