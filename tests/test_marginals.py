@@ -247,6 +247,18 @@ def test_a_problem_too_big_for_memory_is_refused_in_one_line(monkeypatch):
         log_space_marginals(p)
 
 
+def test_a_batch_needs_the_memory_of_its_largest_chart_not_of_its_largest_sizes(monkeypatch):
+    """A long free-length sentence beside a short counted one was charged n = 300's chart times the other's count
+    width (174 MiB) though each needs a few MiB: the batch was refused what the same problems in a list were not."""
+    import compbench_solvers.compressive.marginals as engines
+
+    monkeypatch.setattr(engines, "available_memory", lambda: 100 * 2**20)
+    flat = [compbench.Problem(np.zeros(n), np.zeros((n + 1, n + 1)), np.zeros((n + 2, n + 2)), length=length)
+            for n, length in ((300, None), (40, 20))]
+    as_list = compbench.log_partition_many(flat)
+    np.testing.assert_array_equal(compbench.log_partition_many(compbench.ProblemBatch.from_problems(flat)), as_list)
+
+
 def far_apart_scores(seed: int) -> compbench.Problem:
     """A sentence of 4 to 6 words whose arc scores lie hundreds of nats apart, many forbidden: some items of the
     scaled chart are below 2^-1074 of their column's largest while their completions weigh up to e^600."""

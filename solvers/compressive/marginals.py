@@ -376,8 +376,9 @@ def _batched(batch: ProblemBatch, with_marginals: bool, jobs: int) -> tuple[np.n
     for k, (counting, cap, goal) in enumerate(plans):
         params[k] = COUNTING[counting], cap
         goals[k, :len(goal)] = goal
-    N = batch.max_n + 1  # once per batch: the largest chart
-    _refuse_if_too_big("scaled chart", N - 1, 8 * 2 * ITEMS * N ** 2 * width)
+    cells = [(n + 1) ** 2 * (cap + 1) for n, (_, cap, _) in zip(batch.sizes.tolist(), plans)]
+    largest = int(np.argmax(cells))  # once per batch: the largest chart (inside and outside), a sentence's own
+    _refuse_if_too_big("scaled chart", int(batch.sizes[largest]), 8 * 2 * ITEMS * cells[largest])
     return infer(batch, params, goals, with_marginals, jobs)
 
 
