@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -152,7 +153,8 @@ def test_a_run_with_repeats_counts_each_instance_and_solver_once(tmp_path: Path)
     pairs = {(r["instance"], r["solver"]) for r in results}
     counts, fails, compared, why = judged_summary(A)
     assert counts == f"solved {len(pairs)} (instance-solver pairs, each the worst of its 3 repeats)"
-    assert not fails and why is None and compared == len({r["instance"] for r in results})
+    instances = len({r["instance"] for r in results})
+    assert not fails and why is None and compared == f"compared {instances} of {instances} instances"
     lines = Path(A).read_text().splitlines()
     wrong = next(i for i, line in enumerate(lines) if '"solver": "resource-dp", "repeat": 1,' in line)
     record = json.loads(lines[wrong])
@@ -181,3 +183,30 @@ def test_an_unchecked_answer_is_timed_only_when_the_other_run_confirms_it() -> N
     row = compare_runs(a, beaten, shift=0.01)["solvers"]["s"]
     assert row["verdict"] == "unsolved" and row["sgm_a"] == pytest.approx(10.0)
     assert row["objective_differs"][0] == {"instance": "i0", "a": 5.0, "b": "a solution of value 6.0"}
+
+
+def test_times_of_zero_and_a_dollar_in_a_name_give_tables_figures_and_json(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """A run file may hold times of 0 (a hand-made or foreign one): the SGM's rounding was divided by (a ratio of
+    1e14), and with --shift 1 report said 'Out of range float values are not JSON compliant' and compare --json died
+    with a traceback; a solver named with '$' crashed plot in matplotlib's mathtext."""
+    records = [json.loads(line) for line in Path(A).read_text().splitlines()]
+    for r in records:
+        if r.get("solver") == "hook-dp":
+            r["seconds"] = {"setup": 0.0, "solve": 0.0, "total": 0.0}
+        if r.get("solver") == "brute-force":
+            r["solver"] = r"exec:./run$\frac$x"
+    run = tmp_path / "zero.jsonl"
+    run.write_text("".join(json.dumps(r) + "\n" for r in records if r["type"] != "verdict"))
+    assert main(["report", str(run), "--shift", "1", "--out", str(tmp_path / "report")]) == 0
+    readme = (tmp_path / "report" / "README.md").read_text()
+    assert "shift s = 1 s (set by --shift)" in readme
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert summary["reference"] == "hook-dp" and summary["solvers"]["hook-dp"]["sgm_seconds"] == 0.0
+    assert (tmp_path / "report" / "plots" / "profile.png").exists()
+    capsys.readouterr()
+    rows = compare_json(capsys, str(run), str(run), "--shift", "1")["solvers"]
+    row = next(r for r in rows if r["solver"] == "hook-dp")
+    assert row["verdict"] == "unmeasured" and row["ratio"] is None
+    assert main(["compare", str(run), str(run), "--shift", "1"]) == 0
+    assert re.search(r"hook-dp +\d+ +0 s +0 s +- +- +unmeasured", capsys.readouterr().out)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from compbench.harness.judging import judge_results, outcome, outcomes
-from compbench.harness.stats import (bootstrap_ratio, par2, profile_fractions, profile_ratios, scaling_fit, sgm,
-                                     summarize, summary_by_kind)
+from compbench.harness.stats import (annotate, bootstrap_ratio, par2, profile_fractions, profile_ratios, scaling_fit,
+                                     sgm, summarize, summary_by_kind)
 
 
 def result(instance: str, solver: str, status: str, seconds: float = 1.0, objective: float | None = 1.0,
@@ -192,3 +192,51 @@ def test_each_kinds_table_is_judged_with_every_answer() -> None:
                {**result("y", "b", "optimal", objective=7.0, reference=None), "kind": "uniform"}]
     uniform = summary_by_kind(results, {}, shift=1.0)["by_kind"]["uniform"]["solvers"]
     assert uniform["a"]["disqualified"] and uniform["b"]["solved"] == 0 and uniform["b"]["unchecked"] == 1
+
+
+def test_an_answer_after_its_limit_is_not_solved_in_the_verdicts_either() -> None:
+    """A proven answer in the grace after its limit is a timeout in the tables, but annotate (results.csv and the
+    verdict records) still called it solved: df[df.solved] held it."""
+    late = result("a", "late", "optimal", 12.0)
+    (record,) = annotate([late, result("a", "other", "optimal", 1.0)])[:1]
+    assert record["outcome"] == "timeout" and record["solved"] is False
+    assert summarize([late], {}, shift=1.0)["solvers"]["late"]["timeouts"] == 1
+
+
+def test_times_of_zero_give_an_sgm_of_zero_and_no_ratio() -> None:
+    """exp(mean(log(t + s))) - s of times of 0 left rounding (1.7e-18 for s = 5 ms), which the scaled SGM and the
+    paired ratio then divided by (1e14 against a solver of 0.1 s); with --shift 1 the report died on an infinity."""
+    zero = [result(i, "zero", "optimal", 0.0) for i in "abcdef"]
+    slow = [result(i, "slow", "optimal", 0.1) for i in "abcdef"]
+    assert sgm(np.zeros(6), 0.005) == 0.0 and sgm(np.zeros(6), 1.0) == 0.0 and sgm(np.zeros(6), 0.0) == 0.0
+    assert all(math.isnan(x) for x in bootstrap_ratio(np.zeros(6), np.full(6, 0.1), 0.005))
+    for shift in (0.005, 1.0):
+        summary = summarize(zero + slow, {}, shift=shift)
+        assert summary["reference"] == "zero" and summary["pairs"] == []
+        assert summary["solvers"]["zero"]["sgm_seconds"] == 0.0
+        assert summary["solvers"]["zero"]["sgm_scaled"] is None and summary["solvers"]["slow"]["sgm_scaled"] is None
+    ratio, low, high = bootstrap_ratio(np.array([0.0] * 5 + [0.1]), np.full(6, 0.1), 0.005)
+    assert math.isfinite(low) and low <= ratio <= high  # resamples of only zeros are left out
+
+
+def test_without_a_limit_an_unsolved_answer_counts_at_the_longest_time_of_the_run() -> None:
+    """No time limit: an error counted at its own 10 us made a solver that solved nothing the fastest, the
+    reference every solved one was scaled by."""
+    records = [{**r, "time_limit": None} for r in
+               [result(i, "broken", "error", 1e-5, None) for i in "abc"]
+               + [result(i, "solver", "optimal", t) for i, t in zip("abc", (0.5, 1.0, 2.0))]]
+    summary = summarize(records, {}, shift=0.001)
+    broken = summary["solvers"]["broken"]
+    assert broken["sgm_seconds"] == pytest.approx(2.0) and broken["par2_seconds"] == pytest.approx(4.0)
+    assert summary["reference"] == "solver"
+
+
+def test_the_default_speedup_baseline_solved_something() -> None:
+    """Without an ILP the baseline is the slowest exact solver: one that timed out everywhere was taken, and the
+    speed-up figure had nothing to divide by ('no speed-up to plot')."""
+    from compbench.harness.plots import speedup_baseline
+    from compbench.harness.stats import judged
+
+    records = [result(i, "fast", "optimal", 0.1) for i in "abc"] + [result(i, "slow", "optimal", 1.0) for i in "abc"]
+    records += [result(i, "stuck", "timeout", 10.0, None) for i in "abc"]
+    assert speedup_baseline(judged(records), {}) == "slow"

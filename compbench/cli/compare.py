@@ -55,10 +55,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(f"{'solver':<28}{'instances':>10} {'SGM A':>11} {'SGM B':>11} {'B/A':>9} {'95% interval':>22} "
           f"{'verdict':>9}{'solved A':>10}{'solved B':>10}")
     for solver, row in rows.items():
-        interval = f"[{row['low']:.3g}, {row['high']:.3g}]"
-        sgm = lambda v: "-" if v is None else f"{v:.3g} s"
-        print(f"{solver:<28}{row['instances']:>10} {sgm(row['sgm_a']):>11} {sgm(row['sgm_b']):>11} "
-              f"{row['ratio']:>9.3g} {interval:>22} {row['verdict']:>9}{row['solved_a']:>10}{row['solved_b']:>10}")
+        number = lambda v, unit="": "-" if v is None else f"{v:.3g}{unit}"  # None: no ratio (SGMs of 0)
+        interval = f"[{number(row['low'])}, {number(row['high'])}]" if row["ratio"] is not None else "-"
+        print(f"{solver:<28}{row['instances']:>10} {number(row['sgm_a'], ' s'):>11} {number(row['sgm_b'], ' s'):>11} "
+              f"{number(row['ratio']):>9} {interval:>22} {row['verdict']:>9}{row['solved_a']:>10}{row['solved_b']:>10}")
     for solver, row in rows.items():
         for key, what in (("only_a", "solved in A only"), ("only_b", "solved in B only")):
             if row[key]:

@@ -291,7 +291,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     judged, fails, compared, why = judged_summary(args.out)
     print("\n".join(fails + [f"bench: {len(problems)} instances x {len(solvers)} solvers in "
                              f"{time.perf_counter() - started:.0f} s ({counts.get('resumed', 0)} already recorded): "
-                             f"{judged}; compared {compared} of {len(problems)} instances; results in {args.out}"]))
+                             f"{judged}; {compared}; results in {args.out}"]))
     if fails:
         print(f"agreement: {len(fails)} wrong answer(s) (every repeat counted; the report counts instance-solver "
               "pairs): invalid or contradicted answers count as unsolved, and their solvers are disqualified")
@@ -421,7 +421,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
           f"time limit {args.time_limit:g} s, {args.jobs} jobs) -> {sweep_run}", flush=True)
     run_bench(args, solvers, problems, str(sweep_run))
     judged, fails, compared, why = judged_summary(str(sweep_run))
-    print("\n".join(f"          {line}" for line in fails + [judged, f"compared {compared} instances"]
+    print("\n".join(f"          {line}" for line in fails + [judged, compared]
                     + ([why] if why else [])))
     status = status or int(bool(fails or why))
     if "skipped" in judged:

@@ -51,9 +51,13 @@ def timing_verdict(low: float, high: float, threshold: float, instances: int = M
     ('same', 'slower', 'faster')
     >>> timing_verdict(1.3, 1.3, 1.25, instances=1)
     'too few'
+    >>> timing_verdict(math.nan, math.nan, 1.25)  # no ratio (an SGM of times of 0)
+    'unmeasured'
     """
     if instances < MIN_TIMED_INSTANCES:
         return "too few"
+    if math.isnan(low) or math.isnan(high):
+        return "unmeasured"
     return "slower" if low > threshold else "faster" if high < 1.0 / threshold else "same"
 
 
@@ -147,7 +151,8 @@ def compare_runs(a: list[dict], b: list[dict], shift: float | None = None,
         names = [key[1] for key in common]
         timed = [x["outcome"] == "solved" or _same_proven(x, y) for x, y in zip(ra + rb, rb + ra)]
         rows[solver] = {"solver": solver, "instances": len(common), "sgm_a": finite_or_none(sgm(ta, shift)),
-                        "sgm_b": finite_or_none(sgm(tb, shift)), "ratio": ratio, "low": low, "high": high,
+                        "sgm_b": finite_or_none(sgm(tb, shift)), "ratio": finite_or_none(ratio),
+                        "low": finite_or_none(low), "high": finite_or_none(high),
                         "verdict": timing_verdict(low, high, threshold, len(common)) if any(timed) else "unsolved",
                         "proven_both": sum(x["status"] in PROVEN and y["status"] in PROVEN
                                            and "invalid" not in (x["outcome"], y["outcome"]) for x, y in zip(ra, rb)),

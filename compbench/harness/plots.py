@@ -28,7 +28,7 @@ from .stats import (FIT_MIN_PER_SIZE, WRONG, annotate, disqualified, judged, is_
 from .accuracy_plot import plot_accuracy, read_accuracy
 from .runfiles import load_runs
 from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
-                     labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
+                     labelled_line, literal_text, name_missing, new_figure, save_figure, shared_legend, small_print,
                      solver_styles)
 
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
@@ -284,13 +284,13 @@ def _finish_panel(ax: Any, title: str, left: list[str], what: str, xlabel: str) 
 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
     """The default speed-up baseline: the fastest exact ILP (see ``stats.reference_solver``); without an ILP, the
-    exact solver not disqualified with the highest SGM."""
+    exact solver not disqualified that solved an instance, with the highest SGM."""
     rows = summarize_judged(results, infos)["solvers"]
     ilp = reference_solver({s: row for s, row in rows.items() if family(s) in ("ilp", "ilp-dp")})
     if ilp is not None:
         return ilp
     exact = {s: row["sgm_seconds"] for s, row in rows.items()
-             if row["exact"] and not row["disqualified"] and row["sgm_seconds"] is not None}
+             if row["exact"] and not row["disqualified"] and row["solved"] and row["sgm_seconds"] is not None}
     return max(exact, key=exact.get) if exact else None
 
 
@@ -503,7 +503,7 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
     paths = [p for p, record in records.items() if record is None]
     out = Path(out)
     stale = [f"{name}.{ext}" for name in RUN_PLOTS for ext in ("png", "svg")] if paths else []  # an earlier run's
-    with replaced_together(out, stale) as staging:  # all the figures, or none (the old ones kept)
+    with replaced_together(out, stale) as staging, literal_text():  # all the figures, or none (the old ones kept)
         written = _plot_all(accuracy, paths, staging, baseline)
     return [str(out / Path(path).relative_to(staging)) for path in written]
 

@@ -30,7 +30,7 @@ from .check import agreement_matrix
 from .plots import (RUN_PLOTS, certificate_stats, objective_gaps, plot_runs, solver_infos, speedup_baseline,
                     theory)
 from .runfiles import load_runs, read_records
-from .stats import LEFT_OUT, annotate, judged, runtime, summary_by_kind
+from .stats import LEFT_OUT, SHIFT_FRACTION, annotate, judged, runtime, summary_by_kind
 
 PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved within a time"),
          ("runtime", "Scaling: time against n"), ("speedup", "Speed-up over the baseline"),
@@ -236,6 +236,14 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
     return lines
 
 
+def shift_origin(summary: dict[str, Any]) -> str:
+    """Where a summary's shift came from: the default's rule, or ``--shift`` (any other value)."""
+    limit, shift = summary["time_limit"], summary["shift_seconds"]
+    if shift == (SHIFT_FRACTION * limit if limit else 1e-3):
+        return "1/1000 of the time limit" if limit else "1 ms: no time limit"
+    return "set by --shift"
+
+
 def statistics_lines(summary: dict[str, Any], results: list[dict]) -> list[str]:
     """The statistics section: how they are computed, then the tables (pooled, and per kind when there are several)."""
     limit = summary["time_limit"]
@@ -247,7 +255,7 @@ def statistics_lines(summary: dict[str, Any], results: list[dict]) -> list[str]:
              f"disqualified (the SAT competitions' rule): marked in the tables and figures, never ranked, scaled or "
              f"fastest.  SGM: shifted geometric mean exp(mean(log(t + s))) - s of each solve's time "
              f"(`seconds.total`, or the worker's clock around the call when that is longer) with shift s = "
-             f"{_seconds(summary['shift_seconds'])} (1/1000 of the time limit), an unsolved instance (timeout, "
+             f"{_seconds(summary['shift_seconds'])} ({shift_origin(summary)}), an unsolved instance (timeout, "
              f"error, invalid or contradicted answer, no proof, or skipped) counted at its time limit "
              f"({_seconds(limit) if limit else 'none'}); only unsupported solves (outside what a solver declares) "
              f"are left out (column 'unsupported'; a solver's SGM is over the instances it supports).  Repeats of a "

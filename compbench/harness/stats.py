@@ -65,8 +65,12 @@ TIMED = ("solved",)  # the outcomes timed by their own time; every other (not le
 def counted_times(results: list[dict], kinds: list[str], timed: tuple[str, ...] = TIMED
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(seconds, solved) per result for the time statistics: the time of a result whose outcome is ``timed``, an
-    unsolved one's limit (its own time when it had no limit, or when that is longer); left-out results are NaN."""
+    unsolved one's limit (its own time when that is longer); left-out results are NaN.  An unsolved result without
+    a limit counts at the run's largest limit, else at the longest time any result of the run took: an answer with
+    no proof never counts faster than a solved one (an all-error solver ranked fastest at its error's time)."""
     fallback = time_limit_of(results)
+    if fallback is None:
+        fallback = max((t for r in results if (t := runtime(r)) is not None), default=None)
     seconds = np.full(len(results), np.nan)
     solved = np.zeros(len(results), dtype=bool)
     for i, (r, kind) in enumerate(zip(results, kinds)):
@@ -90,7 +94,16 @@ def sgm(seconds: np.ndarray, shift: float) -> float:
     seconds = np.asarray(seconds, dtype=float)
     if seconds.size == 0:
         return math.nan
-    return float(max(0.0, np.exp(np.mean(np.log(seconds + shift))) - shift))
+    return float(_sgms(seconds[None, :], shift)[0])
+
+
+def _sgms(seconds: np.ndarray, shift: float) -> np.ndarray:
+    """The SGM of every row of ``seconds``, as shift * expm1(mean(log1p(t / shift))): exactly 0 for times of 0 (the
+    textbook form's exp(log(s)) - s leaves rounding, 1.7e-18 for s = 5 ms, which a ratio then divides by)."""
+    with np.errstate(divide="ignore"):
+        if shift > 0:
+            return np.maximum(0.0, shift * np.expm1(np.mean(np.log1p(seconds / shift), axis=-1)))
+        return np.exp(np.mean(np.log(seconds), axis=-1))
 
 
 def par2(seconds: np.ndarray, solved: np.ndarray, limits: np.ndarray) -> float:
@@ -102,19 +115,21 @@ def par2(seconds: np.ndarray, solved: np.ndarray, limits: np.ndarray) -> float:
 def bootstrap_ratio(a: np.ndarray, b: np.ndarray, shift: float, *, samples: int = BOOTSTRAP_SAMPLES,
                     seed: int = SEED) -> tuple[float, float, float]:
     """sgm(b) / sgm(a) over paired times (the same instances), and a 95% percentile bootstrap interval from
-    ``samples`` resamples of the instances (seeded: the same numbers every time).
+    ``samples`` resamples of the instances (seeded: the same numbers every time); NaN when either SGM is 0 (every
+    time 0: the ratio says nothing).
 
     >>> ratio, low, high = bootstrap_ratio(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0, 9.0]), 0.0)
     >>> round(ratio, 3), low <= ratio <= high
     (2.06, True)
     """
-    a, b = np.asarray(a, dtype=float) + shift, np.asarray(b, dtype=float) + shift
-    if a.size == 0:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ratio = sgm(b, shift) / sgm(a, shift) if a.size and sgm(a, shift) > 0 and sgm(b, shift) > 0 else math.nan
+    if math.isnan(ratio):  # no time, or an SGM of times of 0: nothing to divide
         return math.nan, math.nan, math.nan
-    ratio = (np.exp(np.mean(np.log(b))) - shift) / (np.exp(np.mean(np.log(a))) - shift)
     picks = np.random.default_rng(seed).integers(0, a.size, size=(samples, a.size))
-    sampled = ((np.exp(np.log(b)[picks].mean(axis=1)) - shift) / (np.exp(np.log(a)[picks].mean(axis=1)) - shift))
-    low, high = np.percentile(sampled, [2.5, 97.5])
+    below, above = _sgms(a[picks], shift), _sgms(b[picks], shift)
+    usable = (below > 0) & (above > 0)  # a resample of only times of 0 has no ratio either
+    low, high = np.percentile(above[usable] / below[usable], [2.5, 97.5])
     return float(ratio), float(low), float(high)
 
 
@@ -162,13 +177,15 @@ def disqualified(results: list[dict], kinds: list[str] | None = None) -> dict[st
 
 def solver_row(records: list[dict], kinds: list[str], shift: float, exact: bool,
                wrong: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The statistics of one solver's results (``kinds``: their outcomes; ``wrong``: its entry of
+    """The statistics of one solver's judged results (``kinds``: their outcomes; times: their ``counted``, see
+    :func:`annotate`; ``wrong``: its entry of
     :func:`disqualified` over every run, None when it gave no wrong answer); the same keys for every solver."""
     counts = {k: kinds.count(k) for k in OUTCOMES}
-    seconds, solved = counted_times(records, kinds)
+    seconds = np.array([math.nan if r["counted"] is None else r["counted"] for r in records])
+    solved = np.array([kind in TIMED for kind in kinds], bool)
     ran = ~np.isnan(seconds)
     limits = np.array([float(r["time_limit"]) if r.get("time_limit") is not None else seconds[i]
-                       for i, r in enumerate(records)])
+                       for i, r in enumerate(records)])  # no limit: an unsolved result's counted time stands for it
     return {"exact": exact, "disqualified": wrong is not None, "wrong": wrong["wrong"] if wrong else 0,
             "first_wrong": wrong["first"] if wrong else None,
             "instances": int(ran.sum()), "solved": counts["solved"], "timeouts": counts["timeout"],
@@ -194,13 +211,12 @@ def reference_solver(rows: dict[str, dict]) -> str | None:
     return min(full, key=lambda s: (full[s]["sgm_seconds"], s), default=None)
 
 
-def paired_times(results: list[dict], kinds: list[str], a: str, b: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def paired_times(results: list[dict], a: str, b: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Counted times of solvers ``a`` and ``b`` on the instances both ran (neither left out), and those instances."""
-    seconds, _ = counted_times(results, kinds)
     by: dict[str, dict[str, float]] = defaultdict(dict)
-    for r, t in zip(results, seconds):
-        if r["solver"] in (a, b) and not np.isnan(t):
-            by[r["instance"]][r["solver"]] = t
+    for r in results:
+        if r["solver"] in (a, b) and r["counted"] is not None:
+            by[r["instance"]][r["solver"]] = r["counted"]
     common = sorted(i for i, times in by.items() if a in times and b in times)
     return (np.array([by[i][a] for i in common]), np.array([by[i][b] for i in common]), common)
 
@@ -235,13 +251,13 @@ def summarize_judged(results: list[dict], infos: dict[str, dict], shift: float |
     pairs = []
     if reference is not None:
         for solver, row in rows.items():
-            if row["sgm_seconds"] is not None and not row["disqualified"]:
-                row["sgm_scaled"] = row["sgm_seconds"] / max(rows[reference]["sgm_seconds"], 1e-12)
+            if row["sgm_seconds"] is not None and not row["disqualified"] and rows[reference]["sgm_seconds"] > 0:
+                row["sgm_scaled"] = row["sgm_seconds"] / rows[reference]["sgm_seconds"]
             if solver == reference or row["disqualified"]:
                 continue
-            a, b, common = paired_times(results, kinds, reference, solver)
-            if common:
-                ratio, low, high = bootstrap_ratio(a, b, shift)
+            a, b, common = paired_times(results, reference, solver)
+            ratio, low, high = bootstrap_ratio(a, b, shift)
+            if common and not math.isnan(ratio):  # times of 0 on either side: no ratio, the cell says '-'
                 pairs.append({"solver": solver, "reference": reference, "instances": len(common), "ratio": ratio,
                               "low": low, "high": high, "exact": row["exact"]})
     return {"shift_seconds": shift, "time_limit": time_limit_of(results),
@@ -297,13 +313,14 @@ def scaling_fit(times: dict[int, np.ndarray], *, samples: int = BOOTSTRAP_SAMPLE
 
 def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     """Copies of the results with their judgement added: ``outcome`` (see :func:`outcome`), ``verdict`` and ``why``
-    (:class:`compbench.agreement.Verdict`), ``solved``, ``compared``, ``reference_value``, ``reference_source`` and
+    (:class:`compbench.agreement.Verdict`), ``solved`` (the outcome is ``solved``: an answer after its limit is
+    not, though its judgement held), ``compared``, ``reference_value``, ``reference_source`` and
     ``counted`` (the time the statistics use: the solve's time when its outcome is ``timed``, its limit when not,
     None when left out)."""
     judged = judge_results(results)
     kinds = [outcome(j, r) for r, j in zip(results, judged)]
     seconds, _ = counted_times(results, kinds, timed)
-    return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": j.solved, "compared": j.compared,
+    return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": kind == "solved", "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
              "reference_source": None if j.reference is None else j.reference.source,
              "counted": None if np.isnan(t) else float(t)}
@@ -366,11 +383,11 @@ def merge_repeats(annotated: list[dict], timed: tuple[str, ...] = TIMED) -> list
     return out
 
 
-def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
+def judged_summary(run: str) -> tuple[str, list[str], str, str | None]:
     """The outcomes of a run file's (instance, solver) pairs, repeats merged as :func:`judged` merges them (solved:
     validated and agreeing with the reference, see :func:`outcome`), a FAIL line per invalid or contradicted answer
-    (as ``check`` prints them, every repeat), how many instances
-    were compared, and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
+    (as ``check`` prints them, every repeat), how many of the file's instances were compared (``compared 7 of 7
+    instances``: the whole file, a resumed run's earlier part too), and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
     from .runfiles import load_runs
 
     results, _ = load_runs([run])
@@ -381,9 +398,10 @@ def judged_summary(run: str) -> tuple[str, list[str], int, str | None]:
              + ("disagrees" if r["outcome"] == "contradicted" else r["outcome"]) + f": {r['why']}"
              for r in sorted(answers, key=lambda r: (r["instance"], r["solver"], r.get("repeat", 0)))
              if r["outcome"] in WRONG]
-    compared = len({r["instance"] for r in answers if r["compared"]})
+    count = len({r["instance"] for r in answers if r["compared"]})
+    compared = f"compared {count} of {len({r['instance'] for r in answers})} instances"
     why = None
-    if not compared:
+    if not count:
         why = "nothing was compared: no answer was judged against a reference optimum or a second proven answer"
     declined = ("error", "unsupported", "skipped")  # an answer of none: no solver that only declines has solved
     errors = sorted({r["solver"] for r in answers if r["outcome"] == "error"}
