@@ -152,7 +152,7 @@ class Capture:
 
         self.pipe, self.limit, self.overflow = pipe, limit, overflow
         self.data, self.overflowed = bytearray(), False
-        self.done = threading.Event()  # set by join: stop reading (a descendant that escaped may hold the pipe)
+        self.done = threading.Event()  # set by join once the program ended: read what the pipe holds, then stop
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -161,8 +161,11 @@ class Capture:
 
         with self.pipe, selectors.DefaultSelector() as selector:
             selector.register(self.pipe, selectors.EVENT_READ)
-            while not self.done.is_set():
-                if not selector.select(0.05):
+            while True:
+                ended = self.done.is_set()
+                if not selector.select(0 if ended else 0.05):
+                    if ended:  # every byte the program wrote was in the pipe when it ended: all read
+                        return
                     continue
                 chunk = os.read(self.pipe.fileno(), 1 << 16)
                 if not chunk:
@@ -178,9 +181,9 @@ class Capture:
                     self.overflowed = True
                     self.overflow()
 
-    def join(self, wait: float = 1.0) -> bytes:
-        """What was read, once the pipe closed, or ``wait`` seconds after the program ended."""
-        self.thread.join(wait)
+    def join(self) -> bytes:
+        """What the program wrote, once it ended: the pipe read until it is empty, not until it closes (a child
+        the program left running may hold it open: waiting for it cost a second a pipe, and the answer its time)."""
         self.done.set()
         self.thread.join()
         return bytes(self.data)
@@ -251,9 +254,9 @@ def read_answer(run: Run, n: int) -> Solution:
         raise SolverError(f"the head {stray[0][1]} of kept token {stray[0][0]} is neither the root (0) nor a kept "
                           f"token{note}")
     bound = answer.get("bound")
-    if bound is not None and (not isinstance(bound, (int, float)) or isinstance(bound, bool)
-                              or not math.isfinite(bound)):
-        raise SolverError(f"bound {bound!r} is not a finite number (null: no bound){note}")
+    number = isinstance(bound, (int, float)) and not isinstance(bound, bool)
+    if bound is not None and bound != "-inf" and not (number and (math.isfinite(bound) or bound == -math.inf)):
+        raise SolverError(f"bound {bound!r} is not a finite number or -inf (null: no bound){note}")
     objective = answer.get("objective")
     if objective == "nan" or (isinstance(objective, float) and math.isnan(objective)):  # the NaN literal too
         raise SolverError(f"objective {objective!r} is not a number{note}")

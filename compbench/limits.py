@@ -19,6 +19,7 @@ MAX_SCORE = 1e12
 # refuse larger scores (unsupported, with this reason); CP-SAT, exact over integers, does not.  Measured (SCIP's first
 # wrong optimum at 1e9): benchmarks/bench_score_range.py, reports/ilp/score-range.md.
 MIP_MAX_SCORE = 1e6
+NO_LIMIT_BEYOND = 365 * 24 * 3600.0  # seconds: a longer time limit (inf included) is none, for every solver
 GRACE_SECONDS = 1.0  # beyond the time limit before a solve's child is killed: every limit is held within a second
 WARMUP_SECONDS = 120.0  # limit for the first (warm-up) solve of a solver in a fresh child
 CERTIFY_SECONDS = 600.0  # limit per method and instance of compbench certify

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from .limits import NO_LIMIT_BEYOND
 from .problem import Problem, Solution, Status, expect_problem, is_finite_number, is_flag
 from .problem_batch import ProblemBatch
 
@@ -158,7 +159,7 @@ class Solver:
 
     def solve(self, problem: Problem, time_limit: float | None = None, *, all_lengths: bool = False,
               **options: Any) -> Solution:
-        """Solve ``problem`` (time limit in seconds, None = no limit).
+        """Solve ``problem`` (time limit in seconds, None = no limit, as is one beyond a year).
 
         With ``all_lengths=True`` the solution also carries ``by_length[m]`` for m = 0..n.
         """
@@ -169,6 +170,8 @@ class Solver:
         if reason is not None:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
         options = {**self.options, **options}
+        if time_limit is not None and time_limit > NO_LIMIT_BEYOND:  # inf: no solver's clock or select takes it
+            time_limit = None
         start = time.perf_counter()
         try:
             self.check_options(options)

@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 
@@ -429,3 +430,44 @@ def test_an_answer_with_a_key_twice_is_an_error(tmp_path: Path) -> None:
                    "echo '{\"status\": \"infeasible\", \"status\": \"optimal\"}'\n")
     answer = compbench.get_solver(f"exec:{path}").solve(compbench.read_instance(EXAMPLE))
     assert answer.status == compbench.Status.ERROR and "key 'status' appears twice" in answer.message
+
+
+def test_an_infeasible_answer_as_solve_json_prints_it_is_taken(tmp_path: Path) -> None:
+    """compbench solve --json writes an infeasible problem's bound as "-inf"; an exec program passing that output
+    on was an error ('bound '-inf' is not a finite number')."""
+    path = program(tmp_path, "wrap.sh", f'#!/bin/sh\nexec {sys.executable} -m compbench solve "$1" --solver '
+                                        'resource-dp --json\n')
+    n = 2
+    problem = compbench.Problem(np.zeros(n), np.full((n + 1, n + 1), -np.inf), np.zeros((n + 2, n + 2)), length=n)
+    solution = compbench.get_solver(f"exec:{path}").solve(problem)
+    assert solution.status == compbench.Status.INFEASIBLE, solution.message
+    assert judge(problem, solution) == "ok"
+
+
+def test_an_infinite_time_limit_is_none(tmp_path: Path) -> None:
+    """time_limit=inf, which every built-in solver takes as none, made every exec solve an error (select's
+    timestamp out of range) and would have set COMPBENCH_TIME_LIMIT=inf."""
+    solver = compbench.get_solver(f"exec:{program(tmp_path, 'trivial', TRIVIAL)}")
+    problem = compbench.read_instance(EXAMPLE).replace(length=compbench.Length.exact(1))
+    for limit in (float("inf"), 1e300):
+        solution = solver.solve(problem, time_limit=limit)
+        assert solution.status == compbench.Status.FEASIBLE and solution.stats["limit"] is None, solution.message
+
+
+def test_a_child_holding_the_pipes_or_a_large_answer_costs_no_time_under_the_worker(tmp_path: Path) -> None:
+    """Under the worker (solve --time-limit) a program that left a child holding stdout and stderr had its answer
+    read a second a pipe later: killed at the limit + grace, a timeout; a valid answer of 48 MB took the worker
+    half a minute to read (each 64 KiB searched the whole buffer again).  Both answers now come in time."""
+    problem = compbench.read_instance(EXAMPLE).replace(length=compbench.Length.exact(1))
+    instance = tmp_path / "ex1.json"
+    compbench.write_instance(instance, problem)
+    forks = TRIVIAL.replace("print(json.dumps(", 'open(sys.argv[0] + ".pid", "w").write(str(__import__("subprocess")'
+                                                '.Popen(["sleep", "60"]).pid))\nprint(json.dumps(', 1)
+    large = TRIVIAL.replace('"limit": os.environ.get("COMPBENCH_TIME_LIMIT")', '"pad": "x" * (48 << 20)')
+    for name, text, limit in (("large", large, "8"), ("forks", forks, "1")):
+        path = program(tmp_path, name, text)
+        result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(instance), "--solver",
+                                 f"exec:{path}", "--time-limit", limit, "--json"], capture_output=True, timeout=120)
+        record = json.loads(result.stdout)
+        assert record["status"] == "feasible", (name, record.get("message"))
+    os.kill(int(Path(f"{tmp_path / 'forks'}.pid").read_text()), 9)

@@ -33,16 +33,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
-from compbench.limits import MIP_MAX_SCORE, memory_budget
+from compbench.limits import MIP_MAX_SCORE, NO_LIMIT_BEYOND, memory_budget
 from compbench.solver import MAPPING, POSITIVE_INT
 
 from ..formulations import FORMULATIONS, check_model_options
 from ..model import INTEGRALITY_TOLERANCE, Model
 
 BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's copy, presolve and factorization
-
-
-NO_LIMIT_BEYOND = 365 * 24 * 3600.0  # seconds: a longer time limit is none (every backend takes this one)
 
 
 def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
