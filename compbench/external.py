@@ -84,6 +84,7 @@ class ExecSolver(Solver):
     # Every length mode, both root modes and sibling scores reach the program (scores.sibling in its instance
     # file); one that does not handle them answers unsupported itself.  No all-lengths mode.
     supports = Capabilities(second_order=True)
+    claims_per_answer = True  # a heuristic program answers feasible, one that lacks a kind of problem unsupported
     accepted_options: dict[str, Option] = {}
 
     def __init__(self, path: str, grace: float = GRACE_SECONDS):

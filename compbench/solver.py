@@ -142,6 +142,9 @@ class Solver:
     accepted_options: Mapping[str, Option] | None = None
     description: str = ""
     exact: bool = True  # its "optimal" claims are proofs
+    # True: what it takes on and whether it proves are said by each answer, not declared (an exec: program answers
+    # unsupported or feasible itself): the conformance kit then holds it to its claims, not to its declarations
+    claims_per_answer: bool = False
     # the code that computes its answers when other solvers share it (e.g. "compressive chart": the chart's kernels
     # that resource-dp, hook-dp, pruned-dp and the bisections call): one implementation is one opinion, and answers
     # of one opinion that agree compare nothing (compbench.registry.opinion); None: the solver's own name

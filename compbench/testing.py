@@ -64,13 +64,17 @@ def problems(draw: Any, min_n: int = 0, max_n: int = 8, length_modes: Iterable[s
 
 
 def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = False,
-                    reference: Solution | None = None, **options: Any) -> Solution:
+                    reference: Solution | None = None, exact: bool | None = None, **options: Any) -> Solution:
     """Solve ``problem`` with ``solver`` and assert that its answer holds up against brute force.
 
     An exact solver given no time limit must prove its answer (``optimal`` or ``infeasible``); any solver must
     return valid solutions whose reported objective is right, never beat the optimum, and never claim ``optimal``
-    falsely.  A solver must not answer ``unsupported`` for a problem its capabilities claim.
+    falsely.  A solver must not answer ``unsupported`` for a problem its capabilities claim.  ``exact``: hold it to
+    proving every answer or not (None: as it declares; a solver whose answers say what it takes on and whether it
+    proves, ``claims_per_answer`` as an ``exec:`` program, is held to its claims only, unsupported allowed).
     """
+    by_answer = getattr(solver, "claims_per_answer", False) and exact is None
+    exact = (solver.exact and not by_answer) if exact is None else exact
     if reference is None:
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
     given = problem
@@ -84,10 +88,12 @@ def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = Fal
     if not claimed:
         assert solution.status == Status.UNSUPPORTED, f"{context}: should answer unsupported"
         return solution
+    if by_answer and solution.status == Status.UNSUPPORTED:
+        return solution
     assert solution.status not in (Status.UNSUPPORTED, Status.ERROR), f"{context}: {solution.status} {solution.message}"
     verdict = judge(problem, solution, reference)
     assert verdict == "ok", f"{context}: {verdict}"
-    if solver.exact:
+    if exact:
         assert solution.status == reference.status, f"{context}: status {solution.status}, expected {reference.status}"
     if all_lengths:
         assert solution.by_length is not None and len(solution.by_length) == problem.n + 1, f"{context}: by_length"
@@ -95,18 +101,20 @@ def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = Fal
             at_m = problem.replace(length=Length.exact(m))
             verdict = judge(at_m, got, expected)
             assert verdict == "ok", f"{context}, length {m}: {verdict}"
-            if solver.exact:
+            if exact:
                 assert got.status == expected.status, f"{context}, length {m}: {got.status} vs {expected.status}"
     return solution
 
 
 def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 200, all_lengths: bool | None = None,
-                 length_modes: Iterable[str] = LENGTH_MODES, seed: int | None = None, **options: Any) -> None:
+                 length_modes: Iterable[str] = LENGTH_MODES, seed: int | None = None, exact: bool | None = None,
+                 **options: Any) -> None:
     """Run ``solver`` against brute force on ``max_examples`` random problems with up to ``max_n`` tokens.
 
     A solver must also give a solution on at least one draw of two or more tokens that has one.
     ``all_lengths=None`` also checks the all-lengths mode when the solver supports it; second-order problems
-    (sibling scores) are drawn half the time when the solver supports them; ``seed`` makes the draw reproducible.
+    (sibling scores) are drawn half the time when the solver supports them; ``seed`` makes the draw reproducible;
+    ``exact`` (see :func:`assert_conforms`): ``True`` holds an ``exec:`` program to proving every answer.
     """
     solver = get_solver(solver) if isinstance(solver, str) else solver
     check_curve = solver.supports.all_lengths if all_lengths is None else all_lengths
@@ -119,7 +127,8 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
     def run(problem: Problem, curve: bool) -> None:
         all_lengths = check_curve and curve
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
-        solution = assert_conforms(solver, problem, all_lengths=all_lengths, reference=reference, **options)
+        solution = assert_conforms(solver, problem, all_lengths=all_lengths, reference=reference, exact=exact,
+                                   **options)
         if solution.status != Status.UNSUPPORTED and reference.has_solution and problem.n >= 2:
             solvable.append(solution.has_solution)  # n >= 2: a choice to make (n = 0 has one solution, kept nothing)
 

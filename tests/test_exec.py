@@ -285,7 +285,7 @@ def test_brute_force_program_agrees_with_brute_force_in_check(tmp_path: Path) ->
 def test_brute_force_program_passes_the_conformance_kit(tmp_path: Path) -> None:
     from compbench.testing import check_solver
 
-    check_solver(f"exec:{program(tmp_path, 'bf', BRUTE_FORCE)}", max_n=4, max_examples=25, seed=0)
+    check_solver(f"exec:{program(tmp_path, 'bf', BRUTE_FORCE)}", max_n=4, max_examples=25, seed=0, exact=True)
 
 
 def test_sibling_scores_reach_the_program(tmp_path: Path) -> None:
@@ -340,6 +340,13 @@ def test_the_readme_exec_example_runs(tmp_path: Path) -> None:
                         compbench.generate("gaussian", 4, seed=seed, length=None, second_order=seed % 3 == 0)):
             solution = solver.solve(problem)
             assert solution.status.value in ("feasible", "unsupported") and judge(problem, solution) == "ok"
+    # the conformance kit holds a program to its claims: this one proves nothing and declines sibling scores (it
+    # failed 'status feasible, expected optimal' and 'unsupported'), and with exact=True it must prove
+    from compbench.testing import assert_conforms, check_solver
+
+    check_solver(f"exec:{path}", max_n=4, max_examples=15, seed=1)
+    with pytest.raises(AssertionError, match="status feasible, expected optimal"):
+        assert_conforms(solver, compbench.generate("gaussian", 4, seed=0, length=2), exact=True)
 
 
 def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:
