@@ -82,14 +82,21 @@ def recorded_error(record: dict[str, Any]) -> float:
     return float(value) if is_error_value(value) else 0.0
 
 
-def json_safe(value: Any) -> Any:
-    """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, non-finite floats strings."""
+STATS_DEPTH = 32  # levels of nesting kept in a solver's stats; deeper ones are cut (an answer nested 500 deep was
+# an error: RecursionError in the worker)
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """Solver stats as strict JSON: numpy scalars and arrays become numbers and lists, non-finite floats strings,
+    what is nested deeper than :data:`STATS_DEPTH` a string saying so."""
+    if isinstance(value, (dict, list, tuple)) and depth >= STATS_DEPTH:
+        return f"(cut: nested deeper than {STATS_DEPTH} levels)"
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
+        return [json_safe(v, depth + 1) for v in value]
     if hasattr(value, "tolist"):
-        return json_safe(value.tolist())
+        return json_safe(value.tolist(), depth)
     if isinstance(value, float):
         return encode_number(value)
     if value is None or isinstance(value, (bool, int, str)):

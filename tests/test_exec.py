@@ -478,3 +478,20 @@ def test_a_child_holding_the_pipes_or_a_large_answer_costs_no_time_under_the_wor
         record = json.loads(result.stdout)
         assert record["status"] == "feasible", (name, record.get("message"))
     os.kill(int(Path(f"{tmp_path / 'forks'}.pid").read_text()), 9)
+
+
+def test_stats_nested_deep_are_cut_not_the_answer(tmp_path: Path) -> None:
+    """An answer whose stats nest 500 levels (valid JSON) became an error in the worker (RecursionError while
+    recording it): its stats are cut at compbench.records.STATS_DEPTH and the answer stands."""
+    problem = compbench.read_instance(EXAMPLE).replace(length=compbench.Length.exact(1))
+    instance = tmp_path / "ex1.json"
+    compbench.write_instance(instance, problem)
+    path = program(tmp_path, "deep", TRIVIAL.replace('"limit": os.environ.get("COMPBENCH_TIME_LIMIT")',
+                                                     '"deep": json.loads("[" * 500 + "]" * 500)'))
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(instance), "--solver", f"exec:{path}",
+                             "--json"], capture_output=True, timeout=120)
+    record = json.loads(result.stdout)
+    assert record["status"] == "feasible", record.get("message")
+    from compbench.records import json_safe
+
+    assert "cut: nested deeper than 32 levels" in json.dumps(json_safe({"deep": json.loads("[" * 500 + "]" * 500)}))
