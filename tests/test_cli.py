@@ -261,6 +261,23 @@ def test_solve_judges_instances_of_one_id_each_by_its_own_certified_optimum(tmp_
     assert "dup#0" in out and "dup#1" in out
 
 
+def test_solve_blames_a_certified_optimum_that_a_valid_tree_beats(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """A .solu.json whose optimum is 1 too low: solve said the right answer 'disagrees' with it (check sets such a
+    certificate aside); it now says the certificate is refuted, still with exit status 1."""
+    path = tmp_path / "low.jsonl"
+    compbench.write_instances(path, [compbench.generate("gaussian", 6, seed=0, length=3)])
+    assert main(["certify", str(path)]) == 0
+    solu = tmp_path / "low.solu.json"
+    optima = json.loads(solu.read_text())
+    optima["optima"][0]["objective"] -= 1.0
+    solu.write_text(json.dumps(optima))
+    capsys.readouterr()
+    assert main(["solve", str(path), "--solver", "resource-dp"]) == 1
+    err = capsys.readouterr().err
+    assert "refutes the certified optimum" in err and "the certificate is wrong" in err and "disagrees" not in err
+
+
 def test_a_failed_write_of_instances_leaves_the_file_that_was_there(tmp_path: Path) -> None:
     path = tmp_path / "set.jsonl"
     problem = compbench.generate("gaussian", 4, seed=1, length=2)

@@ -126,7 +126,7 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
         solution = run_solver_with_hard_limit(worker, args.solver, problem, args.time_limit, solve_memory_limit(args))
     else:
         solution = run_solver(solver, problem, args.time_limit, args.all_lengths)
-    verdicts = [("", judge(problem, solution, certified))]
+    verdicts = [("", _judged(problem, solution, certified))]
     for m, at_m in enumerate(solution.by_length or ()):  # each point of the curve is an answer too
         verdicts.append((f", length {m}", judge(problem.replace(length=Length.exact(m)), at_m)))
     wrong = [(where, verdict) for where, verdict in verdicts if verdict != "ok"]
@@ -141,6 +141,20 @@ def _solve_one(args: argparse.Namespace, solver, worker, problem: Problem, lengt
         else:
             _print_solution(problem, solution, args.solver, args.verbose)
     return 0 if not wrong and solution.status != Status.ERROR else 1
+
+
+def _judged(problem: Problem, solution: Solution, certified=None) -> str:
+    """:func:`compbench.agreement.judge` against the ``certified`` optimum; a valid answer that refutes it (beats
+    its optimum, or solves what it calls infeasible) blames the certificate, as check sets such a reference aside,
+    not the answer."""
+    from ..agreement import judge, refutes
+    from ..evaluate import objective_error
+
+    if certified is not None and judge(problem, solution) == "ok" and refutes(
+            solution, "ok", certified, objective_error(problem, solution.heads)):
+        return (f"refutes the certified optimum {certified.describe()}: a valid tree beats it, so the certificate "
+                "is wrong (compbench certify writes it anew)")
+    return judge(problem, solution, certified)
 
 
 SOLVER_COLUMNS = ("name: give it to --solver or --solvers (options in brackets: NAME[key=value,...]); "
