@@ -128,6 +128,15 @@ def objective_error(problem: Problem, heads: np.ndarray | None) -> float:
     return 0.0 if heads is None else summation_error(scored_terms(problem, heads))
 
 
+def largest_objective_error(problem: Problem) -> float:
+    """An upper bound of :func:`objective_error` over every solution of ``problem``: a tree sums k <= 4n + 1 scores
+    (token, arc, bigram and sibling ones), none larger in magnitude than the sum of all its finite scores."""
+    arrays = [problem.token_scores, problem.arc_scores, problem.bigram_scores]
+    arrays += [] if problem.sibling_scores is None else [problem.sibling_scores]
+    total = sum(float(np.abs(a[np.isfinite(a)]).sum()) for a in arrays)
+    return 2.0 * 4 * problem.n * 2.0 ** -53 * total
+
+
 def summation_error(terms: list[float]) -> float:
     """How far two float64 sums of ``terms`` in different orders can lie apart: ``2 (k - 1) u Σ|x|`` for k terms and
     the unit roundoff u = 2^-53 (each sum is within ``(k - 1) u Σ|x|`` of the exact one, Higham, *Accuracy and

@@ -1074,6 +1074,10 @@ def test_every_shipped_instance_set_has_certified_optima_for_every_instance() ->
     (lambda optima: [{k: v for k, v in optima[0].items() if k != "hash"}] + optima[1:], "optima[0].hash: expected"),
     (lambda optima: [{**optima[0], "objective": str(optima[0]["objective"])}] + optima[1:],
      "optima[0].objective: expected a number"),  # a number in a string was read as the number
+    (lambda optima: [{**optima[0], "status": "infeasible"}] + optima[1:],
+     "optima[0].objective: an infeasible instance has none (null), got "),  # the value was ignored
+    (lambda optima: [{**optima[0], "objective": optima[0]["objective"] + 1, "objective_error": 1e300}] + optima[1:],
+     "the optimum of gaussian-n5-s0-0: objective_error 1e+300 is above the float64 error of any tree"),  # agreed
 ])
 def test_a_damaged_reference_optima_file_is_one_line_naming_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                                        change, says: str) -> None:

@@ -30,6 +30,7 @@ from typing import Any, Iterable
 
 from compbench.agreement import Reference
 from compbench.files import atomic_output
+from compbench.evaluate import largest_objective_error
 from compbench.io import instance_hash
 from compbench.limits import CERTIFY_SECONDS
 from compbench.problem import Problem, Status
@@ -186,6 +187,9 @@ def read_solu(path: str | os.PathLike) -> dict[str, Reference]:
                                                                                 or not math.isfinite(objective))):
             raise ReferenceError(f"{path}: optima[{i}].status: expected optimal with a finite objective, or "
                                  "infeasible")
+        if status == "infeasible" and objective is not None:  # a value the judgement would silently ignore
+            raise ReferenceError(f"{path}: optima[{i}].objective: an infeasible instance has none (null), got "
+                                 f"{entry.get('objective')!r}")
         if not is_error_value(entry.get("objective_error", 0.0)):
             raise ReferenceError(f"{path}: optima[{i}].objective_error: expected a finite number >= 0")
         reference = Reference(Status(status), objective, f"certified, {path.name}", error=recorded_error(entry))
@@ -205,7 +209,12 @@ def certified_for(source: str, problems: list[Problem]) -> dict[str, Reference]:
     if not path.is_file():
         return {}
     table = read_solu(path)
-    return {p.id: table[h] for p in problems if (h := instance_hash(p)) in table}
+    found = {p.id: (p, table[h]) for p in problems if (h := instance_hash(p)) in table}
+    for problem, reference in found.values():  # a wrong optimum with an error this wide would agree with anything
+        if reference.error > (most := largest_objective_error(problem)):
+            raise ReferenceError(f"{path}: the optimum of {problem.id}: objective_error {reference.error!r} is above "
+                                 f"the float64 error of any tree of that instance (at most {most:.3g})")
+    return {instance: reference for instance, (_, reference) in found.items()}
 
 
 def compute_references(problems: list[Problem], known: dict[str, Reference], pool: Any, *,
