@@ -47,13 +47,14 @@ class Marginals:
     bigram: np.ndarray
     sibling: np.ndarray | None = None
 
-    def __post_init__(self) -> None:
-        # A probability is at most 1: the rounding of a sure part's sums (a few ulps above 1, where log1p(-p) is NaN)
-        # is clipped here, whichever chart computed it (numpy parts; a GPU array is left as the caller's kind).
-        for name in ("token", "arc", "bigram", "sibling"):
-            part = getattr(self, name)
-            if isinstance(part, np.ndarray) and part.size and part.max() > 1.0:
-                object.__setattr__(self, name, np.minimum(part, 1.0))
+
+def at_most_one(*parts: np.ndarray | None) -> None:
+    """Clip posterior arrays to 1 in place: the float64 rounding of a sure part's sums lands a few ulps above 1 (and
+    log1p(-p) is NaN there).  Every chart's marginals pass through it before they are handed out, a batch's at once
+    (a GPU array the caller gave stays as it is)."""
+    for part in parts:
+        if part is not None:
+            np.minimum(part, 1.0, out=part)
 
 
 @functools.cache

@@ -71,9 +71,10 @@ def assert_conforms(solver: Solver, problem: Problem, *, all_lengths: bool = Fal
     return valid solutions whose reported objective is right, never beat the optimum, and never claim ``optimal``
     falsely.  A solver must not answer ``unsupported`` for a problem its capabilities claim.  ``exact``: hold it to
     proving every answer or not (None: as it declares; a solver whose answers say what it takes on and whether it
-    proves, ``claims_per_answer`` as an ``exec:`` program, is held to its claims only, unsupported allowed).
+    proves, ``claims_per_answer`` as an ``exec:`` program, is held to its claims only).  Such a solver may answer
+    ``unsupported`` to anything (check_solver still wants a solution from it on some draw).
     """
-    by_answer = getattr(solver, "claims_per_answer", False) and exact is None
+    by_answer = getattr(solver, "claims_per_answer", False)
     exact = (solver.exact and not by_answer) if exact is None else exact
     if reference is None:
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
@@ -118,6 +119,7 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
     """
     solver = get_solver(solver) if isinstance(solver, str) else solver
     check_curve = solver.supports.all_lengths if all_lengths is None else all_lengths
+    declines_by_answer = getattr(solver, "claims_per_answer", False)  # its unsupported answers are no solution
 
     second_order = None if solver.supports.second_order else False
 
@@ -129,7 +131,8 @@ def check_solver(solver: str | Solver, *, max_n: int = 7, max_examples: int = 20
         reference = get_solver("brute-force").solve(problem, all_lengths=all_lengths)
         solution = assert_conforms(solver, problem, all_lengths=all_lengths, reference=reference, exact=exact,
                                    **options)
-        if solution.status != Status.UNSUPPORTED and reference.has_solution and problem.n >= 2:
+        took_it_on = solution.status != Status.UNSUPPORTED or declines_by_answer
+        if took_it_on and reference.has_solution and problem.n >= 2:
             solvable.append(solution.has_solution)  # n >= 2: a choice to make (n = 0 has one solution, kept nothing)
 
     solvable: list[bool] = []  # per draw of n >= 2 with a solution that the solver took on: did it give one?

@@ -347,6 +347,11 @@ def test_the_readme_exec_example_runs(tmp_path: Path) -> None:
     check_solver(f"exec:{path}", max_n=4, max_examples=15, seed=1)
     with pytest.raises(AssertionError, match="status feasible, expected optimal"):
         assert_conforms(solver, compbench.generate("gaussian", 4, seed=0, length=2), exact=True)
+    # held to proofs, a program still declines what it lacks; one that declines everything solves nothing
+    assert_conforms(solver, compbench.generate("gaussian", 3, seed=0, second_order=True), exact=True)
+    never = program(tmp_path, "never", '#!/bin/sh\necho \'{"status": "unsupported"}\'\n')
+    with pytest.raises(AssertionError, match="gave no solution on any of the"):
+        check_solver(f"exec:{never}", max_n=4, max_examples=20, seed=0)
 
 
 def test_the_memory_limit_holds_under_the_worker(tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def test_a_length_that_does_not_fit_names_its_sentence() -> None:
     """One length for the whole batch said only 'length: 2 is outside 0..1', not which sentence is too short."""
     cases = [(2, r"length: 2 is outside 0\.\.1 for sentence 1 \(n = 1\)"),
              (Length(2, 3), r"length\.min: 2 is outside 0\.\.1 for sentence 1 \(n = 1\)"),
-             ([2, 2, 2], r"length\[1\]: 2 is outside 0\.\.1"), ([[0, 1], [2, 1], [0, 0]], r"length\[1\]: min 2 > max 1")]
+             ([2, 2, 2], r"length\[1\]: 2 is outside 0\.\.1"),
+             ([[0, 1], [2, 1], [0, 0]], r"length\[1\]: min 2 > max 1")]
     for length, says in cases:
         with pytest.raises(ProblemError, match=says):
             ProblemBatch.from_arrays(np.zeros((3, 4, 4)), sizes=[3, 1, 2], length=length)

@@ -10,7 +10,7 @@ from typing import Any
 
 from compbench.problem import is_finite_number
 
-from .styles import new_figure, save_figure
+from .styles import drawn, new_figure, save_figure
 
 
 def read_accuracy(path: str | os.PathLike) -> dict | None:
@@ -61,12 +61,13 @@ def plot_accuracy(records: dict[str, dict], out: Path) -> list[str]:
                                       "solver's F1 over the sentences it answered, i.e. certified)", ncols=2)
     fig.set_size_inches(16.0, 7.0)
     for index, (path, data) in enumerate(records.items()):
-        label = f"{data.get('corpus', Path(path).stem)}, length {data.get('length', '?')}"
+        label = drawn(f"{data.get('corpus', Path(path).stem)}, length {data.get('length', '?')}")
         colour = f"C{index % 10}"
         labelled: set[Any] = set()  # one legend entry per file and axis
         for rank, (name, row) in enumerate(data["systems"].items()):
             if row.get("f1") is None:
                 continue
+            name = drawn(name)
             f1, rate, hollow = row["f1"], row["compression_rate"], False
             if row.get("failed") and row.get("answered_f1") is not None:  # unanswered sentences are no compression
                 f1, rate, hollow = row["answered_f1"], row.get("answered_compression_rate", rate), True

@@ -27,8 +27,8 @@ from .stats import (FIT_MIN_PER_SIZE, WRONG, annotate, disqualified, judged, is_
                     profile_fractions, profile_ratios, scaling_fit, reference_solver, summarize_judged, time_limit_of)
 from .accuracy_plot import plot_accuracy, read_accuracy
 from .runfiles import load_runs
-from .styles import (FAMILY_STYLE, FAMILY_TITLES, family, family_order, figure_note, grid, integer_log_axis,
-                     labelled_line, literal_text, name_missing, new_figure, save_figure, shared_legend, small_print,
+from .styles import (FAMILY_STYLE, FAMILY_TITLES, drawn, family, family_order, figure_note, grid, integer_log_axis,
+                     labelled_line, name_missing, new_figure, save_figure, shared_legend, small_print,
                      solver_styles)
 
 # Theoretical exponent of n in the running time (resource-dp: n^3 d^2 with d ~ m ~ n).
@@ -283,8 +283,8 @@ def _finish_panel(ax: Any, title: str, left: list[str], what: str, xlabel: str) 
 
 
 def speedup_baseline(results: list[dict], infos: dict[str, dict]) -> str | None:
-    """The default speed-up baseline: the fastest exact ILP (see ``stats.reference_solver``); without an ILP, the
-    exact solver not disqualified that solved an instance, with the highest SGM."""
+    """The default speed-up baseline: the fastest exact ILP that solved an instance (``stats.reference_solver``);
+    without one, the exact solver not disqualified that solved an instance, with the highest SGM."""
     rows = summarize_judged(results, infos)["solvers"]
     ilp = reference_solver({s: row for s, row in rows.items() if family(s) in ("ilp", "ilp-dp")})
     if ilp is not None:
@@ -503,7 +503,7 @@ def plot_runs(paths: Iterable[str | os.PathLike], out: str | os.PathLike, baseli
     paths = [p for p, record in records.items() if record is None]
     out = Path(out)
     stale = [f"{name}.{ext}" for name in RUN_PLOTS for ext in ("png", "svg")] if paths else []  # an earlier run's
-    with replaced_together(out, stale) as staging, literal_text():  # all the figures, or none (the old ones kept)
+    with replaced_together(out, stale) as staging:  # all the figures, or none (the old ones kept)
         written = _plot_all(accuracy, paths, staging, baseline)
     return [str(out / Path(path).relative_to(staging)) for path in written]
 
@@ -514,6 +514,8 @@ def _plot_all(accuracy: dict[str, dict], paths: list[str], out: Path, baseline: 
     if not paths:
         return written
     results, environments = load_runs(paths)
+    results = [{**r, "solver": drawn(r["solver"])} for r in results]  # every name a figure draws comes from here
+    baseline = drawn(baseline) if baseline else baseline
     infos = solver_infos(environments)
     judged_records = judged(results)
     styles = solver_styles({r["solver"] for r in results}, disqualified(judged_records))  # one look in every figure

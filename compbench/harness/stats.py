@@ -202,10 +202,10 @@ def finite_or_none(value: float) -> float | None:
 
 
 def reference_solver(rows: dict[str, dict]) -> str | None:
-    """The fastest exact solver not disqualified (lowest SGM) among those that ran the most instances (none left out),
-    else among all such solvers with an SGM."""
+    """The fastest exact solver not disqualified (lowest SGM) that solved an instance, among those that ran the most
+    instances (none left out), else among all such solvers with an SGM; None when no exact solver solved one."""
     exact = {s: row for s, row in rows.items()
-             if row["exact"] and not row["disqualified"] and row["sgm_seconds"] is not None}
+             if row["exact"] and not row["disqualified"] and row["solved"] and row["sgm_seconds"] is not None}
     most = max((row["instances"] for row in exact.values()), default=0)
     full = {s: row for s, row in exact.items() if row["instances"] == most} or exact
     return min(full, key=lambda s: (full[s]["sgm_seconds"], s), default=None)
@@ -320,7 +320,8 @@ def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     judged = judge_results(results)
     kinds = [outcome(j, r) for r, j in zip(results, judged)]
     seconds, _ = counted_times(results, kinds, timed)
-    return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": kind == "solved", "compared": j.compared,
+    return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": kind == "solved",
+             "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
              "reference_source": None if j.reference is None else j.reference.source,
              "counted": None if np.isnan(t) else float(t)}
@@ -387,7 +388,8 @@ def judged_summary(run: str) -> tuple[str, list[str], str, str | None]:
     """The outcomes of a run file's (instance, solver) pairs, repeats merged as :func:`judged` merges them (solved:
     validated and agreeing with the reference, see :func:`outcome`), a FAIL line per invalid or contradicted answer
     (as ``check`` prints them, every repeat), how many of the file's instances were compared (``compared 7 of 7
-    instances``: the whole file, a resumed run's earlier part too), and why the run failed without a wrong answer (nothing compared, a solver that only errored)."""
+    instances``: the whole file, a resumed run's earlier part too), and why the run failed without a wrong answer
+    (nothing compared, a solver that only errored)."""
     from .runfiles import load_runs
 
     results, _ = load_runs([run])

@@ -3,11 +3,10 @@ a report and the same in every figure of it, and the small layout helpers the fi
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -175,14 +174,10 @@ def integer_log_axis(ax: Any, sizes: Iterable[int]) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-@contextlib.contextmanager
-def literal_text() -> Iterator[None]:
-    """Figures whose text is drawn as written: a solver or system name holding '$' (``exec:./run$x``) is no
-    mathtext (an odd number of them crashed the plot, a pair was typeset as maths)."""
-    import matplotlib
-
-    with matplotlib.rc_context({"text.parse_math": False}):
-        yield
+def drawn(name: str) -> str:
+    """A solver or system name as a figure draws it, as written: its '$' escaped (``exec:./run$x`` is no mathtext:
+    an odd number of them crashed the plot, a pair was typeset as maths; the axes' own labels stay mathtext)."""
+    return name.replace("$", r"\$")
 
 
 def new_figure(title: str, ncols: int = 1):

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from compbench import Problem, ProblemBatch
-from compbench.inference import Marginals
+from compbench.inference import Marginals, at_most_one
 from compbench.limits import available_memory
 
 from ..jit import njit
@@ -248,6 +248,7 @@ def log_space_marginals(problem: Problem) -> Marginals:
     sibling = None
     if problem.second_order:
         sibling = summed((heads * N + _previous_sibling(graph, attach)) * N + mods, mass, (N, N, N))
+    at_most_one(token, arc, bigram, sibling)
     return Marginals(log_z, token, arc, bigram, sibling)
 
 
@@ -317,7 +318,9 @@ def scaled_marginals(problem: Problem) -> Marginals | None:
         sibling = mass.transpose(0, 2, 1)  # the problem's layout [h, s, m], a view
         sibling *= 1.0 / z
     log_z = math.log(z) + float(chart.scale[-1]) + chart.shift
-    return Marginals(log_z, arc[:, 1:].sum(axis=0), arc, bigram, sibling)
+    token = arc[:, 1:].sum(axis=0)
+    at_most_one(token, arc, bigram, sibling)
+    return Marginals(log_z, token, arc, bigram, sibling)
 
 
 def log_partition(problem: Problem) -> float:
@@ -394,6 +397,7 @@ def log_partition_many(batch: ProblemBatch, jobs: int) -> np.ndarray:
 def marginals_many(batch: ProblemBatch, jobs: int) -> list[Marginals]:
     """:func:`marginals` of every sentence of a batch; first-order ones in compiled calls over ``jobs`` threads."""
     log_z, safe, token, arc, bigram = _batched(batch, True, jobs)
+    at_most_one(token, arc, bigram)
     answers = []
     for k, (n, ok) in enumerate(zip(batch.sizes.tolist(), safe.tolist())):
         if ok:

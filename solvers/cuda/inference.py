@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from compbench import ProblemBatch
-from compbench.inference import Marginals
+from compbench.inference import Marginals, at_most_one
 from compbench.problem import ProblemError
 
 from . import runtime
@@ -72,6 +72,7 @@ def tree_many(arc_scores: Any, single_root: bool, with_marginals: bool) -> tuple
     if not with_marginals:
         return eisner.tree_log_partition(batch, sizes, single_root), []
     log_z, arcs = eisner.tree_marginals(batch, sizes, single_root)
+    at_most_one(arcs)
     return log_z, [arcs[b, :n + 1, :n + 1] for b, n in enumerate(sizes.tolist())]
 
 
@@ -98,5 +99,6 @@ def marginals_many(batch: ProblemBatch, jobs: int) -> list[Marginals]:
         return []
     hook = _kernels("hook")
     log_z, token, arc, bigram = hook.marginals(*hook.batch_arguments(batch))
+    at_most_one(token, arc, bigram)
     return [Marginals(float(log_z[b]), token[b, :n].copy(), arc[b, :n + 1, :n + 1].copy(),
                       bigram[b, :n + 2, :n + 2].copy()) for b, n in enumerate(batch.sizes.tolist())]
