@@ -173,8 +173,7 @@ class Solver:
         if reason is not None:
             return Solution(Status.UNSUPPORTED, message=f"{self.name}: {reason}")
         options = {**self.options, **options}
-        if time_limit is not None and time_limit > NO_LIMIT_BEYOND:  # inf: no solver's clock or select takes it
-            time_limit = None
+        time_limit = no_limit_beyond_a_year(time_limit)
         start = time.perf_counter()
         try:
             self.check_options(options)
@@ -252,6 +251,7 @@ class Solver:
         """
         batched = type(self)._solve_batch is not Solver._solve_batch
         problems = checked_problems(problems, time_limit)
+        time_limit = no_limit_beyond_a_year(time_limit)
         jobs = cores(jobs)
         if isinstance(problems, ProblemBatch):
             if batched:
@@ -344,6 +344,12 @@ def check_call(problem: Any, time_limit: Any) -> None:
     >= 0): a TypeError or ValueError naming it, before any solver runs."""
     expect_problem(problem)
     _check_time_limit(time_limit)
+
+
+def no_limit_beyond_a_year(time_limit: float | None) -> float | None:
+    """A checked time limit as solvers get it: one beyond :data:`~compbench.limits.NO_LIMIT_BEYOND`, inf included,
+    is none (no solver's clock, nor select, takes inf)."""
+    return None if time_limit is not None and time_limit > NO_LIMIT_BEYOND else time_limit
 
 
 def _check_time_limit(time_limit: Any) -> None:

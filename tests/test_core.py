@@ -572,3 +572,24 @@ def test_objectives_of_tiny_scores_are_judged_relatively() -> None:
     best = compbench.get_solver("brute-force").solve(near_zero)
     assert 0 < best.objective < 1e-14
     assert judge(near_zero, compbench.Solution(compbench.Status.OPTIMAL, np.array([-1, -1]), 0.0), best) == "ok"
+
+
+def test_a_batch_solver_gets_no_limit_for_an_infinite_one() -> None:
+    """solve passed None for a limit beyond a year, solve_many passed inf on to a batch path."""
+    seen = []
+
+    class Recorder(compbench.Solver):
+        name = "recorder"
+
+        def _solve(self, problem, *, time_limit, all_lengths):
+            seen.append(time_limit)
+            return compbench.get_solver("brute-force").solve(problem)
+
+        def _solve_batch(self, batch, *, time_limit, jobs):
+            seen.append(time_limit)
+            return [self._solve(p, time_limit=time_limit, all_lengths=False) for p in batch.problems()]
+
+    problems = [compbench.generate("gaussian", 3, seed=s) for s in range(2)]
+    Recorder().solve(problems[0], time_limit=float("inf"))
+    Recorder().solve_many(problems, time_limit=1e300)
+    assert seen and all(limit is None for limit in seen), seen

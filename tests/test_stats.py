@@ -240,3 +240,13 @@ def test_the_default_speedup_baseline_solved_something() -> None:
     records = [result(i, "fast", "optimal", 0.1) for i in "abc"] + [result(i, "slow", "optimal", 1.0) for i in "abc"]
     records += [result(i, "stuck", "timeout", 10.0, None) for i in "abc"]
     assert speedup_baseline(judged(records), {}) == "slow"
+
+
+def test_a_late_optimum_still_measures_the_gaps_of_the_others() -> None:
+    """A proven, agreeing optimum after its limit is a timeout in the statistics, but still the instance's verified
+    optimum for the gap figure (the others' gaps on that instance vanished when annotate's solved changed)."""
+    from compbench.harness.plots import objective_gaps
+
+    records = [result("a", "late", "optimal", 12.0, 5.0, reference=5.0),
+               result("a", "greedy", "feasible", 1.0, 4.0, reference=5.0)]
+    assert objective_gaps(records, {}) == {"greedy": {3: [pytest.approx(0.2)]}}

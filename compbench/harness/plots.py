@@ -423,13 +423,14 @@ def plot_certificates(results: list[dict], out: Path, styles: dict[str, dict]) -
 
 def objective_gaps(results: list[dict], infos: dict[str, dict]) -> dict[str, dict[int, list[float]]]:
     """Relative gap (optimum - value) / max(1, |optimum|) of each valid tree short of a proof (``feasible``,
-    ``timeout``, an inexact solver's ``optimal``), against its instance's verified optimum: the best solved answer's
-    (proven, compared and agreeing, :func:`~compbench.harness.stats.annotate`).  An invalid or contradicted answer,
-    or one without a tree, has no gap."""
+    ``timeout``, an inexact solver's ``optimal``), against its instance's verified optimum: the best optimal answer
+    compared and agreeing (:func:`~compbench.harness.stats.annotate`; one after its limit too, a timeout in the
+    statistics but a fact about the instance).  An invalid or contradicted answer, or one without a tree, has no
+    gap."""
     answers = annotate(results)
     optimum: dict[str, float] = {}
     for r in answers:
-        if r["solved"] and r["status"] == "optimal":
+        if r["verdict"] == "ok" and r["compared"] and r["status"] == "optimal":
             optimum[r["instance"]] = max(optimum.get(r["instance"], -math.inf), float(r["objective"]))
     gaps: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in answers:
