@@ -279,6 +279,15 @@ def test_numpy_input_takes_what_the_cpu_takes_in_the_entries_it_ignores():
         assert compbench.tree_log_partition_many(arcs, device="cuda")[0] == pytest.approx(np.log(12))
         gpu = compbench.tree_marginals_many(arcs, device="cuda")[0]
         assert gpu.log_partition == pytest.approx(cpu.log_partition) and np.allclose(gpu.arc, cpu.arc)
+    from compbench_solvers.cuda import eisner  # the kernels' own entry points, a sentence's padding ignored too
+
+    padded = np.full((2, 5, 5), np.nan)
+    padded[:, :4, :4] = arc
+    assert eisner.tree_log_partition(padded, sizes=np.array([3, 3])) == pytest.approx([np.log(12)] * 2)
+    assert eisner.tree_map(padded, sizes=np.array([3, 2]))[1][0] == 0.0
+    padded[0, 1, 2] = np.nan
+    with pytest.raises(compbench.ProblemError, match=r"arc_scores: NaN at index \(0, 1, 2\)"):
+        eisner.tree_marginals(padded, sizes=np.array([3, 3]))
 
 
 @needs_kernels

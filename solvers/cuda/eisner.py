@@ -68,7 +68,8 @@ from typing import Any
 import numba
 import numpy as np
 
-from compbench.problem import check_flag, check_scores
+from compbench.inference import ignored_as_forbidden
+from compbench.problem import ProblemError, check_flag, check_scores
 
 from ..compressive.chart import SAFE
 from . import runtime
@@ -755,8 +756,8 @@ def _prepare(arc_scores: Any, sizes: Any, single_root: Any) -> tuple[Any, Any, i
         raise ValueError(f"arc_scores: expected a (B, N+1, N+1) array, got shape {shape}")
     B, N = int(shape[0]), int(shape[1])
     if not runtime.on_gpu(arc_scores):
-        arc_scores = np.ascontiguousarray(arc_scores, dtype=np.float64)
-        check_scores("arc_scores", arc_scores)
+        arc_scores = _read_entries_checked(np.ascontiguousarray(arc_scores, dtype=np.float64),
+                                           None if sizes is None or runtime.on_gpu(sizes) else np.asarray(sizes))
     if sizes is None:
         sizes_device = runtime.filled((B,), N - 1, np.int64, "eisner-full-sizes")
     elif runtime.on_gpu(sizes):
@@ -767,6 +768,20 @@ def _prepare(arc_scores: Any, sizes: Any, single_root: Any) -> tuple[Any, Any, i
             raise ValueError(f"sizes: expected {B} integers in 0..{N - 1}, got {sizes!r}"[:200])
         sizes_device = runtime.kept_copy(sizes.astype(np.int64), "eisner-sizes")
     return runtime.on_device(arc_scores, "eisner-arcs"), sizes_device, B, N, single_root
+
+
+def _read_entries_checked(arc_scores: np.ndarray, sizes: np.ndarray | None) -> np.ndarray:
+    """``arc_scores`` checked (:func:`check_scores`) where the kernels read it: what they never read (column 0, the
+    diagonal, a sentence's padding past ``sizes[b]``) may hold anything (a mask of -1e30, NaN), as on the CPU.  A
+    batch that holds something out of range there comes back a copy with -inf in its place."""
+    try:
+        check_scores("arc_scores", arc_scores)
+        return arc_scores
+    except ProblemError:
+        valid = sizes is not None and sizes.shape == arc_scores.shape[:1] and sizes.dtype.kind in "iu"  # else refused
+        masked = ignored_as_forbidden(arc_scores, sizes if valid else None)
+        check_scores("arc_scores", masked)
+        return masked
 
 
 def tree_map(arc_scores: Any, sizes: Any = None, single_root: bool = False) -> tuple[Any, Any]:
