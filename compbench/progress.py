@@ -18,6 +18,7 @@ argument (an iterable wrapper such as :func:`bar`) and show nothing without it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -78,8 +79,7 @@ def bar(iterable: Iterable | None = None, desc: str = "", *, total: int | None =
         show: bool | None = None, **options: Any):
     """A tqdm bar on stderr over ``iterable`` (or updated by hand, ``total`` steps), as the module docstring says;
     ``show`` False (or --quiet) hides it.  Use it as tqdm: iterate, or ``update``/``set_postfix_str``/``close``."""
-    from tqdm import tqdm
-
+    tqdm = _bar_class()
     end_stage()
     if show is False or quiet():
         return tqdm(iterable, total=total, disable=True)
@@ -89,6 +89,19 @@ def bar(iterable: Iterable | None = None, desc: str = "", *, total: int | None =
     return tqdm(iterable, desc=desc, total=total, unit=unit, file=_Lines(sys.stderr), leave=True,
                 delay=LOG_DELAY, mininterval=LOG_DELAY, position=0,
                 bar_format=LOG_FORMAT if total is not None or _has_len(iterable) else None, **options)
+
+
+@functools.cache
+def _bar_class() -> Any:
+    """tqdm, whose postfix (the solver at work) waits for the bar's next redraw: tqdm's default drew the bar at
+    once, and a quick command off a terminal printed the progress line it must not."""
+    from tqdm import tqdm
+
+    class Bar(tqdm):
+        def set_postfix_str(self, s: str = "", refresh: bool = False) -> None:
+            super().set_postfix_str(s, refresh=refresh)
+
+    return Bar
 
 
 def _has_len(iterable: Any) -> bool:

@@ -97,3 +97,15 @@ def test_a_quick_error_is_one_line_without_stage_lines(tmp_path: Path, capsys: p
     treebank.mkdir()
     assert main(["parser", "train", "--treebank", str(treebank), "--out", str(tmp_path / "p.npz")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_quick_command_off_a_terminal_prints_no_progress(capsys: pytest.CaptureFixture) -> None:
+    """warm-up drew its bar at once ('warm-up: 0/2 (0%) ...') through the postfix it set: a command that ends
+    within the bars' delay prints no progress line."""
+    from compbench import progress
+
+    bar = progress.bar(total=2, desc="quick", unit="step")
+    bar.set_postfix_str("resource-dp")
+    bar.update(2)
+    bar.close()
+    assert "quick" not in capsys.readouterr().err

@@ -368,7 +368,7 @@ def run_tasks(tasks: list[Task], executor: Any, on_record: Any, skipper: SizeSki
                 skipper.observe(record)
             on_record(record)
             if progress is not None:
-                progress.set_postfix_str(f"{task.solver} n={task.header['n']}", refresh=False)
+                progress.set_postfix_str(f"{task.solver} n={task.header['n']}")
 
 
 def other_instances(path: str | Path, existing: list[dict], wanted: dict[str, str],
