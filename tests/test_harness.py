@@ -1004,6 +1004,20 @@ def test_a_hanging_warm_up_costs_the_full_limit_once(plugins: Path, tmp_path: Pa
     assert "exceeded 4 s" in messages[0] and all("exceeded 1 s" in m for m in messages[1:]), messages
 
 
+def test_solve_takes_the_warm_up_limit_as_bench_does(plugins: Path, tmp_path: Path) -> None:
+    """solve --time-limit 1 with a plug-in that hangs in its warm-up took 1 min 43 s: the warm-up's 120 s limit
+    applied and solve had no --warmup-limit."""
+    instance = tmp_path / "n5.json"
+    compbench.write_instance(instance, compbench.generate("gaussian", 5, seed=0, length=2))
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "compbench", "solve", str(instance), "--solver", "warmup-hanger",
+                             "--time-limit", "1", "--warmup-limit", "3", "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert time.monotonic() - started < 60
+    record = json.loads(result.stdout)
+    assert record["status"] == "timeout" and "exceeded 3 s" in record["message"], record
+
+
 # What each faulty plug-in must be recorded as, by check and by bench: (status, a part of the verdict, of the message)
 FAULTY = {
     "wrong-objective": ("optimal", "invalid: ", ""),

@@ -460,8 +460,8 @@ def _add_run_reader(subparsers: argparse._SubParsersAction, name: str, help: str
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     chk = subparsers.add_parser("check", help="cross-check solvers on an instance set (exit 1 on any disagreement)")
-    chk.add_argument("set", help="instance file (.json/.jsonl/.npz) or generator spec gen:KINDS:SIZES:COUNT[:SEED], "
-                                 "e.g. gen:all:1-9:3")
+    chk.add_argument("set", help="instance file (.json/.jsonl/.npz) or generator spec "
+                                 "gen:KINDS:SIZES:COUNT[:SEED[:LENGTH]], e.g. gen:all:1-9:3")
     _add_solver_options(chk)
     _add_limit_options(chk, 60.0)
     chk.add_argument("--repro-dir", default="check-failures", metavar="DIR",

@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import progress
+from ..limits import WARMUP_SECONDS
 from .common import (DEFAULT_SOLVER, INSTANCE_SUFFIXES, Later, UsageError, add_memory_limit_option, load_solver,
                      number_in, output_path, positive_seconds, run_solver, run_solver_with_hard_limit,
                      solve_memory_limit, stdout_to_stderr, user_memory_limit)
@@ -91,7 +92,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if in_a_worker(args):
         from ..harness.worker import SolveProcess
 
-        worker = SolveProcess()
+        worker = SolveProcess(warmup_limit=args.warmup_limit)
     with worker or contextlib.nullcontext():
         for problem in progress.bar(problems, "instances", unit="instance") if len(problems) > 1 else problems:
             status = max(status, _solve_one(args, solver, worker, problem, length, certified.get(problem.id)))
@@ -272,6 +273,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     solve.add_argument("--time-limit", type=positive_seconds, metavar="S",
                        help="hard time limit per instance in seconds: the solve runs in a child process, killed a "
                             "grace period past it (also applies --memory-limit)")
+    solve.add_argument("--warmup-limit", type=positive_seconds, default=WARMUP_SECONDS, metavar="S",
+                       help=f"limit for the solver's first, warm-up solve in that child process, on a tiny problem "
+                            f"(default {WARMUP_SECONDS:g}; as bench's): a plug-in that hangs is stopped there")
     add_memory_limit_option(solve)
     solve.add_argument("--json", action="store_true", help="print one JSON object per instance")
     solve.add_argument("--verbose", action="store_true", help="also print the solver's statistics")
