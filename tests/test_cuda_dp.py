@@ -292,6 +292,26 @@ def test_what_the_gpu_path_refuses() -> None:
     assert [s.status for s in compbench.get_solver("cuda-dp").solve_many(batch)] == [Status.UNSUPPORTED]
 
 
+@needs_kernels
+def test_a_chart_too_big_for_the_work_areas_is_refused_in_one_line(monkeypatch) -> None:
+    """Any chart got a work area of its own size, so one of n = 3000 went to the allocator (a raw 'Unable to
+    allocate 252 GiB' error); it is unsupported by cuda-dp (its batch-mates solved) and a MemoryError in one line
+    from the device="cuda" functions, as on the CPU."""
+    from compbench_solvers.cuda import hook
+
+    small, large = compbench.generate("gaussian", 4, seed=0, length=2), compbench.generate("gaussian", 9, seed=0,
+                                                                                           length=4)
+    sizes, lo, hi = (np.array([p.n for p in (small, large)]), np.array([2, 4]), np.array([2, 4]))
+    _, cap = hook.count_plans(sizes, lo, hi)
+    floats, ints = hook._chart_values(sizes, cap, hook.MAX)
+    monkeypatch.setattr(hook, "WORK_BYTES", int(8 * floats[0] + 4 * ints[0]))  # the small chart fits, not the large
+    first, second = compbench.get_solver("cuda-dp").solve_many([small, large])
+    assert first.status == Status.OPTIMAL and second.status == Status.UNSUPPORTED
+    assert "the GPU chart for n = 9 needs" in second.message and "\n" not in second.message
+    with pytest.raises(MemoryError, match="the GPU chart for n = 9 needs"):
+        compbench.log_partition_many([large], device="cuda")
+
+
 def test_without_a_gpu_cuda_dp_is_unsupported_with_a_one_line_reason() -> None:
     """In a process without the simulator: the reason, and every answer unsupported with it (how the harness and
     ``compbench solvers`` show it)."""

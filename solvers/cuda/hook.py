@@ -876,15 +876,35 @@ def count_plans(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.n
     return counting.astype(np.int64), cap.astype(np.int64)
 
 
-def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int, int]:
-    """The float64 and integer values of a work area that holds the chart of any of these sentences: for MAX the
-    chart, its kept counts, backpointers and backtrace stack; for SUM the inside and outside charts."""
+def _chart_values(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence, the float64 and integer values of a work area that holds its chart: for MAX the chart, its kept
+    counts, backpointers and backtrace stack; for SUM the inside and outside charts."""
     cells = (sizes + 1) * (sizes + 2) // 2
     size = ITEMS * cells * (cap + 1)
     if semiring == MAX:  # (:func:`_areas`: the kept counts without counts, the stack in the same place)
         kept_or_stack = np.maximum(np.where(cap == 0, ITEMS * cells, 0), 4 * 8 * (sizes + 2))
-        return int(size.max()), int((BACKED * cells * (cap + 1) + kept_or_stack).max())
-    return int(2 * size.max()), 0
+        return size, BACKED * cells * (cap + 1) + kept_or_stack
+    return 2 * size, np.zeros_like(size)
+
+
+def too_big(sizes: np.ndarray, cap: np.ndarray, semiring: int = MAX) -> list[str | None]:
+    """Per sentence, why its chart cannot be parsed here (a work area larger than :data:`WORK_BYTES` in global
+    memory), else None."""
+    floats, ints = _chart_values(sizes, cap, semiring)
+    needed = 8 * floats + 4 * ints
+    return [None if bytes_ <= WORK_BYTES else f"the GPU chart for n = {n} needs {bytes_ / 2**20:.0f} MiB, above "
+            f"the {WORK_BYTES >> 20} MiB of work areas (compbench_solvers.cuda.hook.WORK_BYTES)"
+            for n, bytes_ in zip(sizes.tolist(), needed.tolist())]
+
+
+def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int, int]:
+    """The float64 and integer values of a work area that holds the chart of any of these sentences; a MemoryError
+    in one line when one of them needs more than :data:`WORK_BYTES` (:func:`too_big`)."""
+    why = next((reason for reason in too_big(sizes, cap, semiring) if reason is not None), None)
+    if why is not None:
+        raise MemoryError(why)
+    floats, ints = _chart_values(sizes, cap, semiring)
+    return int(floats.max()), int(ints.max())
 
 
 def _plan(sizes: np.ndarray, lo: np.ndarray, hi: np.ndarray, semiring: int, among: np.ndarray | None = None) -> Plan:

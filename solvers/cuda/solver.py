@@ -3,7 +3,7 @@ in one launch per root mode."""
 
 from __future__ import annotations
 
-from compbench import Capabilities, Option, Problem, ProblemBatch, Solution, Solver
+from compbench import Capabilities, Option, Problem, ProblemBatch, Solution, Solver, Status
 
 from ..compressive.base import proven_answer
 from . import runtime
@@ -50,11 +50,18 @@ class CudaDP(Solver):
 
 
 def _decode_batch(batch: ProblemBatch) -> list[Solution]:
-    """Every sentence of ``batch`` decoded in one launch, as proven answers (heads cut to each sentence's n + 1)."""
+    """Every sentence of ``batch`` decoded in one launch, as proven answers (heads cut to each sentence's n + 1);
+    one whose chart does not fit the GPU's work areas is ``unsupported``, with why (:func:`hook.too_big`)."""
     from . import hook
 
-    heads, objective = hook.decode(*hook.batch_arguments(batch))
     counting, cap = hook.count_plans(batch.sizes, batch.min_length, batch.max_length)
+    reasons = hook.too_big(batch.sizes, cap)
+    if any(reasons):
+        fits = [k for k, why in enumerate(reasons) if why is None]
+        answers = dict(zip(fits, _decode_batch(batch.take(fits)) if fits else []))
+        return [answers[k] if why is None else Solution(Status.UNSUPPORTED, message=f"cuda-dp: {why}")
+                for k, why in enumerate(reasons)]
+    heads, objective = hook.decode(*hook.batch_arguments(batch))
     names = ("none", "kept", "dropped")
     solutions = []
     for row, n, value, code, top in zip(heads, batch.sizes.tolist(), objective.tolist(), counting.tolist(),
