@@ -67,21 +67,31 @@ def _provider() -> Any:
     return found["hook-trick"].load()
 
 
-@functools.cache
-def _device_provider(device: str) -> Any:
+def _device_provider(device: Any) -> Any:
     """The provider that computes a batch on ``device``: "cpu" the hook-trick chart's (:func:`_provider`), any other
     the entry point of that name in the group (``cuda``: compbench_solvers.cuda.inference, the GPU kernels), looked
     up once per process.  Its functions raise a RuntimeError with a one-line reason when the device cannot be used
     here.  A device's provider has ``log_partition_many``, ``marginals_many``, ``tree_many`` and ``holds(array)``
-    (whether an array already lives on the device: used in place, where anything else is checked first)."""
+    (whether an array already lives on the device: used in place, where anything else is checked first).  Any
+    other name, or a value that is no name (device=["cuda"] was the cache's 'unhashable type'), is a ValueError."""
     if device == "cpu":
         return _provider()
-    found = {ep.name: ep for ep in group_entry_points(GROUP) if ep.name != "hook-trick"}
-    if device not in found:
+    found = _device_entry_points()
+    if not isinstance(device, str) or device not in found:
         known = ", ".join(repr(name) for name in ["cpu", *sorted(found)])
         raise ValueError(f"device={device!r}: expected one of {known} (a device's provider is registered in the "
                          f"{GROUP!r} entry-point group; reinstall compbench if it should be there)")
-    return found[device].load()
+    return _loaded(found[device])
+
+
+@functools.cache
+def _device_entry_points() -> dict[str, Any]:
+    return {ep.name: ep for ep in group_entry_points(GROUP) if ep.name != "hook-trick"}
+
+
+@functools.cache
+def _loaded(entry_point: Any) -> Any:
+    return entry_point.load()
 
 
 def log_partition(problem: Problem) -> float:

@@ -291,6 +291,19 @@ def test_numpy_input_takes_what_the_cpu_takes_in_the_entries_it_ignores():
 
 
 @needs_kernels
+def test_the_kernels_entry_points_refuse_what_is_no_real_number() -> None:
+    """eisner.tree_map parsed strings ('5' as 5) and complex numbers (their real part, with a warning); a size past
+    int64 was named wrapped (-1) by hook.decode."""
+    from compbench_solvers.cuda import eisner, hook
+
+    for arcs in (np.array([[["0", "5"], ["5", "0"]]]), np.full((1, 3, 3), 1 + 5j), np.zeros((1, 3, 3), bool)):
+        with pytest.raises(compbench.ProblemError, match="arc_scores: expected real numbers"):
+            eisner.tree_map(arcs)
+    with pytest.raises(ValueError, match="sizes: 18446744073709551615 is out of range"):
+        hook.decode(np.zeros((2, 4, 4)), sizes=np.array([2**64 - 1, 2], np.uint64))
+
+
+@needs_kernels
 def test_the_kernel_modules_check_their_flags_and_take_an_empty_batch():
     """The kernel modules' own entry points refuse single_root="False" as compbench's functions do (it gave the
     single-root answer); an empty batch of any shape has no answers on either device; the marginals' log Z comes

@@ -423,3 +423,10 @@ def test_one_matrix_where_a_batch_is_expected_says_so() -> None:
         for matrix in (np.zeros((3, 3)), np.zeros((3, 3)).tolist()):
             with pytest.raises(compbench.ProblemError, match="got one matrix of shape \\(3, 3\\)"):
                 call(matrix)
+
+
+def test_a_device_that_is_no_name_is_refused_as_an_unknown_one() -> None:
+    """device=["cuda"] said 'unhashable type: list' (the providers' cache), not what devices there are."""
+    for device in (["cuda"], None, 3, "gpu"):
+        with pytest.raises(ValueError, match=r"device=.*: expected one of 'cpu'"):
+            compbench.tree_log_partition_many(np.zeros((1, 3, 3)), device=device)

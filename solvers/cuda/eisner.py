@@ -69,7 +69,7 @@ import numba
 import numpy as np
 
 from compbench.inference import ignored_as_forbidden
-from compbench.problem import ProblemError, check_flag, check_scores
+from compbench.problem import ProblemError, _real_array, check_flag, check_scores
 
 from ..compressive.chart import SAFE
 from . import runtime
@@ -756,7 +756,7 @@ def _prepare(arc_scores: Any, sizes: Any, single_root: Any) -> tuple[Any, Any, i
         raise ValueError(f"arc_scores: expected a (B, N+1, N+1) array, got shape {shape}")
     B, N = int(shape[0]), int(shape[1])
     if not runtime.on_gpu(arc_scores):
-        arc_scores = _read_entries_checked(np.ascontiguousarray(arc_scores, dtype=np.float64),
+        arc_scores = _read_entries_checked(np.ascontiguousarray(_real_array("arc_scores", arc_scores, copy=False)),
                                            None if sizes is None or runtime.on_gpu(sizes) else np.asarray(sizes))
     if sizes is None:
         sizes_device = runtime.filled((B,), N - 1, np.int64, "eisner-full-sizes")

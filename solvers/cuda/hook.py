@@ -941,6 +941,8 @@ def _ints(values: Any, name: str, B: int) -> np.ndarray:
     array = np.asarray(values)
     if array.shape != (B,) or array.dtype.kind not in "iu":
         raise ValueError(f"{name}: expected {B} integers, got shape {array.shape} of {array.dtype}")
+    if array.size and array.dtype.kind == "u" and int(array.max()) > np.iinfo(np.int64).max:  # cast, it would wrap
+        raise ValueError(f"{name}: {int(array.max())} is out of range")
     return array.astype(np.int64)
 
 
