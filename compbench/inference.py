@@ -23,8 +23,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .problem import NEG_INF, Problem, ProblemError, check_flag, _real_array, check_scores, expect_problem
-from .problem_batch import ProblemBatch
+from .problem import Problem, ProblemError, check_flag, _real_array, check_scores, expect_problem
+from .problem_batch import ProblemBatch, forbid_ignored_arcs
 from .registry import group_entry_points
 from .solver import cores
 
@@ -279,23 +279,11 @@ def _checked_matrices(batch: np.ndarray, index: Iterable[int]) -> np.ndarray:
         check_scores("arc_scores", batch)
         return batch
     except ProblemError:
-        batch = ignored_as_forbidden(batch)
+        batch = batch.copy()
+        forbid_ignored_arcs(batch)
         for k, matrix in zip(index, batch):
             check_scores(f"arc_scores[{k}]", matrix)
         return batch
-
-
-def ignored_as_forbidden(arc_scores: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
-    """A copy of a (B, N+1, N+1) stack of arc matrices with -inf where the contract ignores them: column 0 (no arc
-    into the root), the diagonal and, with ``sizes`` (B,), each sentence's padding past ``sizes[b]``."""
-    masked = arc_scores.copy()
-    index = np.arange(masked.shape[1])
-    masked[:, :, 0] = NEG_INF
-    masked[:, index, index] = NEG_INF
-    if sizes is not None:
-        beyond = index[None, :] > sizes[:, None]
-        masked[beyond[:, :, None] | beyond[:, None, :]] = NEG_INF
-    return masked
 
 
 def _trees(arc_scores: Sequence[np.ndarray] | np.ndarray, single_root: bool, with_marginals: bool,

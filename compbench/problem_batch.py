@@ -124,9 +124,7 @@ class ProblemBatch:
         index = np.arange(width + 2)
         inside = index[None, :] <= size[:, None]  # (B, N+2): 0..n
         arc_mask = inside[:, :width + 1, None] & inside[:, None, :width + 1]
-        arc[~arc_mask] = NEG_INF
-        arc[:, :, 0] = NEG_INF
-        arc[:, index[:width + 1], index[:width + 1]] = NEG_INF
+        forbid_ignored_arcs(arc, size)
         token[~(index[None, :width] < size[:, None])] = NEG_INF
         ends = index[None, :] <= size[:, None] + 1  # 0..n+1
         bigram[~(ends[:, :, None] & ends[:, None, :])] = NEG_INF
@@ -291,6 +289,17 @@ def _padded(problems: list[Problem], width: int, second_order: bool) -> tuple[np
         if sibling is not None:
             sibling[b, :n + 1, :n + 1, :n + 1] = p.sibling_scores
     return token, arc, bigram, sibling
+
+
+def forbid_ignored_arcs(arc_scores: np.ndarray, sizes: np.ndarray | None = None) -> None:
+    """Write -inf, in place, where a (B, N+1, N+1) stack of arc matrices is ignored by the contract: column 0 (no arc
+    into the root), the diagonal and, with ``sizes`` (B,), each sentence's padding past ``sizes[b]``."""
+    index = np.arange(arc_scores.shape[1])
+    if sizes is not None:
+        inside = index[None, :] <= sizes[:, None]
+        arc_scores[~(inside[:, :, None] & inside[:, None, :])] = NEG_INF
+    arc_scores[:, :, 0] = NEG_INF
+    arc_scores[:, index, index] = NEG_INF
 
 
 def _score_array_batch(name: str, values: Any, shape: tuple[int, ...] | None) -> np.ndarray:

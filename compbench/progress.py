@@ -79,22 +79,24 @@ def bar(iterable: Iterable | None = None, desc: str = "", *, total: int | None =
         show: bool | None = None, **options: Any):
     """A tqdm bar on stderr over ``iterable`` (or updated by hand, ``total`` steps), as the module docstring says;
     ``show`` False (or --quiet) hides it.  Use it as tqdm: iterate, or ``update``/``set_postfix_str``/``close``."""
-    tqdm = _bar_class()
+    from tqdm import tqdm
+
     end_stage()
     if show is False or quiet():
         return tqdm(iterable, total=total, disable=True)
     if sys.stderr.isatty():
         return tqdm(iterable, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True,
                     **options)
-    return tqdm(iterable, desc=desc, total=total, unit=unit, file=_Lines(sys.stderr), leave=True,
+    return _logged_bar()(iterable, desc=desc, total=total, unit=unit, file=_Lines(sys.stderr), leave=True,
                 delay=LOG_DELAY, mininterval=LOG_DELAY, position=0,
                 bar_format=LOG_FORMAT if total is not None or _has_len(iterable) else None, **options)
 
 
 @functools.cache
-def _bar_class() -> Any:
-    """tqdm, whose postfix (the solver at work) waits for the bar's next redraw: tqdm's default drew the bar at
-    once, and a quick command off a terminal printed the progress line it must not."""
+def _logged_bar() -> Any:
+    """tqdm off a terminal, whose postfix (the solver at work) waits for the bar's next line: tqdm's default drew
+    the bar at once, and a quick command printed the progress line it must not.  (On a terminal the postfix shows at
+    once: it names the solver at work.)"""
     from tqdm import tqdm
 
     class Bar(tqdm):

@@ -301,6 +301,11 @@ def test_the_kernels_entry_points_refuse_what_is_no_real_number() -> None:
             eisner.tree_map(arcs)
     with pytest.raises(ValueError, match="sizes: 18446744073709551615 is out of range"):
         hook.decode(np.zeros((2, 4, 4)), sizes=np.array([2**64 - 1, 2], np.uint64))
+    for call in (hook.decode, hook.log_partition, hook.marginals):  # hook's entry points too (ranges unchecked there)
+        with pytest.raises(compbench.ProblemError, match="arc_scores: expected real numbers"):
+            call(np.full((1, 3, 3), "5"))
+        with pytest.raises(compbench.ProblemError, match="token_scores: expected real numbers"):
+            call(np.zeros((1, 3, 3)), np.full((1, 2), 1j))
 
 
 @needs_kernels

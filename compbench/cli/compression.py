@@ -323,8 +323,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                                     "bigram-only and tree-only baselines "
                                                                     "(joint models)")
     evaluate.add_argument("--baseline", action="append", metavar="MODEL",
-                          help="a bigram, chain-crf or subtree model file (compbench train --model-kind) to report beside "
-                               "--model; repeatable")
+                          help="a bigram, chain-crf or subtree model file (compbench train --model-kind) to "
+                               "report beside --model; repeatable")
     evaluate.add_argument("--length", default="gold", help="'gold' or a ratio R (m = round(R n))")
     evaluate.add_argument("--split", default="test", choices=("train", "dev", "test", "all"),
                           help="which part of the corpus (default test)")

@@ -515,9 +515,11 @@ def _plot_all(accuracy: dict[str, dict], paths: list[str], out: Path, baseline: 
     if not paths:
         return written
     results, environments = load_runs(paths)
-    results = [{**r, "solver": drawn(r["solver"])} for r in results]  # every name a figure draws comes from here
+    # every solver and kind name a figure draws comes from here, as written ('$' is no mathtext)
+    results = [{**r, "solver": drawn(r["solver"]), **({"kind": drawn(r["kind"])} if "kind" in r else {})}
+               for r in results]
     baseline = drawn(baseline) if baseline else baseline
-    infos = solver_infos(environments)
+    infos = {drawn(name): info for name, info in solver_infos(environments).items()}
     judged_records = judged(results)
     styles = solver_styles({r["solver"] for r in results}, disqualified(judged_records))  # one look in every figure
     written += plot_profile(judged_records, infos, out, styles)

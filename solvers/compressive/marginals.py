@@ -224,7 +224,7 @@ def log_space_marginals(problem: Problem) -> Marginals:
     """:func:`marginals` in log space over the listed hypergraph: at any temperature and length, about ten times
     slower than the scaled chart.  A posterior is exp(inside + outside - log Z) of sums as large as the scores:
     float64 rounds them by up to 2^-52 of the largest (about 1e-4 at scores near 1e12): a sure token read 1.00003,
-    which :class:`compbench.Marginals` clips to 1, as it clips every chart's."""
+    clipped to 1 (:func:`compbench.inference.at_most_one`, as every chart's)."""
     graph, adds, most, inside, log_z, lo, hi = _log_space_inside(problem)
     n = problem.n
     if log_z == -math.inf:

@@ -68,7 +68,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from compbench.inference import ignored_as_forbidden
+from compbench.problem_batch import forbid_ignored_arcs
 from compbench.problem import ProblemError, _real_array, check_flag, check_scores
 
 from ..compressive.chart import SAFE
@@ -779,7 +779,8 @@ def _read_entries_checked(arc_scores: np.ndarray, sizes: np.ndarray | None) -> n
         return arc_scores
     except ProblemError:
         valid = sizes is not None and sizes.shape == arc_scores.shape[:1] and sizes.dtype.kind in "iu"  # else refused
-        masked = ignored_as_forbidden(arc_scores, sizes if valid else None)
+        masked = arc_scores.copy()
+        forbid_ignored_arcs(masked, sizes if valid else None)
         check_scores("arc_scores", masked)
         return masked
 

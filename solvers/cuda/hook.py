@@ -55,7 +55,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from compbench.problem import check_flag
+from compbench.problem import _real_array, check_flag
 from compbench.solver import cores
 
 from ..compressive.batch import gather_scores, run_in_parts
@@ -966,12 +966,14 @@ def _inputs(arc_scores: Any, token_scores: Any, bigram_scores: Any, sizes: Any, 
     """The scores where ``place`` puts them (by default on the GPU: numpy copied, GPU arrays in place) and the
     per-sentence sizes and bounds, checked."""
     runtime.cuda()  # a RuntimeError with the one-line reason when there is no GPU (nor the simulator)
-    arc = place(arc_scores, "arc")
+    real = lambda name, values: values if runtime.on_gpu(values) else _real_array(name, values, copy=False)  # noqa
+    arc = place(real("arc_scores", arc_scores), "arc")
     if arc.ndim != 3 or arc.shape[1] != arc.shape[2] or arc.shape[1] < 1:
         raise ValueError(f"arc_scores: expected (B, N+1, N+1), got shape {arc.shape}")
     B, width = arc.shape[0], arc.shape[1] - 1
-    token = place(np.zeros((B, width)) if token_scores is None else token_scores, "token")
-    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None else bigram_scores, "bigram")
+    token = place(np.zeros((B, width)) if token_scores is None else real("token_scores", token_scores), "token")
+    bigram = place(np.zeros((B, width + 2, width + 2)) if bigram_scores is None
+                   else real("bigram_scores", bigram_scores), "bigram")
     if token.shape != (B, width):
         raise ValueError(f"token_scores: expected {(B, width)}, got {token.shape}")
     if bigram.shape != (B, width + 2, width + 2):
