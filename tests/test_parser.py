@@ -670,9 +670,22 @@ def test_a_parser_model_with_a_damaged_tagger_or_labeler_is_refused_in_one_line(
             ("tagger_weights", arrays["tagger_weights"][:10], "tagger_weights: expected a"),
             ("labeler_weights", np.full_like(arrays["labeler_weights"], np.nan), "labeler_weights: expected finite"),
             ("labeler_weights", arrays["labeler_weights"][:, :3], "labeler_weights: expected a"),
-            ("info", np.array(json.dumps({**info, "universal_tags": True})), "info.universal_tags")]:
+            ("info", np.array(json.dumps({**info, "universal_tags": True})), "info.universal_tags"),
+            # (a hunt's) a 0-d tag list, labels or class words: tracebacks; a 0-d, unsorted or text vocabulary: a
+            # traceback at parse time, or other words' weights silently; universal_tags false over pairs: pairs
+            # printed as XPOS; members that are not names: a traceback
+            ("tagger_tags", np.array("NN"), "tagger_tags: expected a list of strings"),
+            ("labeler_labels", np.array("det"), "labeler_labels: expected a list of strings"),
+            ("tagger_class_words", np.array(3), "tagger_class_words: expected a list of integers"),
+            ("tagger_class_codes", arrays["tagger_class_codes"][:-1], "tagger_class_codes: expected a list of"),
+            ("vocabulary", arrays["vocabulary"][::-1], "vocabulary: expected increasing integers"),
+            ("vocabulary", arrays["vocabulary"].astype(str), "vocabulary: expected a list of integers"),
+            ("universal", np.array(json.dumps({**info, "universal_tags": False})), "info.universal_tags: false, but"),
+            ("members", np.array([1, 2]), "damaged: members: expected a list of names")]:
         if member == "info":  # a tagger of plain tags in a model that reads pairs
             damaged = {**arrays, "tagger_tags": np.array([t.split("|")[0] for t in arrays["tagger_tags"]])}
+        elif member == "universal":  # pairs in a model that reads plain tags
+            damaged, member = dict(arrays), "info"
         else:
             damaged = dict(arrays)
         damaged[member] = value

@@ -219,8 +219,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if args.mbr:
             raise UsageError("--mbr needs a joint model")
         systems += systems_of(model, main=True)
+    baselines = {}  # each file read once: its info recorded is that of the model that ran
     for path in args.baseline or []:
-        other = _load_model(path)
+        other = baselines[path] = _load_model(path)
         if model_kind(other) == "joint":
             raise UsageError(f"{path}: --baseline takes bigram, chain-crf or subtree models (pass a joint model as "
                              "--model)")
@@ -245,7 +246,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for label in silent:  # an F1 of 0 from no answer at all is no measurement
         print(f"evaluate: {label} answered no sentence ({_row_failures(summary[label])}): its F1 measures nothing")
     record = {"corpus": corpus.name, "split": args.split, "length": length, "max_n": args.max_n,
-              "model": model.info, "baselines": {path: _load_model(path).info for path in args.baseline or []},
+              "model": model.info, "baselines": {path: other.info for path, other in baselines.items()},
               "alignment": {k: v for k, v in corpus.report.items() if not isinstance(v, list)},
               "systems": summary, "python": platform.python_version(), "machine": platform.machine()}
     if out is not None:

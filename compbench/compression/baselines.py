@@ -372,10 +372,11 @@ def train_chain_crf(model: ChainCRFModel, train: list[Sentence], dev: list[Sente
         mean = total / max(counted, 1)
         return weights.copy(), {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
 
+    # before the epochs: a training interrupted after one writes them too
+    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate, crf_length=length)
     history = train_on_batches(model, train, dev, System("chain-crf", decode=model.decode), train_epoch,
                                epochs=epochs, batch_size=batch_size, max_n=max_n, seed=seed, progress=progress,
                                log=log)
-    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate, crf_length=length)
     return history
 
 
@@ -449,6 +450,8 @@ class SubtreeModel(CompressionModel):
         self.info["kind"] = "subtree"
         if self.second_order:
             raise ValueError("subtree deletion has no second-order (sibling) features")
+        if self.parser is None:  # refused up front, not after the corpus is read
+            raise ValueError("subtree deletion needs the parser it was trained with (train --parser), and holds none")
 
     def token_features(self, sentence: Sentence) -> np.ndarray:
         """(n, F) token feature indices; parses the sentence (``sentence.heads``) when it has no parse yet."""
@@ -492,10 +495,11 @@ def train_subtree(model: SubtreeModel, train: list[Sentence], dev: list[Sentence
             weights.next_step()
         return weights.average(), {"mistakes": mistakes, "examples": examples}, f"{mistakes}/{examples} mistakes"
 
+    # before the epochs: a training interrupted after one writes them too
+    model.info.update(objective="perceptron")
     history = train_on_batches(model, train, dev, System("subtree deletion", decode=model.decode), train_epoch,
                                epochs=epochs, batch_size=batch_size, max_n=max_n, seed=seed, progress=progress,
                                log=log)
-    model.info.update(objective="perceptron")
     return history
 
 
@@ -532,7 +536,7 @@ def load_model(path: str | PathLike) -> CompressionModel:
     with np.load(path) as data:
         kind = read_info(data).get("kind", "joint")
     cls = {"joint": CompressionModel, "bigram": BigramModel, "chain-crf": ChainCRFModel,
-           "subtree": SubtreeModel}.get(kind)
+           "subtree": SubtreeModel}.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown model kind {kind!r}")
     return cls.load(path)

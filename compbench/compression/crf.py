@@ -111,7 +111,8 @@ def train_crf(model: CompressionModel, train: list[Sentence], dev: list[Sentence
         mean = total / max(counted, 1)
         return weights.copy(), {"mean_loss": mean, "examples": counted}, f"mean loss {mean:.4f} over {counted} examples"
 
+    # before the epochs: a training interrupted after one writes them too
+    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate)
     history = train_on_batches(model, train, dev, System("joint", solver, "joint"), train_epoch, epochs=epochs,
                                batch_size=batch_size, max_n=max_n, seed=seed, progress=progress, log=log)
-    model.info.update(objective="crf", l2=l2, learning_rate=learning_rate)
     return history

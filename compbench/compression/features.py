@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..learning.features import code, distance_bucket, mix, shape
+from ..learning.model_file import array_of
 
 STOP_WORDS = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
 it its this that these those he she they we you i his her their our your my me him them us not no do does did
@@ -99,8 +100,13 @@ class BigramLM:
 
     @classmethod
     def from_arrays(cls, arrays) -> BigramLM:
-        return cls(arrays["lm_unigram_keys"], arrays["lm_unigram_counts"], arrays["lm_bigram_keys"],
-                   arrays["lm_bigram_counts"])
+        """The LM a model file holds (:meth:`arrays`), its keys sorted and its counts counts (else a ValueError naming
+        the array: unsorted keys were read silently as other words' counts)."""
+        parts = []
+        for order in ("unigram", "bigram"):
+            keys = array_of(arrays, f"lm_{order}_keys", "iu", increasing=True)
+            parts += [keys, array_of(arrays, f"lm_{order}_counts", "iuf", length=len(keys), counts=True)]
+        return cls(*parts)
 
 
 def ancestor_distances(heads: np.ndarray) -> np.ndarray:

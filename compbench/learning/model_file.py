@@ -35,7 +35,10 @@ def check_members(data: Any) -> None:
     """
     if MEMBERS not in data.files:
         return
-    listed = set(data[MEMBERS].tolist()) | {MEMBERS}
+    names = np.asarray(data[MEMBERS])
+    if names.ndim != 1 or names.dtype.kind != "U":
+        raise ValueError(f"damaged: members: expected a list of names, got shape {names.shape} ({names.dtype})")
+    listed = set(names.tolist()) | {MEMBERS}
     missing, unknown = sorted(listed - set(data.files)), sorted(set(data.files) - listed)
     if missing or unknown:
         raise ValueError("damaged: " + "; ".join(part for part in (
@@ -66,6 +69,29 @@ def dense_weights(data: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
     return weights
 
 
+def array_of(data: Any, name: str, kinds: str, *, length: int | None = None, increasing: bool = False,
+             counts: bool = False) -> np.ndarray:
+    """A model file's one-dimensional array ``name`` whose dtype kind is one of ``kinds`` ("iu": integers, "iuf":
+    numbers, "U": strings), ``length`` long, strictly ``increasing`` (keys a binary search reads), or ``counts``
+    (finite, >= 0); else a ValueError naming it.
+
+    >>> array_of({"keys": np.array([3, 1])}, "keys", "iu", increasing=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: keys: expected increasing integers
+    """
+    array = np.asarray(data[name])
+    what = {"iu": "integers", "iuf": "numbers", "U": "strings"}[kinds]
+    if array.ndim != 1 or array.dtype.kind not in kinds or (length is not None and len(array) != length):
+        raise ValueError(f"{name}: expected a list of {'' if length is None else f'{length} '}{what}, got shape "
+                         f"{array.shape} ({array.dtype})")
+    if increasing and len(array) > 1 and not np.all(array[1:] > array[:-1]):
+        raise ValueError(f"{name}: expected increasing {what}")
+    if counts and not (np.all(np.isfinite(array)) and (len(array) == 0 or array.min() >= 0)):
+        raise ValueError(f"{name}: expected counts (finite, >= 0)")
+    return array
+
+
 def sparse_weights(data: Any, size: int) -> np.ndarray:
     """The weights 0..size from the file's non-zero entries (``weight_index``, ``weight_value``): every index an
     integer within 0..size (a negative one wrapped around), every value finite.
@@ -76,7 +102,8 @@ def sparse_weights(data: Any, size: int) -> np.ndarray:
     index, values = np.asarray(data["weight_index"]), np.asarray(data["weight_value"])
     if index.ndim != 1 or values.shape != index.shape or not np.issubdtype(index.dtype, np.integer) or (
             len(index) and (index.min() < 0 or index.max() > size)):
-        raise ValueError(f"weight_index: expected {len(values)} integer indices within 0..{size}")
+        raise ValueError(f"weight_index: expected {values.size} integer indices within 0..{size}, a list as long as "
+                         f"weight_value's")
     if not np.issubdtype(values.dtype, np.floating) or not np.all(np.isfinite(values)):
         raise ValueError("weight_value: expected finite numbers")
     weights = np.zeros(size + 1)

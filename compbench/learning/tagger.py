@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .features import code, mix, shape
-from .model_file import dense_weights
+from .model_file import array_of, dense_weights
 from .training import AveragedWeights, shuffled_passes
 
 TAGGER_DIM = 1 << 18
@@ -314,13 +314,19 @@ class OutdatedModelError(ValueError):
     read."""
 
 
+def _code_table(arrays, name: str) -> dict[int, int]:
+    """A tagger's word -> code table ``name`` (``class``, ``lexicon``): its words and their codes, as long."""
+    words = array_of(arrays, f"tagger_{name}_words", "iu")
+    codes = array_of(arrays, f"tagger_{name}_codes", "iu", length=len(words))
+    return dict(zip(words.tolist(), codes.tolist()))
+
+
 def load_tagger(arrays) -> PosTagger | StructuredTagger:
     """The tagger stored by ``arrays()`` in a model file; a greedy tagger with the rich features (files from before
     the structured tagger) is refused (:class:`OutdatedModelError`)."""
-    tags = [str(t) for t in arrays["tagger_tags"]]
+    tags = array_of(arrays, "tagger_tags", "U").tolist()
     if "tagger_kind" in arrays:
-        classes, lexicon = (dict(zip(arrays[f"tagger_{name}_words"].tolist(), arrays[f"tagger_{name}_codes"].tolist()))
-                            for name in ("class", "lexicon"))
+        classes, lexicon = (_code_table(arrays, name) for name in ("class", "lexicon"))
         return StructuredTagger(tags, dense_weights(arrays, "tagger_weights", (RICH_DIM, len(tags))), classes,
                                 lexicon)
     if "tagger_rich" in arrays and bool(arrays["tagger_rich"]):

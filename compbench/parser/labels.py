@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..learning.features import code, distance_bucket, mix
-from ..learning.model_file import dense_weights
+from ..learning.model_file import array_of, dense_weights
 from ..learning.training import AveragedWeights, shuffled_passes
 from .conllu import TreeSentence
 from .features import word_codes
@@ -94,5 +94,5 @@ class ArcLabeler:
 
     @classmethod
     def from_arrays(cls, arrays, vocabulary: np.ndarray | None) -> ArcLabeler:
-        labels = [str(t) for t in arrays["labeler_labels"]]
+        labels = array_of(arrays, "labeler_labels", "U").tolist()
         return cls(labels, dense_weights(arrays, "labeler_weights", (LABEL_DIM, len(labels))), vocabulary)

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..learning.model_file import check_members, read_info, save_arrays, sparse_weights
+from ..learning.model_file import array_of, check_members, read_info, save_arrays, sparse_weights
 from ..learning.tagger import OutdatedModelError, PosTagger, StructuredTagger, load_tagger
 from ..problem import Problem, Status
 from ..registry import get_solver
@@ -187,8 +187,12 @@ class ParserModel:
                                          f"wrote it?)")
             weights = sparse_weights(data, SIZE)
             tagger = load_tagger(data) if "tagger_weights" in data else None
-            if tagger is not None and info.get("universal_tags") and not all(PAIR in t for t in tagger.tags):
-                raise ValueError("info.universal_tags: true, but the tagger's tags are not XPOS|UPOS pairs")
-            vocabulary = data["vocabulary"] if "vocabulary" in data else None
+            universal = info.get("universal_tags", False)
+            if not isinstance(universal, bool):
+                raise ValueError(f"info.universal_tags: expected true or false, got {universal!r}")
+            if tagger is not None and universal != all(PAIR in t for t in tagger.tags):
+                raise ValueError(f"info.universal_tags: {str(universal).lower()}, but the tagger's tags are "
+                                 f"{'not ' if universal else ''}XPOS|UPOS pairs")
+            vocabulary = array_of(data, "vocabulary", "iu", increasing=True) if "vocabulary" in data else None
             labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None
             return cls(weights, vocabulary, tagger, info, labeler=labeler)
