@@ -486,6 +486,15 @@ def test_train_with_a_parser_keeps_it_and_reports_syntactic_f1(tmp_path, capsys)
     systems = json.loads(report.read_text())["systems"]
     assert all(0.0 <= row["syntactic_f1"] <= 1.0 for row in systems.values())
     assert main(["train", *common, "--out", str(tmp_path / "x.npz"), "--parser", str(data / "missing.npz")]) == 2
+    with np.load(parser) as stored:  # a damaged embedded parser is named as the parser's, not the model's own info
+        inner = {**dict(stored), "info": np.array(json.dumps({"kind": "parser", "universal_tags": "yes"}))}
+    np.savez(tmp_path / "inner.npz", **inner)
+    with np.load(model) as stored:
+        outer = {**dict(stored), "parser_npz": np.frombuffer((tmp_path / "inner.npz").read_bytes(), np.uint8)}
+    np.savez(tmp_path / "bad.npz", **outer)
+    capsys.readouterr()
+    assert main(["evaluate", *common, "--model", str(tmp_path / "bad.npz")]) == 2
+    assert "the parser it embeds: info.universal_tags: expected true or false" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("line, says", [

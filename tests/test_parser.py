@@ -694,3 +694,20 @@ def test_a_parser_model_with_a_damaged_tagger_or_labeler_is_refused_in_one_line(
                      str(tokens)]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert says in line and str(tmp_path / "bad.npz") in line, line
+
+
+def test_a_parser_of_xpos_holding_a_bar_loads(tmp_path: Path) -> None:
+    """A treebank without UPOS whose every XPOS holds '|' ("NN|x") trains a parser of plain tags: the check that
+    universal_tags false holds no XPOS|UPOS pairs refused it at load (a review); a pair ends in a UPOS tag."""
+    from compbench.parser.model import ParserModel
+
+    treebank = write_treebank(tmp_path / "tb", {"train": 6, "dev": 2, "test": 2})
+    for path in treebank.glob("*.conllu"):
+        lines = [line.split("\t") for line in path.read_text().splitlines()]
+        path.write_text("\n".join("\t".join(c[:3] + ["_", c[4] + "|x"] + c[5:]) if len(c) == 10 else "\t".join(c)
+                                  for c in lines) + "\n")
+    model = tmp_path / "p.npz"
+    assert main(["parser", "train", "--treebank", str(treebank), "--out", str(model), "--epochs", "1",
+                 "--tagger-epochs", "1", "--label-epochs", "1"]) == 0
+    loaded = ParserModel.load(model)
+    assert not loaded.universal and all(t.endswith("|x") for t in loaded.tagger.tags)

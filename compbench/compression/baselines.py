@@ -455,8 +455,6 @@ class SubtreeModel(CompressionModel):
 
     def token_features(self, sentence: Sentence) -> np.ndarray:
         """(n, F) token feature indices; parses the sentence (``sentence.heads``) when it has no parse yet."""
-        if self.parser is None:
-            raise ValueError("subtree deletion needs a parser (train --parser)")
         return super().features(sentence).token
 
     def decode(self, sentence: Sentence, m: int, features: np.ndarray | None = None,

@@ -34,9 +34,8 @@ PARTS = ("joint", "bigram-only", "tree-only")
 def check_parts(info: dict[str, Any], tagger: Any, parser: Any) -> None:
     """A ValueError when a model file's ``info`` and its parts disagree: a parser or tagger it was trained with and
     does not hold (it scored without them, silently, F1 0.875 -> 0.815), or flags that are not flags."""
-    for key in ("second_order",):
-        if key in info and not isinstance(info[key], bool):
-            raise ValueError(f"info.{key}: expected true or false, got {info[key]!r}")
+    if "second_order" in info and not isinstance(info["second_order"], bool):
+        raise ValueError(f"info.second_order: expected true or false, got {info['second_order']!r}")
     if "kind" in info and not isinstance(info["kind"], str):
         raise ValueError(f"info.kind: expected a name, got {info['kind']!r}")
     if info.get("parser") and parser is None:
@@ -169,5 +168,7 @@ class CompressionModel:
                 parser = ParserModel.load(io.BytesIO(data["parser_npz"].tobytes())) if "parser_npz" in data else None
             except OutdatedModelError as exc:
                 raise OutdatedModelError(f"the parser it embeds: {exc}") from None
+            except ValueError as exc:  # its info, tags or vocabulary: named as the embedded parser's, not the model's
+                raise ValueError(f"the parser it embeds: {exc}") from None
             check_parts(info, tagger, parser)
             return cls(weights, BigramLM.from_arrays(data), tagger, info, parser=parser)

@@ -28,6 +28,13 @@ from .labels import ArcLabeler
 DECODER = "hook-dp"
 PAIR = "|"  # a model that reads universal tags has a tagger of "XPOS|UPOS" pairs, cut at the last "|" (an XPOS
 # may hold one, e.g. "N|sg"; a UPOS never does)
+UNIVERSAL_TAGS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+
+
+def are_pairs(tags: list[str]) -> bool:
+    """Whether a tagger's tags are all "XPOS|UPOS" pairs: each cut at its last "|" ends in a UD UPOS tag (an XPOS
+    holding "|" itself, "NN|UTR|SIN", is no pair)."""
+    return all(PAIR in t and t.rsplit(PAIR, 1)[1] in UNIVERSAL_TAGS for t in tags)
 
 
 def paired_tags(tags: list[str], universal_tags: list[str]) -> list[str]:
@@ -190,9 +197,10 @@ class ParserModel:
             universal = info.get("universal_tags", False)
             if not isinstance(universal, bool):
                 raise ValueError(f"info.universal_tags: expected true or false, got {universal!r}")
-            if tagger is not None and universal != all(PAIR in t for t in tagger.tags):
-                raise ValueError(f"info.universal_tags: {str(universal).lower()}, but the tagger's tags are "
-                                 f"{'not ' if universal else ''}XPOS|UPOS pairs")
+            if tagger is not None and universal and not all(PAIR in t for t in tagger.tags):
+                raise ValueError("info.universal_tags: true, but the tagger's tags are not XPOS|UPOS pairs")
+            if tagger is not None and not universal and are_pairs(tagger.tags):  # pairs printed as XPOS
+                raise ValueError("info.universal_tags: false, but the tagger's tags are XPOS|UPOS pairs")
             vocabulary = array_of(data, "vocabulary", "iu", increasing=True) if "vocabulary" in data else None
             labeler = ArcLabeler.from_arrays(data, vocabulary) if "labeler_weights" in data else None
             return cls(weights, vocabulary, tagger, info, labeler=labeler)
