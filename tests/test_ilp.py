@@ -382,3 +382,27 @@ def test_highs_presolve_on_the_joint_model_stays_off(name):
                   [-inf] * 7, [-inf, -inf, -inf, -inf, -inf, -inf, -1.105], [-inf] * 7]))
     assert compbench.get_solver("brute-force").solve(p).objective == pytest.approx(2.132)
     assert_conforms(compbench.get_solver(name), p)
+
+
+def test_highs_runs_with_any_thread_count_after_another() -> None:
+    """HiGHS's scheduler is per process: threads=2 after a run with 1 (or back) was an error answer, through highspy
+    and through PuLP ('global scheduler has already been initialized to use 1 threads')."""
+    p = compbench.generate("gaussian", n=4, seed=0, length=2)
+    optimum = compbench.get_solver("brute-force").solve(p).objective
+    for spec in ("ilp-highs", "ilp-highs[threads=2]", "ilp-pulp-highs[threads=2]", "ilp-dp-highs[threads=3]",
+                 "ilp-pulp-highs", "ilp-highs"):
+        solution = compbench.get_solver(spec).solve(p, time_limit=30)
+        assert solution.status == compbench.Status.OPTIMAL, (spec, solution.message)
+        assert solution.objective == pytest.approx(optimum)
+
+
+def test_pulp_backends_refuse_settings_their_solver_does_not_take() -> None:
+    """CBC and PuLP's HiGHS ignored an unknown or bad setting and the result recorded it as applied."""
+    p = compbench.generate("gaussian", n=4, seed=0, length=2)
+    for spec, says in (("ilp-pulp-cbc[settings.no_such_parameter=1]", "CBC refused the setting no_such_parameter"),
+                       ("ilp-pulp-cbc[settings.presolve=maybe]", "CBC refused the setting presolve = 'maybe'"),
+                       ("ilp-pulp-highs[settings.no_such_parameter=1]", "HiGHS refused the setting")):
+        solution = compbench.get_solver(spec).solve(p, time_limit=30)
+        assert solution.status == compbench.Status.ERROR and says in solution.message, (spec, solution.message)
+    assert compbench.get_solver("ilp-pulp-cbc[settings.presolve=off]").solve(p, time_limit=30).status.value == \
+        "optimal"

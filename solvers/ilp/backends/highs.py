@@ -19,10 +19,24 @@ from .driver import Answer, ILPSolver, backend_answer
 from .output import quiet_highs
 
 
+_SCHEDULER: list[int] = []  # the thread count HiGHS's global scheduler runs with in this process, once started
+
+
+def highs_threads(highspy: Any, threads: int) -> int:
+    """``threads`` for a HiGHS run (highspy's or PuLP's), its process-wide scheduler reset first when it was started
+    with another count: HiGHS refused the run otherwise ('global scheduler has already been initialized to use 1
+    threads'), and every solve with threads=2 after one with 1 (or back) was an error."""
+    threads = int(threads)
+    if _SCHEDULER and _SCHEDULER[0] != threads:
+        highspy.Highs.resetGlobalScheduler(True)
+    _SCHEDULER[:] = [threads]
+    return threads
+
+
 def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | None, settings: dict[str, Any]) -> Any:
     """A ``highspy.Highs`` holding ``model`` (as a minimization of -cost), one thread, gap 0, ``settings`` applied."""
     h = quiet_highs(highspy)
-    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("threads", highs_threads(highspy, threads))
     h.setOptionValue("mip_rel_gap", 0.0)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))

@@ -8,15 +8,18 @@ first OR-Tools' own HiGHS breaks (pywraplp answers status 99, MathOpt's HiGHS cr
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 import warnings
 
 import numpy as np
 
+from compbench import SolverError
+
 from .driver import ILPSolver, backend_answer
-from .highs import HIGHS_JOINT_MIP
-from .output import quiet_fds
+from .highs import HIGHS_JOINT_MIP, highs_threads
+from .output import quiet_fds, quiet_highs
 
 
 class _PulpILP(ILPSolver):
@@ -62,9 +65,9 @@ class _PulpILP(ILPSolver):
             values = np.array([x.varValue if x.varValue is not None else np.nan for x in xs], dtype=float)
         stats = {"pulp_status": pulp.LpStatus[prob.status], "sol_status": int(sol)}
         infeasible = sol == pulp.LpSolutionInfeasible or prob.status == pulp.LpStatusInfeasible
-        within_limit = time_limit is None or elapsed < time_limit  # CBC stopped by its limit says infeasible
+        reached = time_limit is not None and elapsed >= time_limit  # CBC stopped by its limit says infeasible
         return backend_answer(sol == pulp.LpSolutionOptimal and prob.status == pulp.LpStatusOptimal,
-                              infeasible and within_limit, time_limit is not None, values, None, stats)
+                              infeasible and not reached, reached, values, None, stats)
 
 
 class PulpCbc(_PulpILP):
@@ -73,8 +76,25 @@ class PulpCbc(_PulpILP):
     description = "through PuLP with its bundled CBC"
 
     def _command(self, pulp, time_limit, threads, settings):
-        return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=threads, gapRel=0.0,
-                                 options=[f"{name} {value}" for name, value in settings.items()])
+        command = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=threads, gapRel=0.0,
+                                    options=[f"{name} {value}" for name, value in settings.items()])
+        for name, value in settings.items():
+            refused = _cbc_refusal(command.path, name, str(value))
+            if refused:
+                raise SolverError(f"CBC refused the setting {name} = {value!r} ({refused})")
+        return command
+
+
+@functools.cache
+def _cbc_refusal(cbc: str, name: str, value: str) -> str | None:
+    """CBC's complaint about ``-name value`` (read off the bundled binary, once per setting), or None when it takes
+    it: PuLP passes settings on unchecked, and CBC ignored an unknown or bad one with a line no one read."""
+    import subprocess
+
+    said = subprocess.run([cbc, f"-{name}", value, "-quit"], capture_output=True, text=True, timeout=30).stdout
+    lines = [line.strip() for line in said.splitlines() if line.strip()]
+    bad = [line for line in lines if line.startswith(("No match for", "<Possible options")) or "illegal" in line]
+    return "; ".join(bad)[:200] or None
 
 
 class PulpHighs(_PulpILP):
@@ -84,4 +104,11 @@ class PulpHighs(_PulpILP):
     defaults = {"joint": HIGHS_JOINT_MIP}  # HiGHS's presolve off on the joint model, as highspy's backend has it
 
     def _command(self, pulp, time_limit, threads, settings):
-        return pulp.HiGHS(msg=False, timeLimit=time_limit, threads=threads, gapRel=0.0, **settings)
+        import highspy
+
+        probe = quiet_highs(highspy)  # PuLP passes settings on and drops the ones HiGHS refuses: refused here
+        for name, value in settings.items():
+            if probe.setOptionValue(name, value) != highspy.HighsStatus.kOk:
+                raise SolverError(f"HiGHS refused the setting {name} = {value!r}")
+        return pulp.HiGHS(msg=False, timeLimit=time_limit, threads=highs_threads(highspy, threads), gapRel=0.0,
+                          **settings)
