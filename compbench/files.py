@@ -104,3 +104,14 @@ def replaced_together(out: str | PathLike, stale: Iterable[str] = (), last: str 
         for name in stale:
             if not any(path.relative_to(staging).as_posix() == name for path in written):
                 (out / name).unlink(missing_ok=True)
+
+
+def text_lines(text: str) -> list[str]:
+    r"""The lines of a text file (JSON Lines, a corpus, CoNLL-U): split at line feeds only, a CR before one dropped
+    (``str.splitlines`` also splits at U+2028, U+0085, form feeds ..., which a JSON string or a token may hold).
+
+    >>> text_lines("a\u2028b\r\nc\n")
+    ['a\u2028b', 'c']
+    """
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and not lines[-1] else lines

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .files import atomic_output
+from .files import atomic_output, text_lines
 from .limits import available_memory
 from .problem import Length, Problem, ProblemError, expect_problem, sibling_triples
 
@@ -329,7 +329,7 @@ def read_instances(path: str | PathLike) -> Iterator[Problem]:
     if suffix == ".json":
         yield _problem_from_text(text, path, None)
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):  # a line feed ends a line, not a U+2028
         if line.strip():
             yield _problem_from_text(line, path, number)
 

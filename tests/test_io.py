@@ -279,3 +279,15 @@ def test_a_damaged_instance_archive_is_one_error_naming_it(tmp_path) -> None:
             assert str(path) in str(exc)
             refused += 1
     assert refused > 0
+
+
+def test_json_lines_split_at_line_feeds_only(tmp_path) -> None:
+    """A JSON string may hold U+2028 or U+0085 unescaped (another tool's ensure_ascii=False): str.splitlines cut
+    the line there ('malformed JSON (Unterminated string ...)')."""
+    problem = compbench.generate("gaussian", n=2, seed=0, length=1).replace(tokens=["a\u2028b", "c\x85d"])
+    compbench.write_instance(tmp_path / "one.json", problem)
+    record = json.loads((tmp_path / "one.json").read_text())
+    (tmp_path / "set.jsonl").write_text(json.dumps(record, ensure_ascii=False) + "\r\n" + json.dumps(record) + "\n",
+                                        encoding="utf-8")
+    read = list(compbench.read_instances(tmp_path / "set.jsonl"))
+    assert [p.tokens for p in read] == [("a\u2028b", "c\x85d")] * 2

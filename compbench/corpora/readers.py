@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..files import text_lines
 from .align import align_text, align_tokens
 
 
@@ -118,17 +119,6 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise CorpusError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
-
-
-def text_lines(text: str) -> list[str]:
-    r"""The lines of a corpus file's text: split at line feeds only, a CR before one dropped (``str.splitlines``
-    also splits at U+2028, U+0085, form feeds ..., which a JSON string or a token may hold).
-
-    >>> text_lines("a\u2028b\r\nc\n")
-    ['a\u2028b', 'c']
-    """
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    return lines[:-1] if lines and not lines[-1] else lines
 
 
 def _lines(path: Path) -> list[str]:

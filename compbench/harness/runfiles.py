@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compbench.external import PREFIX, resolve_program
+from compbench.files import text_lines
 from compbench.problem import is_finite_number
 from compbench.records import is_error_value, number_field
 from compbench.registry import list_solvers, solver_distributions
@@ -212,7 +213,7 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def records_in(text: str) -> list[dict[str, Any]]:
     """The complete records of a run file's text."""
-    return [record for line in text.splitlines() if (record := parsed_record(line)) is not None]
+    return [record for line in text_lines(text) if (record := parsed_record(line)) is not None]
 
 
 def parsed_record(line: str | bytes) -> dict[str, Any] | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..corpora import CorpusError
-from ..corpora.readers import text_lines
+from ..files import text_lines
 
 COLUMNS = 10
 
