@@ -139,10 +139,11 @@ def solver_names() -> list[str]:
 def base_name(spec: str) -> str:
     """The registered name of a solver spec ``NAME[key=value,...]`` (the same solver whatever its options).
 
-    >>> base_name("resource-dp[cap=3]")
-    'resource-dp'
+    >>> base_name("resource-dp[cap=3]"), base_name("exec:./a[1]/solver")  # a program takes no options
+    ('resource-dp', 'exec:./a[1]/solver')
     """
-    return spec.partition("[")[0].strip()
+    spec = spec.strip()
+    return spec if spec.startswith("exec:") else spec.partition("[")[0].strip()
 
 
 @functools.cache
@@ -185,12 +186,16 @@ def parse_solver_spec(spec: str) -> tuple[str, dict[str, Any]]:
             value = json.loads(text)
         except ValueError:
             value = text.strip()
-        *outer, inner = key.strip().split(".")
+        *outer, inner = parts = key.strip().split(".")
+        if not all(part.strip() for part in parts):
+            raise KeyError(f"bad solver option {item!r} in {spec!r}: an empty name in {key.strip()!r}")
         target = options
         for part in outer:
             target = target.setdefault(part, {})
             if not isinstance(target, dict):
                 raise KeyError(f"bad solver option {item!r} in {spec!r}: {part} is not a dict option")
+        if inner in target:  # the last would win, silently (an instance file refuses a key given twice too)
+            raise KeyError(f"bad solver option {item!r} in {spec!r}: {key.strip()} is given twice")
         target[inner] = value
     return name.strip(), options
 
@@ -245,8 +250,8 @@ def get_solver(name: str, **options: Any) -> Solver:
             solver.check_options(solve_options)
         except SolverError as exc:
             raise KeyError(f"bad solver option in {name!r}: {exc}") from None
-        solver.options = solve_options
         solver.name = name
+    solver.options = solve_options or dict(solver.options)  # its own (the class's dict was every solver's)
     return solver
 
 

@@ -13,6 +13,7 @@ import os
 import pickle
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -137,7 +138,9 @@ class Solver:
     """
 
     name: str = ""
-    options: dict[str, Any] = {}  # solve options fixed by a NAME[key=value] spec (see get_solver)
+    # solve options fixed by a NAME[key=value] spec (see get_solver, which gives each solver its own); the class's
+    # is read-only, never one dict shared by every solver built without a spec
+    options: Mapping[str, Any] = MappingProxyType({})
     # the solve options it takes and their values, any other refused; None: every option reaches _solve
     accepted_options: Mapping[str, Option] | None = None
     description: str = ""

@@ -593,3 +593,21 @@ def test_a_batch_solver_gets_no_limit_for_an_infinite_one() -> None:
     Recorder().solve(problems[0], time_limit=float("inf"))
     Recorder().solve_many(problems, time_limit=1e300)
     assert seen and all(limit is None for limit in seen), seen
+
+
+def test_solvers_do_not_share_options_and_specs_are_read_strictly() -> None:
+    """Solver.options was one class dict: an option set on one solver reached every other built without a spec (and
+    brute-force then refused 'memory_limit'); a key given twice in a spec kept the last; exec paths holding '['
+    were cut there, so two programs were one opinion."""
+    from compbench.registry import base_name, opinion
+
+    compbench.get_solver("hook-dp").options["memory_limit"] = 1e9
+    assert compbench.get_solver("brute-force").options == {} == compbench.get_solver("resource-dp").options
+    with pytest.raises(TypeError):
+        compbench.solver.Solver.options["memory_limit"] = 1
+    for spec, says in (("ilp-highs[tighten=true,tighten=false]", "tighten is given twice"),
+                       ("ilp-highs[.a=1]", "an empty name in '.a'")):
+        with pytest.raises(KeyError, match=re.escape(says)):
+            compbench.get_solver(spec)
+    assert base_name("exec:/x/a[1]/chain") == "exec:/x/a[1]/chain"
+    assert opinion("exec:/x/a[1]/chain") != opinion("exec:/x/a[2]/other")
