@@ -191,14 +191,16 @@ def misspelt_field(key: str) -> str | None:
 
     >>> misspelt_field("lenght"), misspelt_field("Single-Root"), misspelt_field("lengths"), misspelt_field("idx")
     ('length', 'single_root', None, None)
+    >>> misspelt_field("ID")  # case alone: "id" too (its one-letter edits, "idx", are keys of their own)
+    'id'
     """
     def plain(text: str) -> str:
         return text.lower().replace("_", "").replace("-", "")
 
-    for field in sorted(_CORE_KEYS - {"id"}):  # "id" is too short to tell a typo from a key of its own ("idx")
+    for field in sorted(_CORE_KEYS):
         if plain(key) == plain(field):
             return field
-        if key.rstrip("s") != field.rstrip("s") and _one_edit_apart(key.lower(), field):
+        if field != "id" and key.rstrip("s") != field.rstrip("s") and _one_edit_apart(key.lower(), field):
             return field
     return None
 

@@ -291,3 +291,13 @@ def test_json_lines_split_at_line_feeds_only(tmp_path) -> None:
                                         encoding="utf-8")
     read = list(compbench.read_instances(tmp_path / "set.jsonl"))
     assert [p.tokens for p in read] == [("a\u2028b", "c\x85d")] * 2
+
+
+def test_an_id_key_in_another_case_is_refused_as_a_misspelt_field(tmp_path) -> None:
+    """'ID' was read into extra, the instance's id left empty; 'Length' and 'Scores' were refused already."""
+    compbench.write_instance(tmp_path / "ex.json", compbench.generate("gaussian", n=3, seed=0, length=2))
+    record = json.loads((tmp_path / "ex.json").read_text())
+    record["ID"] = record.pop("id")
+    (tmp_path / "upper.json").write_text(json.dumps(record))
+    with pytest.raises(compbench.InstanceError, match="ID: not a field of the format: did you mean id"):
+        compbench.read_instance(tmp_path / "upper.json")
