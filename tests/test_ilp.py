@@ -2,6 +2,7 @@
 derivations; the LP relaxations; honest time limits."""
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -406,3 +407,16 @@ def test_pulp_backends_refuse_settings_their_solver_does_not_take() -> None:
         assert solution.status == compbench.Status.ERROR and says in solution.message, (spec, solution.message)
     assert compbench.get_solver("ilp-pulp-cbc[settings.presolve=off]").solve(p, time_limit=30).status.value == \
         "optimal"
+
+
+def test_cp_sat_leaves_ctrl_c_to_compbench() -> None:
+    """CP-SAT's solve set the C-level SIGINT handler back to the default: after one CP-SAT solve in the process
+    (demo warms every solver up in its own), Ctrl-C killed compbench with no cleanup and no end record."""
+    def caught() -> bool:
+        status = Path("/proc/self/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("SigCgt")).split()[1], 16) & 2 != 0
+
+    assert caught()
+    p = compbench.generate("gaussian", n=4, seed=0, length=2)
+    assert compbench.get_solver("ilp-ortools-cpsat").solve(p, time_limit=30).status == compbench.Status.OPTIMAL
+    assert caught()

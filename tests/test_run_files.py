@@ -606,3 +606,24 @@ except RunFileError as exc:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert "cannot write a record (File too large); the records before it are kept" in result.stdout, result.stderr
     assert run.read_text() == '{"type": "environment"}\n'
+
+
+def test_a_fifo_as_out_is_refused_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """bench --out FIFO waited for a reader forever, and its interrupt read the FIFO again: only SIGKILL ended it."""
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    assert main([*BENCH, "--out", str(fifo)]) == 2
+    assert f"{fifo}: not a regular file (a pipe or a device)" in one_error_line(capsys)
+
+
+def test_certified_optima_go_beside_the_file_a_link_names(tmp_path: Path) -> None:
+    """generate --force --out LINK wrote the instances through the link and their optima beside the link: the real
+    file's optima stayed the old set's."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real / "a.jsonl")
+    for seed in ("1", "2"):
+        assert main(["generate", "--n", "4", "--count", "1", "--seed", seed, "--out", str(link), "--force"]) == 0
+    assert (real / "a.solu.json").exists() and not (tmp_path / "link.solu.json").exists()
+    assert main(["check", str(real / "a.jsonl"), "--solvers", "resource-dp"]) == 0

@@ -46,8 +46,9 @@ class ReferenceError(ValueError):
 
 
 def solu_path(instances: str | os.PathLike) -> Path:
-    """Where the certified optima of an instance file live: ``x.jsonl`` -> ``x.solu.json`` beside it."""
-    path = Path(instances)
+    """Where the certified optima of an instance file live: ``x.jsonl`` -> ``x.solu.json`` beside it (beside the
+    file a symbolic link names, which is what a write through the link replaces)."""
+    path = Path(instances).resolve()
     return path.with_name(f"{path.name.rsplit('.', 1)[0]}.solu.json")
 
 

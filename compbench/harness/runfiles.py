@@ -453,9 +453,12 @@ class RecordWriter:
         """``same_as``: settings the file's latest environment record must hold (a file of another command or other
         settings is refused, byte for byte as it was)."""
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():  # a FIFO: open() waited for a reader, forever
+            raise RunFileError(f"{self.path}: not a regular file (a pipe or a device), expected a run file")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            os.set_blocking(self._fd, True)
         except OSError as exc:
             raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
         try:

@@ -21,7 +21,7 @@ from compbench import Capabilities, SolverError, Status
 from compbench.agreement import RTOL
 
 from .driver import ILPSolver, backend_answer
-from .output import quiet_fds
+from .output import kept_interrupt_handler, quiet_fds
 
 
 class OrtoolsScip(ILPSolver):
@@ -103,7 +103,7 @@ class OrtoolsCpSat(ILPSolver):
             setattr(solver.parameters, name, value)
         if time_limit is not None:
             solver.parameters.max_time_in_seconds = float(time_limit)
-        with quiet_fds():
+        with quiet_fds(), kept_interrupt_handler():
             status = solver.solve(cp)
         stats = {"scale": scale, "scale_tolerance": tolerance}
         values = None

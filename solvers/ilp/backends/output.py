@@ -9,6 +9,22 @@ from typing import Any, Iterator
 
 
 @contextlib.contextmanager
+def kept_interrupt_handler() -> Iterator[None]:
+    """The process's SIGINT handler as it was after the block: CP-SAT's solve sets the C-level one back to the default
+    (Python still names its own), and Ctrl-C then killed compbench outright, with no cleanup and no end record."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+    handler = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        yield
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+
+
+@contextlib.contextmanager
 def quiet_fds() -> Iterator[None]:
     """Send fd 1 and 2 to /dev/null while a backend runs (banners printed from C++ bypass sys.stdout)."""
     sys.stdout.flush()
