@@ -95,7 +95,7 @@ def _judged_both_ways(results: list[dict]) -> tuple[list[dict], list[dict]]:
     """The run judged once (:func:`.stats.annotate`), its repeats merged twice: with an unchecked answer timed by
     its own time (:data:`COMPARE_TIMED`) and at the limit (the statistics' rule)."""
     answers = annotate(results)
-    seconds, _ = counted_times(results, [r["outcome"] for r in answers], COMPARE_TIMED)
+    seconds = counted_times(results, [r["outcome"] for r in answers], COMPARE_TIMED)
     timed = [{**r, "counted": None if np.isnan(t) else float(t)} for r, t in zip(answers, seconds)]
     return merge_repeats(timed, COMPARE_TIMED), merge_repeats(answers)
 

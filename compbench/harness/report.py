@@ -30,7 +30,7 @@ from .check import agreement_matrix
 from .plots import (RUN_PLOTS, certificate_stats, objective_gaps, plot_runs, solver_infos, speedup_baseline,
                     theory)
 from .runfiles import load_runs, read_records
-from .stats import LEFT_OUT, SHIFT_FRACTION, annotate, judged, runtime, summary_by_kind
+from .stats import LEFT_OUT, annotate, judged, runtime, shift_for, summary_by_kind
 
 PLOTS = (("profile", "Performance profiles"), ("cactus", "Instances solved within a time"),
          ("runtime", "Scaling: time against n"), ("speedup", "Speed-up over the baseline"),
@@ -239,7 +239,7 @@ def statistics_tables(summary: dict[str, Any], results: list[dict]) -> list[str]
 def shift_origin(summary: dict[str, Any]) -> str:
     """Where a summary's shift came from: the default's rule, or ``--shift`` (any other value)."""
     limit, shift = summary["time_limit"], summary["shift_seconds"]
-    if shift == (SHIFT_FRACTION * limit if limit else 1e-3):
+    if shift == shift_for(limit):
         return "1/1000 of the time limit" if limit else "1 ms: no time limit"
     return "set by --shift"
 

@@ -55,16 +55,19 @@ def time_limit_of(results: Iterable[dict]) -> float | None:
 
 def default_shift(results: list[dict]) -> float:
     """SHIFT_FRACTION of the largest time limit (1 ms without one): 5 ms for a 5 s limit, 60 ms for 60 s."""
-    limit = time_limit_of(results)
+    return shift_for(time_limit_of(results))
+
+
+def shift_for(limit: float | None) -> float:
+    """The default shift of runs whose largest time limit is ``limit`` (None: none): :func:`default_shift`'s rule."""
     return SHIFT_FRACTION * limit if limit else 1e-3
 
 
 TIMED = ("solved",)  # the outcomes timed by their own time; every other (not left out) counts at its limit
 
 
-def counted_times(results: list[dict], kinds: list[str], timed: tuple[str, ...] = TIMED
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(seconds, solved) per result for the time statistics: the time of a result whose outcome is ``timed``, an
+def counted_times(results: list[dict], kinds: list[str], timed: tuple[str, ...] = TIMED) -> np.ndarray:
+    """The seconds of each result for the time statistics: the time of a result whose outcome is ``timed``, an
     unsolved one's limit (its own time when that is longer); left-out results are NaN.  An unsolved result without
     a limit counts at the run's largest limit, else at the longest time any result of the run took: an answer with
     no proof never counts faster than a solved one (an all-error solver ranked fastest at its error's time)."""
@@ -72,17 +75,16 @@ def counted_times(results: list[dict], kinds: list[str], timed: tuple[str, ...] 
     if fallback is None:
         fallback = max((t for r in results if (t := runtime(r)) is not None), default=None)
     seconds = np.full(len(results), np.nan)
-    solved = np.zeros(len(results), dtype=bool)
     for i, (r, kind) in enumerate(zip(results, kinds)):
         if kind in LEFT_OUT:
             continue
         t = runtime(r)
         if kind in timed and t is not None:
-            seconds[i], solved[i] = max(t, 0.0), True
+            seconds[i] = max(t, 0.0)
         else:
             limit = r.get("time_limit") if r.get("time_limit") is not None else fallback
             seconds[i] = max(float(limit) if limit is not None else 0.0, t or 0.0)
-    return seconds, solved
+    return seconds
 
 
 def sgm(seconds: np.ndarray, shift: float) -> float:
@@ -123,13 +125,14 @@ def bootstrap_ratio(a: np.ndarray, b: np.ndarray, shift: float, *, samples: int 
     (2.06, True)
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    ratio = sgm(b, shift) / sgm(a, shift) if a.size and sgm(a, shift) > 0 and sgm(b, shift) > 0 else math.nan
-    if math.isnan(ratio):  # no time, or an SGM of times of 0: nothing to divide
+    below, above = (sgm(a, shift), sgm(b, shift)) if a.size else (math.nan, math.nan)
+    if not (below > 0 and above > 0):  # no time, or an SGM of times of 0: nothing to divide
         return math.nan, math.nan, math.nan
+    ratio = above / below
     picks = np.random.default_rng(seed).integers(0, a.size, size=(samples, a.size))
-    below, above = _sgms(a[picks], shift), _sgms(b[picks], shift)
-    usable = (below > 0) & (above > 0)  # a resample of only times of 0 has no ratio either
-    low, high = np.percentile(above[usable] / below[usable], [2.5, 97.5])
+    below_sampled, above_sampled = _sgms(a[picks], shift), _sgms(b[picks], shift)
+    usable = (below_sampled > 0) & (above_sampled > 0)  # a resample of only times of 0 has no ratio either
+    low, high = np.percentile(above_sampled[usable] / below_sampled[usable], [2.5, 97.5])
     return float(ratio), float(low), float(high)
 
 
@@ -319,7 +322,7 @@ def annotate(results: list[dict], timed: tuple[str, ...] = TIMED) -> list[dict]:
     None when left out)."""
     judged = judge_results(results)
     kinds = [outcome(j, r) for r, j in zip(results, judged)]
-    seconds, _ = counted_times(results, kinds, timed)
+    seconds = counted_times(results, kinds, timed)
     return [{**r, "outcome": kind, "verdict": j.verdict.value, "why": j.why, "solved": kind == "solved",
              "compared": j.compared,
              "reference_value": None if j.reference is None else j.reference.objective,
