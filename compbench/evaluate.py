@@ -133,8 +133,7 @@ def largest_objective_error(problem: Problem) -> float:
     (token, arc, bigram and sibling ones), none larger in magnitude than the sum of all its finite scores."""
     arrays = [problem.token_scores, problem.arc_scores, problem.bigram_scores]
     arrays += [] if problem.sibling_scores is None else [problem.sibling_scores]
-    total = sum(float(np.abs(a[np.isfinite(a)]).sum()) for a in arrays)
-    return 2.0 * 4 * problem.n * 2.0 ** -53 * total
+    return _sum_error(4 * problem.n + 1, sum(float(np.abs(a[np.isfinite(a)]).sum()) for a in arrays))
 
 
 def summation_error(terms: list[float]) -> float:
@@ -146,7 +145,12 @@ def summation_error(terms: list[float]) -> float:
     >>> summation_error([3e10, -3e10, 1.5]) > 1e-6
     True
     """
-    return 2.0 * max(len(terms) - 1, 0) * 2.0 ** -53 * float(sum(abs(x) for x in terms))
+    return _sum_error(len(terms), float(sum(abs(x) for x in terms)))
+
+
+def _sum_error(count: int, magnitude: float) -> float:
+    """``2 (k - 1) u Σ|x|`` for ``count`` = k terms of total ``magnitude`` Σ|x| (:func:`summation_error`)."""
+    return 2.0 * max(count - 1, 0) * 2.0 ** -53 * magnitude
 
 
 def score_tolerance(error: float, rtol: float) -> float:

@@ -457,8 +457,7 @@ class RecordWriter:
             raise RunFileError(f"{self.path}: not a regular file (a pipe or a device), expected a run file")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
-            os.set_blocking(self._fd, True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise RunFileError(f"{self.path}: cannot write the run file ({exc.strerror or exc})") from None
         try:

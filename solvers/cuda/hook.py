@@ -890,7 +890,11 @@ def _chart_values(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[np
 def too_big(sizes: np.ndarray, cap: np.ndarray, semiring: int = MAX) -> list[str | None]:
     """Per sentence, why its chart cannot be parsed here (a work area larger than :data:`WORK_BYTES` in global
     memory), else None."""
-    floats, ints = _chart_values(sizes, cap, semiring)
+    return _too_big(sizes, *_chart_values(sizes, cap, semiring))
+
+
+def _too_big(sizes: np.ndarray, floats: np.ndarray, ints: np.ndarray) -> list[str | None]:
+    """:func:`too_big` of charts of ``floats`` and ``ints`` values (:func:`_chart_values`)."""
     needed = 8 * floats + 4 * ints
     return [None if bytes_ <= WORK_BYTES else f"the GPU chart for n = {n} needs {bytes_ / 2**20:.0f} MiB, above "
             f"the {WORK_BYTES >> 20} MiB of work areas (compbench_solvers.cuda.hook.WORK_BYTES)"
@@ -900,10 +904,10 @@ def too_big(sizes: np.ndarray, cap: np.ndarray, semiring: int = MAX) -> list[str
 def _work_sizes(sizes: np.ndarray, cap: np.ndarray, semiring: int) -> tuple[int, int]:
     """The float64 and integer values of a work area that holds the chart of any of these sentences; a MemoryError
     in one line when one of them needs more than :data:`WORK_BYTES` (:func:`too_big`)."""
-    why = next((reason for reason in too_big(sizes, cap, semiring) if reason is not None), None)
+    floats, ints = _chart_values(sizes, cap, semiring)
+    why = next((reason for reason in _too_big(sizes, floats, ints) if reason is not None), None)
     if why is not None:
         raise MemoryError(why)
-    floats, ints = _chart_values(sizes, cap, semiring)
     return int(floats.max()), int(ints.max())
 
 

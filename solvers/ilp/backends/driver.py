@@ -33,7 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from compbench import Capabilities, InvalidSolution, Problem, Solution, Solver, SolverError, Status, evaluate
-from compbench.limits import MIP_MAX_SCORE, NO_LIMIT_BEYOND, memory_budget
+from compbench.limits import MIP_MAX_SCORE, memory_budget
 from compbench.solver import MAPPING, POSITIVE_INT
 
 from ..formulations import FORMULATIONS, check_model_options
@@ -44,12 +44,12 @@ BYTES_PER_NONZERO = 200  # measured order of magnitude: our arrays + a backend's
 
 def backend_time_limit(time_limit: float | None, spent: float) -> float | None:
     """What the backend is told: the time left after ``spent`` seconds, minus 10% (at most 1 s) for its overrun;
-    None (no limit) for none or one beyond a year (inf: SCIP's int64 milliseconds overflowed).
+    None for none (``Solver.solve`` makes one beyond a year none: inf overflowed SCIP's int64 milliseconds).
 
-    >>> backend_time_limit(float("inf"), 0.5), backend_time_limit(10.0, 2.0)
+    >>> backend_time_limit(None, 0.5), backend_time_limit(10.0, 2.0)
     (None, 7.2)
     """
-    if time_limit is None or time_limit > NO_LIMIT_BEYOND:
+    if time_limit is None:
         return None
     left = max(0.0, time_limit - spent)
     return max(0.01, left - min(1.0, 0.1 * left))

@@ -33,6 +33,13 @@ def highs_threads(highspy: Any, threads: int) -> int:
     return threads
 
 
+def apply_settings(highspy: Any, h: Any, settings: dict[str, Any]) -> None:
+    """``settings`` set on the ``Highs`` ``h``; one HiGHS refuses (an unknown name, a bad value) is a SolverError."""
+    for name, value in settings.items():
+        if h.setOptionValue(name, value) != highspy.HighsStatus.kOk:
+            raise SolverError(f"HiGHS refused the setting {name} = {value!r}")
+
+
 def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | None, settings: dict[str, Any]) -> Any:
     """A ``highspy.Highs`` holding ``model`` (as a minimization of -cost), one thread, gap 0, ``settings`` applied."""
     h = quiet_highs(highspy)
@@ -40,9 +47,7 @@ def load_highs(highspy: Any, model: Model, threads: int, time_limit: float | Non
     h.setOptionValue("mip_rel_gap", 0.0)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    for name, value in settings.items():
-        if h.setOptionValue(name, value) != highspy.HighsStatus.kOk:
-            raise SolverError(f"HiGHS refused the setting {name} = {value!r}")
+    apply_settings(highspy, h, settings)
     inf = highspy.kHighsInf
     h.addCols(model.num_cols, -model.cost, model.col_lower, model.col_upper, 0, np.zeros(1, dtype=np.int32),
               np.zeros(0, dtype=np.int32), np.zeros(0))

@@ -18,7 +18,7 @@ import numpy as np
 from compbench import SolverError
 
 from .driver import ILPSolver, backend_answer
-from .highs import HIGHS_JOINT_MIP, highs_threads
+from .highs import HIGHS_JOINT_MIP, apply_settings, highs_threads
 from .output import quiet_fds, quiet_highs
 
 
@@ -106,9 +106,6 @@ class PulpHighs(_PulpILP):
     def _command(self, pulp, time_limit, threads, settings):
         import highspy
 
-        probe = quiet_highs(highspy)  # PuLP passes settings on and drops the ones HiGHS refuses: refused here
-        for name, value in settings.items():
-            if probe.setOptionValue(name, value) != highspy.HighsStatus.kOk:
-                raise SolverError(f"HiGHS refused the setting {name} = {value!r}")
+        apply_settings(highspy, quiet_highs(highspy), settings)  # PuLP drops what HiGHS refuses: refused here
         return pulp.HiGHS(msg=False, timeLimit=time_limit, threads=highs_threads(highspy, threads), gapRel=0.0,
                           **settings)
